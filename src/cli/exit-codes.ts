@@ -1,0 +1,8 @@
+/** Exit codes shared by every command; documented in README and --help. */
+export const EXIT_OK = 0;
+/** A runtime failure the command could not turn into output (e.g. the sandbox is unavailable). */
+export const EXIT_FAILURE = 1;
+/** Bad usage or malformed input: a one-line reason is printed on stderr. */
+export const EXIT_USAGE = 2;
+/** Interrupted by SIGINT; running calls were cancelled first. */
+export const EXIT_INTERRUPTED = 130;

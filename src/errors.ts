@@ -1,0 +1,68 @@
+/**
+ * Stable, snake_case error types. They cross every boundary (worker → main,
+ * ToolResult → model, CLI JSON) so their spelling is part of the public API:
+ * add new ones, never rename.
+ */
+export const ToolErrorType = {
+  // Scheduler and registry
+  TOOL_NOT_REGISTERED: 'tool_not_registered',
+  INVALID_TOOL_PARAMS: 'invalid_tool_params',
+  POLICY_VIOLATION: 'policy_violation',
+  CONFIRMATION_REQUIRED: 'confirmation_required',
+  CANCELLED: 'cancelled',
+  // Execution
+  EXECUTION_FAILED: 'execution_failed',
+  EXECUTION_TIMEOUT: 'execution_timeout',
+  WORKER_OUT_OF_MEMORY: 'worker_out_of_memory',
+  WORKER_CRASHED: 'worker_crashed',
+  // Files and paths
+  PATH_NOT_IN_WORKSPACE: 'path_not_in_workspace',
+  FILE_NOT_FOUND: 'file_not_found',
+  FILE_TOO_LARGE: 'file_too_large',
+  FILE_WRITE_FAILURE: 'file_write_failure',
+  PATH_IS_DIRECTORY: 'target_is_directory',
+  PATH_IS_NOT_A_DIRECTORY: 'path_is_not_a_directory',
+  PERMISSION_DENIED: 'permission_denied',
+  READ_CONTENT_FAILURE: 'read_content_failure',
+  EDIT_NO_OCCURRENCE_FOUND: 'edit_no_occurrence_found',
+  EDIT_EXPECTED_OCCURRENCE_MISMATCH: 'edit_expected_occurrence_mismatch',
+  EDIT_NO_CHANGE: 'edit_no_change',
+  SEARCH_FAILED: 'search_failed',
+  // Shell and sandbox
+  SHELL_EXECUTE_ERROR: 'shell_execute_error',
+  SANDBOX_UNAVAILABLE: 'sandbox_unavailable',
+  // Extensions
+  DISCOVERED_TOOL_EXECUTION_ERROR: 'discovered_tool_execution_error',
+  MCP_TOOL_ERROR: 'mcp_tool_error',
+} as const;
+
+export type ToolErrorType = (typeof ToolErrorType)[keyof typeof ToolErrorType];
+
+/**
+ * The one error class that crosses toolcell's boundaries. `code` is a stable
+ * snake_case string (a ToolErrorType for tool failures, or a usage/config code
+ * such as `invalid_settings`), safe to branch on.
+ */
+export class ToolcellError extends Error {
+  readonly code: string;
+
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'ToolcellError';
+    this.code = code;
+  }
+}
+
+/** True for a ToolcellError, also one that crossed a structured clone (worker → main). */
+export function isToolcellError(value: unknown): value is ToolcellError {
+  return (
+    value instanceof ToolcellError ||
+    (value instanceof Error && typeof (value as { code?: unknown }).code === 'string' && value.name === 'ToolcellError')
+  );
+}
+
+/** A one-line message for any thrown value. */
+export function errorMessage(value: unknown): string {
+  if (value instanceof Error) return value.message;
+  return String(value);
+}

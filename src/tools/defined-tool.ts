@@ -1,0 +1,106 @@
+import type { FunctionDeclaration } from '@google/genai';
+import type { AnyToolDefinition, ToolContext, WorkspaceInfo } from './define-tool.js';
+import { validateWithZod, zodToParametersJsonSchema } from './parameters.js';
+import type {
+  JsonSchema,
+  ModifiableToolSupport,
+  Tool,
+  ToolConfirmationDetails,
+  ToolKind,
+  ToolLocation,
+  ToolResult,
+  ToolSource,
+  UpdateOutput,
+  ValidationResult,
+} from './tool.js';
+
+/**
+ * Runs a definition's `confirm` and `execute` somewhere: in this thread
+ * (`inProcessRunner`) or in a worker pool (see exec/worker-pool).
+ */
+export interface ToolRunner {
+  confirm(definition: AnyToolDefinition, params: unknown, signal: AbortSignal): Promise<ToolConfirmationDetails | false>;
+  execute(definition: AnyToolDefinition, params: unknown, signal: AbortSignal, updateOutput?: UpdateOutput): Promise<ToolResult>;
+}
+
+/** A Tool made from a definition; where it executes is up to its runner. */
+export class DefinedTool implements Tool<unknown> {
+  readonly name: string;
+  readonly displayName: string;
+  readonly description: string;
+  readonly kind: ToolKind;
+  readonly parametersJsonSchema: JsonSchema;
+  readonly canUpdateOutput: boolean;
+  readonly isOutputMarkdown: boolean;
+  readonly modifiable?: ModifiableToolSupport<unknown>;
+  readonly source: ToolSource;
+  readonly #definition: AnyToolDefinition;
+  readonly #runner: ToolRunner;
+  readonly #workspace: WorkspaceInfo;
+
+  constructor(options: { definition: AnyToolDefinition; runner: ToolRunner; workspace: WorkspaceInfo; source?: ToolSource }) {
+    const { definition } = options;
+    this.#definition = definition;
+    this.#runner = options.runner;
+    this.#workspace = options.workspace;
+    this.name = definition.name;
+    this.displayName = definition.displayName ?? definition.name;
+    this.description = definition.description;
+    this.kind = definition.kind;
+    this.parametersJsonSchema = zodToParametersJsonSchema(definition.parameters);
+    this.canUpdateOutput = definition.canUpdateOutput ?? false;
+    this.isOutputMarkdown = definition.isOutputMarkdown ?? false;
+    if (definition.modifiable) this.modifiable = definition.modifiable;
+    this.source = options.source ?? { type: 'local' };
+  }
+
+  declaration(): FunctionDeclaration {
+    return { name: this.name, description: this.description, parametersJsonSchema: this.parametersJsonSchema };
+  }
+
+  validateParams(raw: unknown): ValidationResult<unknown> {
+    if (raw !== undefined && (typeof raw !== 'object' || raw === null || Array.isArray(raw))) {
+      return { ok: false, error: 'params must be a JSON object' };
+    }
+    return validateWithZod(this.#definition.parameters, raw);
+  }
+
+  describe(params: unknown): string {
+    return this.#definition.describe?.(params) ?? `${this.displayName} ${JSON.stringify(params)}`;
+  }
+
+  toolLocations(params: unknown): ToolLocation[] {
+    return this.#definition.locations?.(params, this.#workspace) ?? [];
+  }
+
+  shouldConfirmExecute(params: unknown, signal: AbortSignal): Promise<ToolConfirmationDetails | false> {
+    if (!this.#definition.confirm) return Promise.resolve(false);
+    return this.#runner.confirm(this.#definition, params, signal);
+  }
+
+  execute(params: unknown, signal: AbortSignal, updateOutput?: UpdateOutput): Promise<ToolResult> {
+    return this.#runner.execute(this.#definition, params, signal, updateOutput);
+  }
+}
+
+/** Runs definitions in the calling thread. For trusted, cheap tools and tests. */
+export function inProcessRunner(workspace: WorkspaceInfo): ToolRunner {
+  const context = (signal: AbortSignal, updateOutput?: UpdateOutput): ToolContext => ({
+    signal,
+    updateOutput: updateOutput ?? (() => {}),
+    workspace,
+  });
+  return {
+    async confirm(definition, params, signal) {
+      return definition.confirm ? definition.confirm(params, context(signal)) : false;
+    },
+    async execute(definition, params, signal, updateOutput) {
+      return definition.execute(params, context(signal, updateOutput));
+    },
+  };
+}
+
+/** A Tool that runs its definition in this thread. */
+export function createLocalTool(definition: AnyToolDefinition, options: { workspace: WorkspaceInfo }): Tool<unknown> {
+  return new DefinedTool({ definition, runner: inProcessRunner(options.workspace), workspace: options.workspace, source: { type: 'local' } });
+}

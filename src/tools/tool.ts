@@ -1,0 +1,166 @@
+import type { FunctionDeclaration, Part, PartListUnion } from '@google/genai';
+import type { ToolErrorType } from '../errors.js';
+
+/** What a tool does, used for approval policy and MCP annotations. */
+export type ToolKind = 'read' | 'edit' | 'delete' | 'move' | 'search' | 'execute' | 'fetch' | 'other';
+
+export const TOOL_KINDS: readonly ToolKind[] = ['read', 'edit', 'delete', 'move', 'search', 'execute', 'fetch', 'other'];
+
+/** Kinds that never change anything; the only ones `plan` mode lets through. */
+export const READ_ONLY_KINDS: ReadonlySet<ToolKind> = new Set(['read', 'search', 'fetch']);
+
+/** Kinds that change files in the workspace; `autoEdit` approves their confirmations. */
+export const EDIT_KINDS: ReadonlySet<ToolKind> = new Set(['edit', 'delete', 'move']);
+
+/** A file (and optionally a line) a call will touch; used to order edits to the same file. */
+export interface ToolLocation {
+  path: string;
+  line?: number;
+}
+
+/** A proposed or applied change to one file, shown to people as a unified diff. */
+export interface FileDiff {
+  fileDiff: string;
+  fileName: string;
+  filePath: string;
+  originalContent: string | null;
+  newContent: string;
+}
+
+export type ToolResultDisplay = string | FileDiff;
+
+export interface ToolResultError {
+  message: string;
+  type: ToolErrorType;
+}
+
+/**
+ * The outcome of one execution. `llmContent` goes to the model (a string, or
+ * Parts such as inlineData images); `returnDisplay` goes to people. A failure
+ * is a result with `error`, never a throw.
+ */
+export interface ToolResult {
+  llmContent: PartListUnion;
+  returnDisplay: ToolResultDisplay;
+  summary?: string;
+  error?: ToolResultError;
+}
+
+/**
+ * Live output of a running call: the current rendered text (replacing the
+ * previous update, not appended to it), or binary-stream progress.
+ */
+export type LiveOutput =
+  | string
+  | { type: 'binary_detected'; bytesReceived: number }
+  | { type: 'binary_progress'; bytesReceived: number };
+
+export type UpdateOutput = (output: LiveOutput) => void;
+
+interface ConfirmationBase {
+  title: string;
+}
+
+export interface EditConfirmationDetails extends ConfirmationBase {
+  type: 'edit';
+  fileName: string;
+  filePath: string;
+  fileDiff: string;
+  originalContent: string | null;
+  newContent: string;
+  /** True while the user edits the proposal in an external editor. */
+  isModifying?: boolean;
+}
+
+export interface ExecConfirmationDetails extends ConfirmationBase {
+  type: 'exec';
+  command: string;
+  /** First word of the command; `proceed_always` is remembered per root command. */
+  rootCommand: string;
+  directory: string;
+  /** Where the command will run, e.g. `docker (toolcell-sandbox:…)` or `host (no sandbox)`. */
+  sandbox: string;
+}
+
+export interface McpConfirmationDetails extends ConfirmationBase {
+  type: 'mcp';
+  serverName: string;
+  toolName: string;
+  toolDisplayName: string;
+}
+
+export interface InfoConfirmationDetails extends ConfirmationBase {
+  type: 'info';
+  prompt: string;
+  urls?: string[];
+}
+
+/** What a tool asks the user to approve. Plain data: it may come from a worker thread. */
+export type ToolConfirmationDetails =
+  | EditConfirmationDetails
+  | ExecConfirmationDetails
+  | McpConfirmationDetails
+  | InfoConfirmationDetails;
+
+export type ToolConfirmationOutcome =
+  | 'proceed_once'
+  | 'proceed_always'
+  | 'proceed_always_server'
+  | 'proceed_always_tool'
+  | 'modify_with_editor'
+  | 'cancel';
+
+/** The JSON Schema of a tool's parameters (an object schema). */
+export type JsonSchema = Record<string, unknown>;
+
+export type ValidationResult<TParams> = { ok: true; params: TParams } | { ok: false; error: string };
+
+/**
+ * Lets the user edit a proposed change before it is applied
+ * (`modify_with_editor`): given the file's current content and the user's
+ * edited version of the proposal, the tool returns the parameters that
+ * produce exactly that version.
+ */
+export interface ModifiableToolSupport<TParams> {
+  createUpdatedParams(input: { originalContent: string; modifiedContent: string; params: TParams }): TParams;
+}
+
+/**
+ * The Tool contract (seed ch. 3). Implementations are usually made with
+ * `defineTool` + `createLocalTool` / a worker pool, or come from discovery and
+ * MCP. Every method except `execute` must be cheap and side-effect free.
+ */
+export interface Tool<TParams = unknown> {
+  /** Name the model calls; matches Gemini's `^[A-Za-z_][A-Za-z0-9_.:-]{0,63}$`. */
+  readonly name: string;
+  readonly displayName: string;
+  readonly description: string;
+  readonly kind: ToolKind;
+  readonly parametersJsonSchema: JsonSchema;
+  /** True when `execute` reports live output through `updateOutput`. */
+  readonly canUpdateOutput: boolean;
+  readonly isOutputMarkdown: boolean;
+  /** Set for tools whose proposals the user may edit (`modify_with_editor`). */
+  readonly modifiable?: ModifiableToolSupport<TParams>;
+  /** Extra facts for MCP annotations and UIs (e.g. the MCP server a tool came from). */
+  readonly source?: ToolSource;
+
+  /** The Gemini FunctionDeclaration of this tool. */
+  declaration(): FunctionDeclaration;
+  /** Checks raw model arguments; returns typed params (defaults applied) or a message. */
+  validateParams(raw: unknown): ValidationResult<TParams>;
+  /** One line describing this concrete call, for people. */
+  describe(params: TParams): string;
+  toolLocations(params: TParams): ToolLocation[];
+  /** Details to show the user before running, or false when no confirmation is needed. */
+  shouldConfirmExecute(params: TParams, signal: AbortSignal): Promise<ToolConfirmationDetails | false>;
+  execute(params: TParams, signal: AbortSignal, updateOutput?: UpdateOutput): Promise<ToolResult>;
+}
+
+export type ToolSource =
+  | { type: 'builtin' }
+  | { type: 'local' }
+  | { type: 'discovered'; command: string }
+  | { type: 'mcp'; serverName: string; serverToolName: string; trusted: boolean };
+
+export type { FunctionDeclaration, Part, PartListUnion };
