@@ -19,8 +19,14 @@ import type {
  * (`inProcessRunner`) or in a worker pool (see exec/worker-pool).
  */
 export interface ToolRunner {
-  confirm(definition: AnyToolDefinition, params: unknown, signal: AbortSignal): Promise<ToolConfirmationDetails | false>;
-  execute(definition: AnyToolDefinition, params: unknown, signal: AbortSignal, updateOutput?: UpdateOutput): Promise<ToolResult>;
+  confirm(definition: AnyToolDefinition, params: unknown, options: RunOptions): Promise<ToolConfirmationDetails | false>;
+  execute(definition: AnyToolDefinition, params: unknown, options: RunOptions & { updateOutput?: UpdateOutput }): Promise<ToolResult>;
+}
+
+/** Per-call facts a runner needs besides the definition and params. */
+export interface RunOptions {
+  signal: AbortSignal;
+  workspace: WorkspaceInfo;
 }
 
 /** A Tool made from a definition; where it executes is up to its runner. */
@@ -75,32 +81,25 @@ export class DefinedTool implements Tool<unknown> {
 
   shouldConfirmExecute(params: unknown, signal: AbortSignal): Promise<ToolConfirmationDetails | false> {
     if (!this.#definition.confirm) return Promise.resolve(false);
-    return this.#runner.confirm(this.#definition, params, signal);
+    return this.#runner.confirm(this.#definition, params, { signal, workspace: this.#workspace });
   }
 
   execute(params: unknown, signal: AbortSignal, updateOutput?: UpdateOutput): Promise<ToolResult> {
-    return this.#runner.execute(this.#definition, params, signal, updateOutput);
+    return this.#runner.execute(this.#definition, params, { signal, workspace: this.#workspace, ...(updateOutput ? { updateOutput } : {}) });
   }
 }
 
 /** Runs definitions in the calling thread. For trusted, cheap tools and tests. */
-export function inProcessRunner(workspace: WorkspaceInfo): ToolRunner {
-  const context = (signal: AbortSignal, updateOutput?: UpdateOutput): ToolContext => ({
-    signal,
-    updateOutput: updateOutput ?? (() => {}),
-    workspace,
-  });
-  return {
-    async confirm(definition, params, signal) {
-      return definition.confirm ? definition.confirm(params, context(signal)) : false;
-    },
-    async execute(definition, params, signal, updateOutput) {
-      return definition.execute(params, context(signal, updateOutput));
-    },
-  };
-}
+export const inProcessRunner: ToolRunner = {
+  async confirm(definition, params, { signal, workspace }) {
+    return definition.confirm ? definition.confirm(params, { signal, workspace, updateOutput: () => {} } satisfies ToolContext) : false;
+  },
+  async execute(definition, params, { signal, workspace, updateOutput }) {
+    return definition.execute(params, { signal, workspace, updateOutput: updateOutput ?? (() => {}) } satisfies ToolContext);
+  },
+};
 
 /** A Tool that runs its definition in this thread. */
 export function createLocalTool(definition: AnyToolDefinition, options: { workspace: WorkspaceInfo }): Tool<unknown> {
-  return new DefinedTool({ definition, runner: inProcessRunner(options.workspace), workspace: options.workspace, source: { type: 'local' } });
+  return new DefinedTool({ definition, runner: inProcessRunner, workspace: options.workspace, source: { type: 'local' } });
 }

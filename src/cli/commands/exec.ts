@@ -1,0 +1,103 @@
+import type { Command } from 'commander';
+import type { Part } from '@google/genai';
+import { isToolcellError } from '../../errors.js';
+import { JsonlFileSink } from '../../telemetry/jsonl-sink.js';
+import { EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE } from '../exit-codes.js';
+import { formatCompletedCalls } from '../format-calls.js';
+import { approvalOption, type RunnerCliOptions, sandboxOption, settingsOption, timeoutOption, workspaceOption } from '../options.js';
+import { MAX_INPUT_BYTES, parseFunctionCalls } from '../read-calls.js';
+import { readInput } from '../read-input.js';
+import { createRuntime } from '../runtime.js';
+
+interface ExecOptions extends RunnerCliOptions {
+  json?: boolean;
+  telemetryFile?: string;
+}
+
+/** Registers `toolcell exec`: runs a batch of FunctionCalls non-interactively. */
+export function registerExecCommand(program: Command): void {
+  program
+    .command('exec')
+    .description('Run a JSON array of function calls ({name, args, id?}) through the scheduler, non-interactively, and print the functionResponse parts.')
+    .argument('[file]', 'JSON file with the calls, or - for stdin (the default)')
+    .addOption(workspaceOption())
+    .addOption(approvalOption())
+    .addOption(sandboxOption())
+    .addOption(timeoutOption())
+    .addOption(settingsOption())
+    .option('--json', 'print the functionResponse parts as one JSON array, in call order')
+    .option('--telemetry-file <file>', 'append one JSON line per finished call to this file')
+    .addHelpText(
+      'after',
+      `
+Calls that would need confirmation are denied (error type confirmation_required)
+unless the approval mode allows them: autoEdit for file edits, yolo for all.
+
+Exit codes:
+  0    the batch was processed (a tool's failure is a response, not an exit code)
+  2    usage error or malformed input (one line on stderr)
+  130  interrupted by SIGINT; running calls were cancelled first
+
+Example:
+  echo '[{"name":"read_file","args":{"file_path":"README.md"}}]' | toolcell exec --json`,
+    )
+    .action(async (file: string | undefined, options: ExecOptions) => {
+      process.exitCode = await runExec(file, options);
+    });
+}
+
+async function runExec(file: string | undefined, options: ExecOptions): Promise<number> {
+  let requests;
+  try {
+    requests = parseFunctionCalls(await readInput(file, { maxBytes: MAX_INPUT_BYTES }));
+  } catch (error) {
+    return usageError(error);
+  }
+
+  const controller = new AbortController();
+  let interrupted = false;
+  const onSigint = () => {
+    if (interrupted) process.exit(EXIT_INTERRUPTED);
+    interrupted = true;
+    process.stderr.write('toolcell: interrupted, cancelling running calls (press Ctrl+C again to quit at once)\n');
+    controller.abort();
+  };
+  process.on('SIGINT', onSigint);
+  process.on('SIGTERM', onSigint);
+
+  let runtime;
+  try {
+    runtime = await createRuntime({
+      workspace: options.workspace,
+      approvalMode: options.approval,
+      sandbox: options.sandbox,
+      ...(options.timeout ? { timeoutSeconds: options.timeout } : {}),
+      ...(options.settings ? { settingsFile: options.settings } : {}),
+      ...(options.telemetryFile ? { telemetry: new JsonlFileSink({ path: options.telemetryFile }) } : {}),
+    });
+  } catch (error) {
+    process.off('SIGINT', onSigint);
+    process.off('SIGTERM', onSigint);
+    return usageError(error);
+  }
+  try {
+    const completed = await runtime.createScheduler().schedule(requests, controller.signal);
+    if (options.json) {
+      const parts: Part[] = completed.flatMap((call) => call.response.responseParts);
+      process.stdout.write(`${JSON.stringify(parts)}\n`);
+    } else {
+      process.stdout.write(formatCompletedCalls(completed, { color: Boolean(process.stdout.isTTY) && !process.env['NO_COLOR'] }));
+    }
+  } finally {
+    await runtime.close();
+    process.off('SIGINT', onSigint);
+    process.off('SIGTERM', onSigint);
+  }
+  return interrupted ? EXIT_INTERRUPTED : EXIT_OK;
+}
+
+function usageError(error: unknown): number {
+  const message = isToolcellError(error) || error instanceof Error ? error.message : String(error);
+  process.stderr.write(`toolcell exec: ${message}\n`);
+  return EXIT_USAGE;
+}

@@ -1,0 +1,38 @@
+import type { Command } from 'commander';
+import { EXIT_OK, EXIT_USAGE } from '../exit-codes.js';
+import { type RunnerCliOptions, sandboxOption, settingsOption, workspaceOption } from '../options.js';
+import { createRuntime } from '../runtime.js';
+
+/** Registers `toolcell tools`: lists the FunctionDeclarations the model is given. */
+export function registerToolsCommand(program: Command): void {
+  program
+    .command('tools')
+    .description('List the tools (Gemini FunctionDeclarations) available in a workspace: built-in, discovered and MCP.')
+    .addOption(workspaceOption())
+    .addOption(sandboxOption())
+    .addOption(settingsOption())
+    .option('--json', 'print the FunctionDeclarations as a JSON array')
+    .action(async (options: Omit<RunnerCliOptions, 'approval'> & { json?: boolean }) => {
+      let runtime;
+      try {
+        runtime = await createRuntime({ workspace: options.workspace, sandbox: options.sandbox, ...(options.settings ? { settingsFile: options.settings } : {}) });
+      } catch (error) {
+        process.stderr.write(`toolcell tools: ${(error as Error).message}\n`);
+        process.exitCode = EXIT_USAGE;
+        return;
+      }
+      try {
+        if (options.json) {
+          process.stdout.write(`${JSON.stringify(runtime.registry.functionDeclarations(), null, 2)}\n`);
+        } else {
+          for (const tool of runtime.registry.list()) {
+            const summary = tool.description.split('\n')[0] ?? '';
+            process.stdout.write(`${tool.name.padEnd(28)} ${tool.kind.padEnd(8)} ${summary}\n`);
+          }
+        }
+        process.exitCode = EXIT_OK;
+      } finally {
+        await runtime.close();
+      }
+    });
+}

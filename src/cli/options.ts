@@ -1,0 +1,47 @@
+import { InvalidArgumentError, Option } from 'commander';
+import { APPROVAL_MODES, type ApprovalMode, isApprovalMode } from '../scheduler/approval.js';
+import type { SandboxMode } from './runtime.js';
+
+/** Options shared by the commands that run tools. */
+export function workspaceOption(): Option {
+  return new Option('-w, --workspace <dir>', 'workspace folder; every path is confined to it').default(process.cwd(), 'the current folder');
+}
+
+export function approvalOption(defaultMode: ApprovalMode = 'default'): Option {
+  return new Option('-a, --approval <mode>', 'approval mode: default | autoEdit | yolo | plan')
+    .default(defaultMode)
+    .argParser((value: string) => {
+      if (!isApprovalMode(value)) throw new InvalidArgumentError(`must be one of ${APPROVAL_MODES.join(', ')}`);
+      return value;
+    });
+}
+
+export function sandboxOption(): Option {
+  return new Option('--sandbox <mode>', 'where shell commands run: docker | none (the host, no isolation) | auto (docker, or refuse)')
+    .default('auto')
+    .argParser((value: string): SandboxMode => {
+      if (value !== 'docker' && value !== 'none' && value !== 'auto') throw new InvalidArgumentError('must be docker, none or auto');
+      return value;
+    });
+}
+
+export function timeoutOption(): Option {
+  return new Option('--timeout <seconds>', 'wall-clock limit of one shell command').argParser((value: string) => {
+    const seconds = Number(value);
+    if (!Number.isFinite(seconds) || seconds <= 0) throw new InvalidArgumentError('must be a positive number of seconds');
+    return seconds;
+  });
+}
+
+export function settingsOption(): Option {
+  return new Option('--settings <file>', 'settings file overriding <workspace>/.toolcell/settings.json and ~/.toolcell/settings.json');
+}
+
+/** What the commands above parse into. */
+export interface RunnerCliOptions {
+  workspace: string;
+  approval: ApprovalMode;
+  sandbox: SandboxMode;
+  timeout?: number;
+  settings?: string;
+}

@@ -1,0 +1,270 @@
+import type { Part } from '@google/genai';
+import { errorMessage, ToolcellError, ToolErrorType } from '../errors.js';
+import type { ToolRegistry } from '../registry/tool-registry.js';
+import type { TelemetrySink } from '../telemetry/events.js';
+import type { LiveOutput, Tool, ToolConfirmationDetails, ToolConfirmationOutcome, ToolResult } from '../tools/tool.js';
+import { EDIT_KINDS } from '../tools/tool.js';
+import { allowedByMode, ApprovalMemory, type ApprovalMode, approvedByMode, isApprovalMode } from './approval.js';
+import { CallTable } from './call-table.js';
+import { confirmWithUser, type ConfirmationHandler, type ExternalEditor } from './confirmation-flow.js';
+import { convertToFunctionResponse, createCancelledResponse, createErrorResponse } from './function-response.js';
+import { PathLocks } from './path-locks.js';
+import type { CompletedToolCall, ScheduledToolCall, ToolCall, ToolCallDecision, ToolCallRequest } from './tool-call.js';
+import { isCompleted } from './tool-call.js';
+import { truncateForModel } from './truncate-output.js';
+
+export interface SchedulerOptions {
+  registry: ToolRegistry;
+  /** Default `default`. Changeable later with `setApprovalMode`. */
+  approvalMode?: ApprovalMode;
+  /**
+   * Asks the user about one call. Absent means headless: a call that would
+   * ask is denied with a `confirmation_required` error, never run.
+   */
+  confirm?: ConfirmationHandler;
+  /** Every state change of any call, with the whole batch in request order. */
+  onUpdate?: (calls: readonly ToolCall[]) => void;
+  /** Live output of executing calls (throttled by the tool or executor). */
+  onOutput?: (callId: string, output: LiveOutput) => void;
+  /** Opens the user's editor for `modify_with_editor`. Without it that outcome is treated as a plain re-ask. */
+  editor?: ExternalEditor;
+  telemetry?: TelemetrySink;
+  /** Truncation of long outputs for the model; without `saveDir` outputs are never cut. */
+  output?: { maxChars?: number; saveDir?: string };
+}
+
+const CANCELLED_BY_USER = 'User cancelled tool execution.';
+
+/**
+ * CoreToolScheduler (seed ch. 14): validates each call of a batch, applies the
+ * approval policy, asks for confirmation one call at a time, then runs every
+ * scheduled call in parallel (edits of the same file in order) and turns each
+ * result into FunctionResponse parts. One batch at a time.
+ */
+export class Scheduler {
+  readonly #registry: ToolRegistry;
+  readonly #options: SchedulerOptions;
+  readonly #memory = new ApprovalMemory();
+  readonly #locks = new PathLocks();
+  readonly #table: CallTable;
+  #approvalMode: ApprovalMode;
+  #running = false;
+
+  constructor(options: SchedulerOptions) {
+    if (!options || typeof options.registry?.get !== 'function') throw new TypeError('Scheduler: options.registry must be a ToolRegistry');
+    const mode = options.approvalMode ?? 'default';
+    if (!isApprovalMode(mode)) throw new RangeError(`Scheduler: options.approvalMode must be default, autoEdit, yolo or plan, not ${String(mode)}`);
+    this.#registry = options.registry;
+    this.#options = options;
+    this.#approvalMode = mode;
+    this.#table = new CallTable({ onUpdate: options.onUpdate, onComplete: (call) => this.#recordTelemetry(call) });
+  }
+
+  get approvalMode(): ApprovalMode {
+    return this.#approvalMode;
+  }
+
+  setApprovalMode(mode: ApprovalMode): void {
+    if (!isApprovalMode(mode)) throw new RangeError(`approval mode must be default, autoEdit, yolo or plan, not ${String(mode)}`);
+    this.#approvalMode = mode;
+  }
+
+  /** True while a batch is being processed. */
+  get isRunning(): boolean {
+    return this.#running;
+  }
+
+  /**
+   * Processes one batch to the end and returns every call, final, in request
+   * order. Aborting `signal` cancels the batch in whatever state it is.
+   */
+  async schedule(requests: readonly ToolCallRequest[], signal: AbortSignal): Promise<CompletedToolCall[]> {
+    if (this.#running) throw new ToolcellError('scheduler_busy', 'Cannot schedule new tool calls while other tool calls are running.');
+    const ids = new Set<string>();
+    for (const request of requests) {
+      if (ids.has(request.callId)) throw new ToolcellError('duplicate_call_id', `Duplicate call id ${JSON.stringify(request.callId)} in one batch.`);
+      ids.add(request.callId);
+    }
+    this.#running = true;
+    try {
+      this.#table.reset(requests.map((request) => this.#createCall(request)));
+      await Promise.all(this.#table.all.map((call) => (call.status === 'validating' ? this.#validate(call.request.callId, signal) : undefined)));
+      await this.#confirmWaitingCalls(signal);
+      if (signal.aborted) this.#cancelRemaining('Tool call cancelled before execution.');
+      const scheduled = this.#table.all.filter((call): call is ScheduledToolCall => call.status === 'scheduled');
+      await Promise.all(scheduled.map((call) => this.#execute(call, signal)));
+      return this.#table.all.filter(isCompleted);
+    } finally {
+      this.#running = false;
+    }
+  }
+
+  #createCall(request: ToolCallRequest): ToolCall {
+    const tool = this.#registry.get(request.name);
+    const startTime = Date.now();
+    if (!tool) {
+      const error = { type: ToolErrorType.TOOL_NOT_REGISTERED, message: `Tool "${request.name}" not found in registry.` };
+      return { status: 'error', request, startTime, durationMs: 0, decision: 'denied', response: createErrorResponse(request, error) };
+    }
+    return { status: 'validating', request, tool, startTime };
+  }
+
+  async #validate(callId: string, signal: AbortSignal): Promise<void> {
+    const call = this.#table.get(callId);
+    if (call.status !== 'validating') return;
+    const { request, tool } = call;
+    const validation = tool.validateParams(request.args);
+    if (!validation.ok) return this.#fail(call, tool, ToolErrorType.INVALID_TOOL_PARAMS, `Invalid parameters for ${request.name}: ${validation.error}`, 'denied');
+    const params = validation.params;
+    if (!allowedByMode(this.#approvalMode, tool)) {
+      return this.#fail(call, tool, ToolErrorType.POLICY_VIOLATION, `Tool "${request.name}" (${tool.kind}) is not allowed in plan mode, which only runs read-only tools.`, 'denied');
+    }
+    if (this.#approvalMode === 'yolo') return void this.#table.set({ status: 'scheduled', request, tool, params, startTime: call.startTime, decision: 'auto' });
+    let details: ToolConfirmationDetails | false;
+    try {
+      details = await tool.shouldConfirmExecute(params, signal);
+    } catch (error) {
+      return this.#fail(call, tool, ToolErrorType.EXECUTION_FAILED, `Could not prepare ${request.name}: ${errorMessage(error)}`, 'denied');
+    }
+    if (!details || approvedByMode(this.#approvalMode, tool, details) || this.#memory.isApproved(tool.name, details)) {
+      return void this.#table.set({ status: 'scheduled', request, tool, params, startTime: call.startTime, decision: 'auto' });
+    }
+    if (!this.#options.confirm) {
+      return this.#fail(
+        call,
+        tool,
+        ToolErrorType.CONFIRMATION_REQUIRED,
+        `Tool "${request.name}" needs confirmation (${details.title}), which cannot be asked in non-interactive mode; it was not run. Use an approval mode that allows it (autoEdit for file edits, yolo for everything).`,
+        'denied',
+      );
+    }
+    this.#table.set({ status: 'awaiting_approval', request, tool, params, confirmationDetails: details, startTime: call.startTime });
+  }
+
+  async #confirmWaitingCalls(signal: AbortSignal): Promise<void> {
+    for (const call of this.#table.all) {
+      if (call.status !== 'awaiting_approval') continue;
+      if (signal.aborted) return;
+      const outcome = await confirmWithUser({
+        call,
+        signal,
+        table: this.#table,
+        handler: this.#options.confirm!,
+        editor: this.#options.editor,
+        memory: this.#memory,
+      });
+      if (outcome === 'cancel') {
+        this.#cancelRemaining(CANCELLED_BY_USER, 'reject');
+        return;
+      }
+    }
+  }
+
+  async #execute(scheduled: ScheduledToolCall, signal: AbortSignal): Promise<void> {
+    const { request, tool, params } = scheduled;
+    const release = EDIT_KINDS.has(tool.kind) ? await this.#locks.acquire(tool.toolLocations(params).map((l) => l.path)) : undefined;
+    try {
+      if (signal.aborted) return this.#cancel(scheduled, 'Tool call cancelled before execution.');
+      if (!this.#table.set({ ...scheduled, status: 'executing' })) return;
+      const onOutput = this.#options.onOutput;
+      const updateOutput = tool.canUpdateOutput
+        ? (output: LiveOutput) => {
+            this.#table.setLiveOutput(request.callId, output);
+            onOutput?.(request.callId, output);
+          }
+        : undefined;
+      let result: ToolResult;
+      try {
+        result = await tool.execute(params, signal, updateOutput);
+      } catch (error) {
+        if (signal.aborted) return this.#cancel(scheduled, CANCELLED_BY_USER);
+        return this.#fail(scheduled, tool, ToolErrorType.EXECUTION_FAILED, `Tool "${request.name}" failed: ${errorMessage(error)}`);
+      }
+      if (signal.aborted) return this.#cancel(scheduled, CANCELLED_BY_USER, textOf(result.llmContent));
+      if (result.error) return this.#fail(scheduled, tool, result.error.type, result.error.message, undefined, result);
+      const llmContent = await this.#limitOutput(request.callId, result.llmContent);
+      this.#table.set({
+        status: 'success',
+        request,
+        tool,
+        startTime: scheduled.startTime,
+        durationMs: Date.now() - scheduled.startTime,
+        ...decisionOf(scheduled),
+        response: { callId: request.callId, responseParts: convertToFunctionResponse(request.name, request.callId, llmContent), resultDisplay: result.returnDisplay },
+      });
+    } finally {
+      release?.();
+    }
+  }
+
+  async #limitOutput(callId: string, content: ToolResult['llmContent']): Promise<ToolResult['llmContent']> {
+    const saveDir = this.#options.output?.saveDir;
+    if (!saveDir || typeof content !== 'string') return content;
+    const { text } = await truncateForModel(content, { callId, saveDir, maxChars: this.#options.output?.maxChars });
+    return text;
+  }
+
+  #fail(call: ToolCall, tool: Tool<unknown>, type: ToolErrorType, message: string, decision?: ToolCallDecision, result?: ToolResult): void {
+    const response = createErrorResponse(call.request, { type, message });
+    if (result) response.resultDisplay = result.returnDisplay;
+    this.#table.set({
+      status: 'error',
+      request: call.request,
+      tool,
+      startTime: call.startTime,
+      durationMs: Date.now() - call.startTime,
+      ...decisionOf(call),
+      ...(decision ? { decision } : {}),
+      response,
+    });
+  }
+
+  #cancel(call: ToolCall, reason: string, partialOutput?: string, decision?: ToolCallDecision): void {
+    if (!('tool' in call) || !call.tool) return;
+    const liveText = call.status === 'executing' && typeof call.liveOutput === 'string' ? call.liveOutput : undefined;
+    this.#table.set({
+      status: 'cancelled',
+      request: call.request,
+      tool: call.tool,
+      startTime: call.startTime,
+      durationMs: Date.now() - call.startTime,
+      ...decisionOf(call),
+      ...(decision ? { decision } : {}),
+      response: createCancelledResponse(call.request, reason, partialOutput ?? liveText),
+    });
+  }
+
+  #cancelRemaining(reason: string, decision?: ToolCallDecision): void {
+    for (const call of this.#table.all) if (!isCompleted(call)) this.#cancel(call, reason, undefined, call.status === 'awaiting_approval' ? decision : undefined);
+  }
+
+  #recordTelemetry(call: CompletedToolCall): void {
+    const sink = this.#options.telemetry;
+    if (!sink) return;
+    try {
+      sink.record({
+        event: 'tool_call',
+        timestamp: new Date().toISOString(),
+        callId: call.request.callId,
+        tool: call.request.name,
+        durationMs: call.durationMs,
+        decision: call.decision ?? (call.status === 'cancelled' ? 'reject' : 'auto'),
+        outcome: call.status,
+        ...(call.response.error ? { errorType: call.response.error.type } : {}),
+      });
+    } catch {
+      // Telemetry must never change a call's outcome.
+    }
+  }
+}
+
+function decisionOf(call: ToolCall): { decision?: ToolCallDecision; outcome?: ToolConfirmationOutcome } {
+  return { ...(call.decision ? { decision: call.decision } : {}), ...(call.outcome ? { outcome: call.outcome } : {}) };
+}
+
+function textOf(content: ToolResult['llmContent']): string | undefined {
+  if (typeof content === 'string') return content;
+  const parts = (Array.isArray(content) ? content : [content]) as Array<string | Part>;
+  const text = parts.map((p) => (typeof p === 'string' ? p : (p.text ?? ''))).join('');
+  return text || undefined;
+}

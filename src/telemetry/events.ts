@@ -1,0 +1,33 @@
+import type { ToolCallDecision } from '../scheduler/tool-call.js';
+
+/** One finished tool call, as recorded by telemetry sinks. Plain JSON. */
+export interface ToolCallEvent {
+  event: 'tool_call';
+  timestamp: string;
+  callId: string;
+  tool: string;
+  durationMs: number;
+  /** How the call came to run: auto (no confirmation needed), accept, accept_always, modify, reject, denied. */
+  decision: ToolCallDecision;
+  outcome: 'success' | 'error' | 'cancelled';
+  errorType?: string;
+}
+
+/** Receives every finished call. Must not throw; slow sinks should buffer. */
+export interface TelemetrySink {
+  record(event: ToolCallEvent): void;
+  /** Flushes and releases resources. */
+  close?(): Promise<void>;
+}
+
+/** Sends every event to several sinks. */
+export function combineSinks(...sinks: TelemetrySink[]): TelemetrySink {
+  return {
+    record(event) {
+      for (const sink of sinks) sink.record(event);
+    },
+    async close() {
+      await Promise.all(sinks.map((sink) => sink.close?.()));
+    },
+  };
+}

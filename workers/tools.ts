@@ -1,0 +1,41 @@
+/**
+ * Piscina worker entry: runs trusted tool definitions (built-in file tools
+ * and modules the embedding program registered) off the main thread. Worker
+ * threads are not a security boundary: nothing untrusted runs here.
+ */
+import { workerData } from 'node:worker_threads';
+import { errorMessage, isToolcellError, ToolErrorType } from '../src/errors.js';
+import { loadToolModule } from '../src/exec/tool-module.js';
+import type { PortMessage, ToolTask, ToolTaskResult, ToolWorkerData } from '../src/exec/worker-protocol.js';
+import type { AnyToolDefinition, ToolContext } from '../src/tools/define-tool.js';
+
+const catalog = new Map<string, AnyToolDefinition>();
+for (const url of (workerData as ToolWorkerData).toolModules) {
+  for (const definition of await loadToolModule(url)) catalog.set(definition.name, definition);
+}
+
+export default async function runToolTask(task: ToolTask): Promise<ToolTaskResult> {
+  const { port } = task;
+  const controller = new AbortController();
+  port.on('message', (message: PortMessage) => {
+    if (message.type === 'cancel') controller.abort();
+  });
+  try {
+    const definition = catalog.get(task.toolName);
+    if (!definition) return { ok: false, code: ToolErrorType.TOOL_NOT_REGISTERED, message: `No tool "${task.toolName}" in this worker's tool modules.` };
+    const context: ToolContext = {
+      signal: controller.signal,
+      updateOutput: (output) => port.postMessage({ type: 'output', output } satisfies PortMessage),
+      workspace: task.workspace,
+    };
+    if (task.op === 'confirm') {
+      const details = definition.confirm ? await definition.confirm(task.params, context) : false;
+      return { ok: true, op: 'confirm', details };
+    }
+    return { ok: true, op: 'execute', result: await definition.execute(task.params, context) };
+  } catch (error) {
+    return { ok: false, code: isToolcellError(error) ? error.code : ToolErrorType.EXECUTION_FAILED, message: errorMessage(error) };
+  } finally {
+    port.close();
+  }
+}
