@@ -17,6 +17,7 @@ for (const url of (workerData as ToolWorkerData).toolModules) {
 export default async function runToolTask(task: ToolTask): Promise<ToolTaskResult> {
   const { port } = task;
   const controller = new AbortController();
+  port.postMessage({ type: 'started' } satisfies PortMessage);
   port.on('message', (message: PortMessage) => {
     if (message.type === 'cancel') controller.abort();
   });

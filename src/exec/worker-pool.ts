@@ -108,16 +108,18 @@ export class WorkerPool implements ToolRunner {
       port1.postMessage({ type: 'cancel' } satisfies PortMessage);
       graceTimer = setTimeout(() => terminate.abort(), this.#cancelGraceMs);
     };
-    const timeout = setTimeout(() => {
-      timedOut = true;
-      requestCancel();
-    }, this.#callTimeoutMs);
-    if (input.updateOutput) {
-      const updateOutput = input.updateOutput;
-      port1.on('message', (message: PortMessage) => {
-        if (message.type === 'output') updateOutput(message.output);
-      });
-    }
+    // The time limit counts execution, not time spent queued behind other calls.
+    let timeout: NodeJS.Timeout | undefined;
+    const updateOutput = input.updateOutput;
+    port1.on('message', (message: PortMessage) => {
+      if (message.type === 'output') updateOutput?.(message.output);
+      else if (message.type === 'started' && !timeout) {
+        timeout = setTimeout(() => {
+          timedOut = true;
+          requestCancel();
+        }, this.#callTimeoutMs);
+      }
+    });
     if (input.signal.aborted) requestCancel();
     else input.signal.addEventListener('abort', requestCancel, { once: true });
 

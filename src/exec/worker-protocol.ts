@@ -18,6 +18,7 @@ export interface ToolTask {
 /** Messages on a call's port. */
 export type PortMessage =
   | { type: 'cancel' } // main → worker: abort the tool's signal
+  | { type: 'started' } // worker → main: the task left the queue; its time limit starts now
   | { type: 'output'; output: LiveOutput }; // worker → main
 
 /** What the worker returns; errors are data so their code survives the clone. */

@@ -1,0 +1,91 @@
+import test from 'ava';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { isMainThread } from 'node:worker_threads';
+import type { WorkspaceInfo } from '../../src/tools/define-tool.js';
+import type { Tool } from '../../src/tools/tool.js';
+import { createTestPool } from '../helpers/pool.js';
+
+const root = mkdtempSync(join(tmpdir(), 'toolcell-pool-'));
+const workspace: WorkspaceInfo = { roots: [root], stateDir: join(root, '.toolcell') };
+
+function byName(tools: Tool<unknown>[], name: string): Tool<unknown> {
+  const tool = tools.find((candidate) => candidate.name === name);
+  if (!tool) throw new Error(`no tool ${name}`);
+  return tool;
+}
+
+function params(tool: Tool<unknown>, raw: unknown): unknown {
+  const validation = tool.validateParams(raw);
+  if (!validation.ok) throw new Error(validation.error);
+  return validation.params;
+}
+
+test('a tool executes in a worker thread, not on the main thread', async (t) => {
+  const pool = createTestPool(t);
+  const tools = await pool.createTools({ workspace });
+  const result = await byName(tools, 'noop').execute({}, new AbortController().signal);
+  t.true(isMainThread);
+  t.is(result.llmContent, 'ok');
+});
+
+test('live output reaches the caller through the call port', async (t) => {
+  const pool = createTestPool(t);
+  const slow = byName(await pool.createTools({ workspace }), 'slow');
+  const updates: unknown[] = [];
+  const result = await slow.execute(params(slow, { ms: 100 }), new AbortController().signal, (output) => updates.push(output));
+  t.is(result.llmContent, 'slow: done');
+  t.true(updates.length > 0);
+  t.regex(String(updates[0]), /^slow: tick \d+$/);
+});
+
+test('abort is cooperative: the tool stops and returns its partial result, the worker survives', async (t) => {
+  const pool = createTestPool(t, { threads: 1 });
+  const tools = await pool.createTools({ workspace });
+  const slow = byName(tools, 'slow');
+  const controller = new AbortController();
+  const running = slow.execute(params(slow, { ms: 60_000 }), controller.signal, () => controller.abort());
+  const result = await running;
+  t.regex(String(result.llmContent), /stopped after/);
+  t.is(result.error, undefined);
+  t.is((await byName(tools, 'noop').execute({}, new AbortController().signal)).llmContent, 'ok');
+});
+
+test('a tool that throws gives an error result', async (t) => {
+  const pool = createTestPool(t);
+  const result = await byName(await pool.createTools({ workspace }), 'throws').execute({}, new AbortController().signal);
+  t.is(result.error?.type, 'execution_failed');
+  t.regex(result.error?.message ?? '', /boom from the tool/);
+});
+
+test('a tool that blocks its thread is ended by the per-call time limit and the pool recovers', async (t) => {
+  const pool = createTestPool(t, { threads: 1, callTimeoutMs: 300, cancelGraceMs: 100 });
+  const tools = await pool.createTools({ workspace });
+  const result = await byName(tools, 'spin').execute({}, new AbortController().signal);
+  t.is(result.error?.type, 'execution_timeout');
+  t.is((await byName(tools, 'noop').execute({}, new AbortController().signal)).llmContent, 'ok');
+});
+
+test('cancelling a tool that blocks its thread terminates the worker after the grace period', async (t) => {
+  const pool = createTestPool(t, { threads: 1, cancelGraceMs: 100 });
+  const tools = await pool.createTools({ workspace });
+  const controller = new AbortController();
+  setTimeout(() => controller.abort(), 100);
+  const result = await byName(tools, 'spin').execute({}, controller.signal);
+  t.is(result.error?.type, 'cancelled');
+  t.is((await byName(tools, 'noop').execute({}, new AbortController().signal)).llmContent, 'ok');
+});
+
+test('a tool that exhausts its heap gives worker_out_of_memory and the pool recovers', async (t) => {
+  const pool = createTestPool(t, { threads: 1, maxHeapMb: 64 });
+  const tools = await pool.createTools({ workspace });
+  const result = await byName(tools, 'heap_bomb').execute({}, new AbortController().signal);
+  t.is(result.error?.type, 'worker_out_of_memory');
+  t.is((await byName(tools, 'noop').execute({}, new AbortController().signal)).llmContent, 'ok');
+});
+
+test('options are checked and the bad one is named', (t) => {
+  t.throws(() => createTestPool(t, { threads: 0 }), { instanceOf: RangeError, message: /options\.threads/ });
+  t.throws(() => createTestPool(t, { callTimeoutMs: -5 }), { instanceOf: RangeError, message: /options\.callTimeoutMs/ });
+});

@@ -1,0 +1,116 @@
+import test from 'ava';
+import { readFileSync } from 'node:fs';
+import type { ToolCall } from '../../src/scheduler/tool-call.js';
+import type { ToolCallEvent } from '../../src/telemetry/events.js';
+import { call, tempWorkspace, testScheduler } from '../helpers/scheduler.js';
+
+const never = new AbortController().signal;
+
+function responseOf(completed: { response: { responseParts: unknown[] } }): Record<string, unknown> {
+  const part = completed.response.responseParts[0] as { functionResponse: { response: Record<string, unknown> } };
+  return part.functionResponse.response;
+}
+
+test('an unknown tool gives a tool_not_registered response', async (t) => {
+  const { scheduler } = testScheduler(t);
+  const [done] = await scheduler.schedule([call('missing')], never);
+  t.is(done?.status, 'error');
+  t.is(done?.response.error?.type, 'tool_not_registered');
+  t.deepEqual(responseOf(done!), { error: 'Tool "missing" not found in registry.' });
+});
+
+test('missing, wrongly typed and extra params give invalid_tool_params naming the field', async (t) => {
+  const { scheduler } = testScheduler(t);
+  const results = await scheduler.schedule(
+    [call('wait', {}), call('wait', { label: 5 }), call('wait', { label: 'a', extra: true })],
+    never,
+  );
+  t.deepEqual(results.map((r) => r.response.error?.type), ['invalid_tool_params', 'invalid_tool_params', 'invalid_tool_params']);
+  t.regex(results[0]!.response.error!.message, /params\/label/);
+  t.regex(results[1]!.response.error!.message, /params\/label/);
+  t.regex(results[2]!.response.error!.message, /extra/);
+});
+
+test('each call moves validating → scheduled → executing → success, and observers see every step', async (t) => {
+  const seen: string[] = [];
+  const { scheduler } = testScheduler(t, { onUpdate: (calls: readonly ToolCall[]) => seen.push(calls[0]!.status) });
+  const [done] = await scheduler.schedule([call('wait', { label: 'x', turns: 1 })], never);
+  t.is(done?.status, 'success');
+  t.deepEqual([...new Set(seen)], ['validating', 'scheduled', 'executing', 'success']);
+  t.deepEqual(responseOf(done!), { output: 'x done' });
+});
+
+test('calls of a batch run in parallel', async (t) => {
+  const { scheduler, recorder } = testScheduler(t);
+  const results = await scheduler.schedule([call('wait', { label: 'a' }), call('wait', { label: 'b' }), call('wait', { label: 'c' })], never);
+  t.true(results.every((r) => r.status === 'success'));
+  t.is(recorder.maxRunning, 3);
+});
+
+test('edits of the same file never overlap and apply in request order; other files run alongside', async (t) => {
+  const { scheduler, recorder, files } = testScheduler(t, { approvalMode: 'yolo' });
+  await scheduler.schedule(
+    [call('fake_edit', { file: 'f', content: '1' }), call('fake_edit', { file: 'f', content: '2' }), call('fake_edit', { file: 'g', content: 'x' })],
+    never,
+  );
+  const f = recorder.events.filter((e) => e.includes(' f:'));
+  t.deepEqual(f, ['start f:1', 'end f:1', 'start f:2', 'end f:2']);
+  t.is(files.get('f'), '2');
+  t.is(recorder.maxRunning, 2);
+});
+
+test('live output updates reach onOutput and the executing call', async (t) => {
+  const outputs: string[] = [];
+  let live: unknown;
+  const { scheduler } = testScheduler(t, {
+    onOutput: (_id, output) => outputs.push(String(output)),
+    onUpdate: (calls) => {
+      const c = calls[0]!;
+      if (c.status === 'executing' && c.liveOutput) live = c.liveOutput;
+    },
+  });
+  await scheduler.schedule([call('wait', { label: 'o', turns: 3 })], never);
+  t.deepEqual(outputs, ['o 0', 'o 1', 'o 2']);
+  t.is(live, 'o 2');
+});
+
+test('output over the limit is cut to head and tail and the full text is saved to a file the model is told about', async (t) => {
+  const saveDir = `${tempWorkspace(t).stateDir}/tool-outputs`;
+  const { scheduler: limited } = testScheduler(t, { output: { maxChars: 1000, saveDir } });
+  const [done] = await limited.schedule([call('big', { chars: 5000 })], never);
+  const output = String(responseOf(done!)['output']);
+  t.true(output.startsWith('START'));
+  t.true(output.endsWith('END'));
+  t.true(output.length < 1400);
+  const path = /saved at (\S+);/.exec(output)?.[1];
+  t.truthy(path);
+  t.is(readFileSync(path!, 'utf8').length, 5008);
+});
+
+test('every finished call is recorded in telemetry with decision and outcome', async (t) => {
+  const events: ToolCallEvent[] = [];
+  const { scheduler } = testScheduler(t, { telemetry: { record: (e) => events.push(e) } });
+  await scheduler.schedule([call('wait', { label: 'a', turns: 1 }), call('nope'), call('fake_edit', { file: 'f', content: 'c' })], never);
+  t.deepEqual(
+    events.map((e) => [e.tool, e.outcome, e.decision, e.errorType]).sort(),
+    [
+      ['fake_edit', 'error', 'denied', 'confirmation_required'],
+      ['nope', 'error', 'denied', 'tool_not_registered'],
+      ['wait', 'success', 'auto', undefined],
+    ],
+  );
+  t.true(events.every((e) => e.event === 'tool_call' && typeof e.durationMs === 'number'));
+});
+
+test('a second batch cannot start while one is running', async (t) => {
+  const { scheduler } = testScheduler(t);
+  const first = scheduler.schedule([call('wait', { label: 'a' })], never);
+  await t.throwsAsync(scheduler.schedule([call('wait', { label: 'b' })], never), { message: /while other tool calls are running/ });
+  await first;
+});
+
+test('duplicate call ids in one batch are refused', async (t) => {
+  const { scheduler } = testScheduler(t);
+  const c = call('wait', { label: 'a' });
+  await t.throwsAsync(scheduler.schedule([c, c], never), { message: /Duplicate call id/ });
+});
