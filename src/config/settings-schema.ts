@@ -1,0 +1,99 @@
+import { z } from 'zod';
+
+/**
+ * The shape of `.toolcell/settings.json`. Every object is strict: an unknown
+ * key is reported (usually a typo) instead of being silently ignored.
+ */
+
+const nonEmpty = z.string().min(1, 'must be a non-empty string');
+const positiveMs = z.number().int().positive().max(24 * 60 * 60 * 1000);
+
+/** One MCP server: exactly one of `command` (stdio) or `url` (Streamable HTTP). */
+export const mcpServerSettingsSchema = z
+  .strictObject({
+    /** stdio: the executable to start. */
+    command: nonEmpty.optional(),
+    args: z.array(z.string()).optional(),
+    /** Extra environment for a stdio server. Nothing else from the host leaks except PATH/HOME/LANG-style basics. */
+    env: z.record(z.string(), z.string()).optional(),
+    /** Working directory of a stdio server; relative paths resolve against the workspace. */
+    cwd: nonEmpty.optional(),
+    /** Streamable HTTP endpoint, e.g. `http://127.0.0.1:3000/mcp`. */
+    url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
+    /** Gemini CLI's spelling of `url` for Streamable HTTP servers; accepted as an alias. */
+    httpUrl: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
+    headers: z.record(z.string(), z.string()).optional(),
+    /** Per-request timeout in milliseconds (connect, list, call). */
+    timeout: positiveMs.optional(),
+    /** Skip confirmation for this server's tools. */
+    trust: z.boolean().optional(),
+    /** Only these server tool names are registered. */
+    includeTools: z.array(nonEmpty).optional(),
+    /** These server tool names are never registered; wins over includeTools. */
+    excludeTools: z.array(nonEmpty).optional(),
+    description: z.string().optional(),
+  })
+  .superRefine((server, ctx) => {
+    const transports = [server.command, server.url, server.httpUrl].filter((value) => value !== undefined).length;
+    if (transports !== 1) {
+      ctx.addIssue({ code: 'custom', message: 'exactly one of command (stdio) or url (Streamable HTTP) is required' });
+    }
+    if (server.command === undefined) {
+      for (const key of ['args', 'env', 'cwd'] as const) {
+        if (server[key] !== undefined) ctx.addIssue({ code: 'custom', path: [key], message: `${key} only applies to stdio servers (command)` });
+      }
+    } else if (server.headers !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['headers'], message: 'headers only apply to HTTP servers (url)' });
+    }
+  });
+
+export const toolsSettingsSchema = z.strictObject({
+  /** Prints a JSON array of FunctionDeclarations (or `{functionDeclarations: [...]}`). */
+  discoveryCommand: nonEmpty.optional(),
+  /** Runs one discovered tool: gets the tool name as its argument and the params as JSON on stdin. */
+  callCommand: nonEmpty.optional(),
+  /** Skip confirmation for discovered tools. They still run in the sandbox. */
+  discoveryTrusted: z.boolean().optional(),
+  /** Limit for the discovery command (default 60 s). */
+  discoveryTimeoutMs: positiveMs.optional(),
+  /** Limit for one call command (default 300 s). */
+  callTimeoutMs: positiveMs.optional(),
+});
+
+export const sandboxSettingsSchema = z.strictObject({
+  /**
+   * Where shell commands and discovered tools run (the `--sandbox` flag wins):
+   * `docker`, `none` (the host, no isolation: must be chosen by name), or
+   * `auto` (docker, or refuse to run commands).
+   */
+  mode: z.enum(['docker', 'none', 'auto']).optional(),
+  /** Docker image for the sandbox. */
+  image: nonEmpty.optional(),
+});
+
+export const settingsSchema = z.strictObject({
+  $schema: z.string().optional(),
+  tools: toolsSettingsSchema.optional(),
+  mcpServers: z
+    .record(
+      z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'server names use letters, digits, _ . - (at most 64)'),
+      mcpServerSettingsSchema,
+    )
+    .optional(),
+  sandbox: sandboxSettingsSchema.optional(),
+});
+
+export type McpServerSettings = z.infer<typeof mcpServerSettingsSchema>;
+export type ToolsSettings = z.infer<typeof toolsSettingsSchema>;
+export type SandboxSettings = z.infer<typeof sandboxSettingsSchema>;
+/** One settings file, validated. */
+export type SettingsFile = z.infer<typeof settingsSchema>;
+
+/** The effective settings: the files merged, plus where each value came from. */
+export interface Settings {
+  tools: ToolsSettings;
+  mcpServers: Record<string, McpServerSettings>;
+  sandbox: SandboxSettings;
+  /** The files that were read, lowest precedence first. */
+  sources: string[];
+}

@@ -1,0 +1,89 @@
+import { ToolcellError } from '../errors.js';
+import type { CommandRunner } from './command-runner.js';
+import { DiscoveredTool } from './discovered-tool.js';
+import { parseFunctionDeclarations } from './function-declarations.js';
+import { uniqueToolName } from './unique-tool-name.js';
+
+/** Output cap of the discovery command (issue 5): more is an error, not a truncated parse. */
+export const DISCOVERY_OUTPUT_LIMIT_BYTES = 10 * 1024 * 1024;
+export const DEFAULT_DISCOVERY_TIMEOUT_MS = 60_000;
+/** Registered names of discovered tools start with this. */
+export const DISCOVERED_TOOL_PREFIX = 'discovered_tool_';
+
+export interface DiscoverCommandToolsOptions {
+  discoveryCommand: string;
+  callCommand: string;
+  runner: CommandRunner;
+  /** Skip confirmation for the discovered tools. */
+  trusted?: boolean;
+  discoveryTimeoutMs?: number;
+  callTimeoutMs?: number;
+  /** Names already in use (the registry's): new names avoid them, and are added. */
+  takenNames?: Set<string>;
+  signal?: AbortSignal;
+}
+
+/**
+ * Runs the discovery command (seed ch. 3.3.2) and makes one DiscoveredTool
+ * per declaration it prints, named `discovered_tool_<name>`. Throws a
+ * ToolcellError `tool_discovery_failed` that names the command and the
+ * problem: it could not start, exited non-zero, was killed or timed out,
+ * printed more than 10 MB, or printed something that is not a valid list of
+ * declarations.
+ */
+export async function discoverCommandTools(options: DiscoverCommandToolsOptions): Promise<DiscoveredTool[]> {
+  if (typeof options.discoveryCommand !== 'string' || options.discoveryCommand.trim() === '') {
+    throw new TypeError('discoverCommandTools: discoveryCommand must be a non-empty string');
+  }
+  if (typeof options.callCommand !== 'string' || options.callCommand.trim() === '') {
+    throw new TypeError('discoverCommandTools: callCommand must be a non-empty string');
+  }
+  const command = options.discoveryCommand;
+  const timeoutMs = options.discoveryTimeoutMs ?? DEFAULT_DISCOVERY_TIMEOUT_MS;
+  const fail = (problem: string, cause?: unknown): ToolcellError =>
+    new ToolcellError('tool_discovery_failed', `Tool discovery command "${command}" ${problem}`, cause === undefined ? undefined : { cause });
+
+  let result;
+  try {
+    result = await options.runner.run({
+      command,
+      stdin: '',
+      timeoutMs,
+      maxOutputBytes: DISCOVERY_OUTPUT_LIMIT_BYTES,
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+  } catch (error) {
+    throw fail(`could not be started: ${error instanceof Error ? error.message : String(error)}`, error);
+  }
+  const stderr = result.stderr.trim() ? `; stderr: ${tail(result.stderr.trim(), 500)}` : '';
+  if (result.aborted) throw fail('was cancelled');
+  if (result.timedOut) throw fail(`timed out after ${timeoutMs} ms${stderr}`);
+  if (result.truncated || Buffer.byteLength(result.stdout) > DISCOVERY_OUTPUT_LIMIT_BYTES) {
+    throw fail(`printed more than ${DISCOVERY_OUTPUT_LIMIT_BYTES} bytes (the limit for discovery output)`);
+  }
+  if (result.signal) throw fail(`was killed by ${result.signal}${stderr}`);
+  if (result.exitCode !== 0) throw fail(`exited with code ${result.exitCode ?? 'unknown'}${stderr}`);
+
+  let declarations;
+  try {
+    declarations = parseFunctionDeclarations(result.stdout);
+  } catch (error) {
+    throw fail(`printed invalid output: ${error instanceof Error ? error.message : String(error)}`, error);
+  }
+  const taken = options.takenNames ?? new Set<string>();
+  return declarations.map(
+    (declaration) =>
+      new DiscoveredTool({
+        name: uniqueToolName(`${DISCOVERED_TOOL_PREFIX}${declaration.name}`, taken),
+        declaration,
+        callCommand: options.callCommand,
+        runner: options.runner,
+        trusted: options.trusted ?? false,
+        ...(options.callTimeoutMs !== undefined ? { timeoutMs: options.callTimeoutMs } : {}),
+      }),
+  );
+}
+
+function tail(text: string, max: number): string {
+  return text.length > max ? `…${text.slice(-max)}` : text;
+}

@@ -1,0 +1,128 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import test from 'ava';
+import { loadSettings } from '../../src/config/load-settings.js';
+import { isToolcellError } from '../../src/errors.js';
+import { tempWorkspace } from '../helpers/mcp.js';
+
+async function setup(files: { home?: unknown; workspace?: unknown }) {
+  const root = await tempWorkspace('toolcell-settings-');
+  const home = join(root.dir, 'home');
+  const workspace = join(root.dir, 'ws');
+  for (const [dir, content] of [
+    [home, files.home],
+    [workspace, files.workspace],
+  ] as const) {
+    await mkdir(join(dir, '.toolcell'), { recursive: true });
+    if (content !== undefined) {
+      await writeFile(join(dir, '.toolcell', 'settings.json'), typeof content === 'string' ? content : JSON.stringify(content));
+    }
+  }
+  return { home, workspace, root: root.dir, cleanup: root.cleanup };
+}
+
+function invalidSettings(t: { throws: (fn: () => unknown) => unknown }, fn: () => unknown): string {
+  const error = t.throws(fn) as Error;
+  if (!isToolcellError(error) || error.code !== 'invalid_settings') throw new Error(`expected invalid_settings, got ${String(error)}`);
+  return error.message;
+}
+
+test('no settings files give empty settings', async (t) => {
+  const env = await setup({});
+  t.teardown(env.cleanup);
+  t.deepEqual(loadSettings({ workspace: env.workspace, homeDir: env.home }), { tools: {}, mcpServers: {}, sandbox: {}, sources: [] });
+});
+
+test('the workspace file wins over the user file, per field and per server', async (t) => {
+  const env = await setup({
+    home: {
+      tools: { discoveryCommand: 'home-discover', callCommand: 'home-call' },
+      mcpServers: { shared: { command: 'home-server' }, mine: { url: 'http://127.0.0.1:1/mcp' } },
+      sandbox: { mode: 'docker', image: 'img:home' },
+    },
+    workspace: { tools: { callCommand: 'ws-call' }, mcpServers: { shared: { command: 'ws-server', args: ['-x'] } }, sandbox: { mode: 'none' } },
+  });
+  t.teardown(env.cleanup);
+  const settings = loadSettings({ workspace: env.workspace, homeDir: env.home });
+  t.deepEqual(settings.tools, { discoveryCommand: 'home-discover', callCommand: 'ws-call' });
+  t.deepEqual(settings.mcpServers, { shared: { command: 'ws-server', args: ['-x'] }, mine: { url: 'http://127.0.0.1:1/mcp' } });
+  t.deepEqual(settings.sandbox, { mode: 'none', image: 'img:home' });
+  t.deepEqual(settings.sources, [join(env.home, '.toolcell', 'settings.json'), join(env.workspace, '.toolcell', 'settings.json')]);
+});
+
+test('--settings FILE is read instead of both default files', async (t) => {
+  const env = await setup({ home: { tools: { discoveryCommand: 'home' } }, workspace: { tools: { discoveryCommand: 'ws' } } });
+  t.teardown(env.cleanup);
+  const file = join(env.root, 'explicit.json');
+  await writeFile(file, JSON.stringify({ tools: { callCommand: 'explicit' } }));
+  const settings = loadSettings({ workspace: env.workspace, homeDir: env.home, settingsFile: file });
+  t.deepEqual(settings.tools, { callCommand: 'explicit' });
+  t.deepEqual(settings.sources, [file]);
+});
+
+test('a missing --settings file is an error naming it', async (t) => {
+  const env = await setup({});
+  t.teardown(env.cleanup);
+  const message = invalidSettings(t, () => loadSettings({ workspace: env.workspace, settingsFile: join(env.root, 'nope.json') }));
+  t.regex(message, /nope\.json: the file does not exist/);
+});
+
+test('malformed JSON is an error naming the file', async (t) => {
+  const env = await setup({ workspace: '{ "tools": ' });
+  t.teardown(env.cleanup);
+  const message = invalidSettings(t, () => loadSettings({ workspace: env.workspace, homeDir: env.home }));
+  t.regex(message, /ws\/\.toolcell\/settings\.json is not valid JSON/);
+});
+
+test('an invalid field is an error naming the file and the field', async (t) => {
+  const env = await setup({ home: { mcpServers: { github: { command: 'gh-mcp', timeout: -5 } } } });
+  t.teardown(env.cleanup);
+  const message = invalidSettings(t, () => loadSettings({ workspace: env.workspace, homeDir: env.home }));
+  t.regex(message, /home\/\.toolcell\/settings\.json/);
+  t.regex(message, /mcpServers\.github\.timeout/);
+});
+
+test('an unknown key (a typo) is reported, not ignored', async (t) => {
+  const env = await setup({ workspace: { tools: { discoveryComand: 'x' } } });
+  t.teardown(env.cleanup);
+  t.regex(invalidSettings(t, () => loadSettings({ workspace: env.workspace, homeDir: env.home })), /tools: Unrecognized key: "discoveryComand"/);
+});
+
+test('a server needs exactly one of command and url', async (t) => {
+  const env = await setup({ workspace: { mcpServers: { both: { command: 'x', url: 'http://127.0.0.1/mcp' }, none: {} } } });
+  t.teardown(env.cleanup);
+  const message = invalidSettings(t, () => loadSettings({ workspace: env.workspace, homeDir: env.home }));
+  t.regex(message, /mcpServers\.both: exactly one of command \(stdio\) or url/);
+  t.regex(message, /mcpServers\.none: exactly one of/);
+});
+
+test('stdio-only and http-only fields are rejected on the other transport', async (t) => {
+  const env = await setup({ workspace: { mcpServers: { web: { url: 'http://127.0.0.1/mcp', args: ['x'] }, local: { command: 'x', headers: { a: 'b' } } } } });
+  t.teardown(env.cleanup);
+  const message = invalidSettings(t, () => loadSettings({ workspace: env.workspace, homeDir: env.home }));
+  t.regex(message, /mcpServers\.web\.args: args only applies to stdio servers/);
+  t.regex(message, /mcpServers\.local\.headers: headers only apply to HTTP servers/);
+});
+
+test('a non-http url and a bad sandbox mode are rejected', async (t) => {
+  const env = await setup({ workspace: { mcpServers: { f: { url: 'file:///etc/passwd' } }, sandbox: { mode: 'chroot' } } });
+  t.teardown(env.cleanup);
+  const message = invalidSettings(t, () => loadSettings({ workspace: env.workspace, homeDir: env.home }));
+  t.regex(message, /mcpServers\.f\.url: must be an http\(s\) URL/);
+  t.regex(message, /sandbox\.mode/);
+});
+
+test('httpUrl (Gemini CLI spelling) is accepted', async (t) => {
+  const env = await setup({ workspace: { mcpServers: { web: { httpUrl: 'http://127.0.0.1:9/mcp', headers: { A: 'b' }, trust: true } } } });
+  t.teardown(env.cleanup);
+  t.deepEqual(loadSettings({ workspace: env.workspace, homeDir: env.home }).mcpServers['web'], {
+    httpUrl: 'http://127.0.0.1:9/mcp',
+    headers: { A: 'b' },
+    trust: true,
+  });
+});
+
+test('bad options throw TypeError naming the option', (t) => {
+  t.throws(() => loadSettings({ workspace: '' }), { instanceOf: TypeError, message: /options\.workspace/ });
+  t.throws(() => loadSettings({ workspace: '/tmp', settingsFile: '' }), { instanceOf: TypeError, message: /options\.settingsFile/ });
+});

@@ -1,0 +1,86 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, realpath, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { once } from 'node:events';
+import type { McpServerSettings } from '../../src/config/settings-schema.js';
+import { packageRoot } from '../../src/paths.js';
+
+/** The compiled MCP fixture server (test/fixtures/mcp/fixture-server.ts). */
+export const fixtureServerPath = join(packageRoot, 'dist', 'test', 'fixtures', 'mcp', 'fixture-server.js');
+/** The compiled toolcell CLI. */
+export const toolcellBin = join(packageRoot, 'dist', 'src', 'cli', 'bin.js');
+
+/** Settings for the fixture as a stdio server. */
+export function fixtureStdioSettings(extra: Partial<McpServerSettings> = {}): McpServerSettings {
+  return { command: process.execPath, args: [fixtureServerPath], ...extra };
+}
+
+export interface RunningProcess {
+  child: ChildProcess;
+  /** Ends the process (SIGKILL after 2 s) and waits for it. */
+  stop(): Promise<void>;
+}
+
+/** A running fixture over Streamable HTTP at `url`. */
+export interface FixtureHttpServer extends RunningProcess {
+  url: string;
+  port: number;
+}
+
+/** Starts the fixture over HTTP on 127.0.0.1 (a free port unless `port` is given). */
+export async function startFixtureHttpServer(options: { port?: number; env?: Record<string, string> } = {}): Promise<FixtureHttpServer> {
+  const child = spawn(process.execPath, [fixtureServerPath, '--http'], {
+    env: { ...process.env, ...options.env, ...(options.port ? { FIXTURE_PORT: String(options.port) } : {}) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const port = await waitForLine(child, /^listening (\d+)$/);
+  return { child, port: Number(port), url: `http://127.0.0.1:${port}/mcp`, stop: () => stopProcess(child) };
+}
+
+/** Resolves with the first capture group of the first stdout line matching `pattern`. */
+export function waitForLine(child: ChildProcess, pattern: RegExp, stream: 'stdout' | 'stderr' = 'stdout'): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let buffer = '';
+    const source = stream === 'stdout' ? child.stdout : child.stderr;
+    const onData = (chunk: Buffer): void => {
+      buffer += chunk.toString('utf8');
+      for (const line of buffer.split('\n')) {
+        const match = pattern.exec(line.trim());
+        if (match) {
+          source?.off('data', onData);
+          resolve(match[1] ?? match[0]);
+          return;
+        }
+      }
+    };
+    source?.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`process exited (${code}) before printing ${pattern}; output: ${buffer}`)));
+  });
+}
+
+/** SIGTERM, then SIGKILL after 2 s; resolves when the process is gone. */
+export async function stopProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = once(child, 'exit');
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 2000);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** A fresh, real-path temporary folder; `cleanup` removes it. */
+export async function tempWorkspace(prefix = 'toolcell-mcp-'): Promise<{ dir: string; cleanup: () => Promise<void> }> {
+  const dir = await realpath(await mkdtemp(join(tmpdir(), prefix)));
+  return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/** True when a process with this pid is alive. */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
