@@ -1,0 +1,100 @@
+import { randomBytes } from 'node:crypto';
+import { constants } from 'node:fs';
+import { lstat, open, rename, unlink, type FileHandle } from 'node:fs/promises';
+import { basename, dirname, isAbsolute } from 'node:path';
+import { ToolErrorType, ToolcellError } from '../errors.js';
+import type { WorkspaceInfo } from '../tools/define-tool.js';
+import { openWritableDirectory } from './writable-directory.js';
+
+export interface AtomicWriteOptions {
+  /** Abort before the final rename leaves the old file untouched and no temp file behind. */
+  signal?: AbortSignal;
+  /** Create missing parent directories (inside the workspace). Default false. */
+  createParents?: boolean;
+}
+
+export interface AtomicWriteResult {
+  /** True when no file existed at the path before. */
+  created: boolean;
+}
+
+const CHUNK_BYTES = 1024 * 1024;
+const TEMP_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+
+/**
+ * Replaces the file at `realPath` (from `resolveWorkspacePath(...).real`) with
+ * `data`, all or nothing: a temp file is created beside it (O_EXCL|O_NOFOLLOW,
+ * so never through a planted symlink), written, fsynced, given the old file's
+ * permission bits, and renamed over the target. rename replaces a symlink at
+ * the target instead of following it. Readers see the old content or the new,
+ * never a mix; an abort or error before the rename removes the temp file.
+ *
+ * Throws ToolcellError: `path_not_in_workspace`, `target_is_directory`,
+ * `file_not_found` (missing parent without `createParents`),
+ * `path_is_not_a_directory`; or an AbortError.
+ */
+export async function writeFileAtomic(
+  workspace: WorkspaceInfo,
+  realPath: string,
+  data: string | Uint8Array,
+  options: AtomicWriteOptions = {},
+): Promise<AtomicWriteResult> {
+  if (typeof realPath !== 'string' || !isAbsolute(realPath)) {
+    throw new TypeError('writeFileAtomic: realPath must be an absolute path');
+  }
+  const { signal } = options;
+  signal?.throwIfAborted();
+  const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+  const directory = await openWritableDirectory(workspace, dirname(realPath), { create: options.createParents ?? false });
+  const name = basename(realPath);
+  const target = directory.entry(name);
+  const temp = directory.entry(`.toolcell-${randomBytes(8).toString('hex')}.tmp`);
+  let tempCreated = false;
+  let renamed = false;
+  try {
+    const existingMode = await modeOfExisting(target, realPath);
+    const handle = await open(temp, TEMP_FLAGS, existingMode ?? 0o666);
+    tempCreated = true;
+    try {
+      // The create mode was cut by the umask; the old file's bits are restored exactly.
+      if (existingMode !== undefined) await handle.chmod(existingMode);
+      await writeAll(handle, bytes, signal);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    signal?.throwIfAborted();
+    await directory.assertStillInside();
+    await rename(temp, target);
+    renamed = true;
+    await directory.sync();
+    return { created: existingMode === undefined };
+  } finally {
+    if (tempCreated && !renamed) await unlink(temp).catch(() => {});
+    await directory.close();
+  }
+}
+
+/** Permission bits of the file being replaced; undefined when there is none (or only a symlink). */
+async function modeOfExisting(target: string, realPath: string): Promise<number | undefined> {
+  try {
+    const stats = await lstat(target);
+    if (stats.isDirectory()) {
+      throw new ToolcellError(ToolErrorType.PATH_IS_DIRECTORY, `Path is a directory, not a file: ${realPath}`);
+    }
+    return stats.isFile() ? stats.mode & 0o7777 : undefined;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+}
+
+async function writeAll(handle: FileHandle, bytes: Uint8Array, signal: AbortSignal | undefined): Promise<void> {
+  let offset = 0;
+  while (offset < bytes.length) {
+    signal?.throwIfAborted();
+    const length = Math.min(CHUNK_BYTES, bytes.length - offset);
+    const { bytesWritten } = await handle.write(bytes, offset, length);
+    offset += bytesWritten;
+  }
+}
