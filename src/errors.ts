@@ -34,6 +34,9 @@ export const ToolErrorType = {
   // Extensions
   DISCOVERED_TOOL_EXECUTION_ERROR: 'discovered_tool_execution_error',
   MCP_TOOL_ERROR: 'mcp_tool_error',
+  // Files and paths (added by the file tools)
+  ATTEMPT_TO_CREATE_EXISTING_FILE: 'attempt_to_create_existing_file',
+  FILE_IS_BINARY: 'file_is_binary',
 } as const;
 
 export type ToolErrorType = (typeof ToolErrorType)[keyof typeof ToolErrorType];
