@@ -1,6 +1,8 @@
 import { realpath, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ToolcellError } from '../errors.js';
+import { loadSettings } from '../config/load-settings.js';
+import { registerExtensionTools } from '../extensions.js';
 import { WorkerPool, type WorkerPoolOptions } from '../exec/worker-pool.js';
 import { ToolRegistry } from '../registry/tool-registry.js';
 import type { ApprovalMode } from '../scheduler/approval.js';
@@ -83,6 +85,12 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
 
   try {
     for (const tool of await pool.createTools({ workspace })) registry.register(tool);
+    // Discovered and MCP tools (issue 5); problems (an unreachable server…) are warnings, not failures.
+    const root = workspace.roots[0]!;
+    const settings = loadSettings({ workspace: root, ...(options.settingsFile ? { settingsFile: options.settingsFile } : {}) });
+    const extensions = await registerExtensionTools({ registry, settings, workspace: root });
+    closers.push(() => extensions.close());
+    for (const problem of extensions.problems) onWarning(problem);
   } catch (error) {
     await runtime.close();
     throw error;

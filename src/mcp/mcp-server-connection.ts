@@ -178,7 +178,7 @@ export class McpServerConnection {
   }
 
   #explain(error: unknown, what: string): string {
-    const message = error === undefined ? '' : `: ${error instanceof Error ? error.message : String(error)}`;
+    const message = error === undefined ? '' : `: ${describeError(error)}`;
     const stderr = this.#transport?.stderrTail() ?? '';
     return `${what}${message}${stderr ? ` (server stderr: ${stderr.split('\n').slice(-5).join(' | ')})` : ''}`;
   }
@@ -187,4 +187,11 @@ export class McpServerConnection {
   #connectTimeoutMs(): number {
     return Math.max(this.settings.timeout ?? 0, DEFAULT_MCP_CONNECT_TIMEOUT_MS);
   }
+}
+
+/** The message, plus the cause's when it says more (`fetch failed` → `fetch failed (connect ECONNREFUSED 127.0.0.1:1)`). */
+function describeError(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause = error.cause instanceof Error ? error.cause.message : undefined;
+  return cause && !error.message.includes(cause) ? `${error.message} (${cause})` : error.message;
 }

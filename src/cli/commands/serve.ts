@@ -1,6 +1,140 @@
-import type { Command } from 'commander';
+import { join } from 'node:path';
+import { InvalidArgumentError, type Command } from 'commander';
+import { isToolcellError } from '../../errors.js';
+import { serveHttp } from '../../mcp/server/serve-http.js';
+import { serveStdio } from '../../mcp/server/serve-stdio.js';
+import { createSessionFactory } from '../../mcp/server/session-factory.js';
+import type { ToolServerOptions } from '../../mcp/server/create-tool-server.js';
+import { Scheduler } from '../../scheduler/scheduler.js';
+import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from '../exit-codes.js';
+import { approvalOption, type RunnerCliOptions, sandboxOption, settingsOption, timeoutOption, workspaceOption } from '../options.js';
+import { createRuntime, type Runtime } from '../runtime.js';
 
-/** Registers `toolcell serve`. (Placeholder: the command is being built.) */
+interface ServeOptions extends RunnerCliOptions {
+  stdio?: boolean;
+  http?: { host: string; port: number };
+  token?: string;
+  allowedHost?: string[];
+  maxSessions?: number;
+}
+
+/** Registers `toolcell serve`: the registry's tools as an MCP server over stdio or Streamable HTTP. */
 export function registerServeCommand(program: Command): void {
-  void program;
+  program
+    .command('serve')
+    .description('Serve the workspace\'s tools (built-in, discovered, MCP) as an MCP server; shell commands run in a sandbox per MCP session.')
+    .option('--stdio', 'serve one session over stdin/stdout')
+    .option('--http <[host:]port>', 'serve Streamable HTTP at http://host:port/mcp (host default 127.0.0.1)', parseHostPort)
+    .option('--token <token>', 'bearer token clients must send (required off loopback; default $TOOLCELL_SERVE_TOKEN)')
+    .option('--allowed-host <host:port...>', 'extra Host header values to accept (e.g. a DNS name for this server)')
+    .option('--max-sessions <n>', 'most concurrent MCP sessions over HTTP (each holds a sandbox)', parsePositiveInteger, 16)
+    .addOption(workspaceOption())
+    .addOption(approvalOption())
+    .addOption(sandboxOption())
+    .addOption(timeoutOption())
+    .addOption(settingsOption())
+    .addHelpText(
+      'after',
+      `
+Nobody can be asked to confirm a call, so the approval mode decides: a call
+that would need confirmation is refused with an error (type
+confirmation_required). Use --approval autoEdit to allow file edits, yolo to
+allow everything (shell commands still run in the sandbox).
+
+Live output is sent as MCP progress notifications when the client asks for
+progress; MCP cancellation stops the call, down to its process.
+
+Examples:
+  toolcell serve --stdio --workspace ~/project
+  toolcell serve --http 8080 --approval yolo
+  TOOLCELL_SERVE_TOKEN=s3cret toolcell serve --http 0.0.0.0:8080`,
+    )
+    .action(async (options: ServeOptions) => {
+      process.exitCode = await runServe(options);
+    });
+}
+
+async function runServe(options: ServeOptions): Promise<number> {
+  if (Boolean(options.stdio) === Boolean(options.http)) return usageError('give exactly one of --stdio or --http [host:]port');
+  const token = options.token ?? process.env['TOOLCELL_SERVE_TOKEN'];
+  if (token !== undefined && token.length < 8) return usageError('--token must be at least 8 characters');
+
+  let runtime: Runtime;
+  try {
+    runtime = await createRuntime({
+      workspace: options.workspace,
+      approvalMode: options.approval,
+      sandbox: options.sandbox,
+      ...(options.timeout ? { timeoutSeconds: options.timeout } : {}),
+      ...(options.settings ? { settingsFile: options.settings } : {}),
+      onWarning: (message) => process.stderr.write(`toolcell serve: ${message}\n`),
+    });
+  } catch (error) {
+    return usageError(error);
+  }
+
+  const createScheduler: ToolServerOptions['createScheduler'] = ({ registry, onOutput }) =>
+    new Scheduler({ registry, approvalMode: options.approval, onOutput, output: { saveDir: join(runtime.workspace.stateDir, 'tool-outputs') } });
+  const createSession = createSessionFactory({ baseRegistry: runtime.registry });
+
+  const stop = new AbortController();
+  const onSignal = () => stop.abort();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    if (options.stdio) {
+      await serveStdio({ createSession, createScheduler, signal: stop.signal });
+      return EXIT_OK;
+    }
+    const http = options.http!;
+    let running;
+    try {
+      running = await serveHttp({
+        createSession,
+        createScheduler,
+        host: http.host,
+        port: http.port,
+        ...(token !== undefined ? { token } : {}),
+        ...(options.allowedHost ? { allowedHosts: options.allowedHost } : {}),
+        ...(options.maxSessions !== undefined ? { maxSessions: options.maxSessions } : {}),
+        onLog: (message) => process.stderr.write(`toolcell serve: ${message}\n`),
+      });
+    } catch (error) {
+      return isToolcellError(error) || error instanceof RangeError ? usageError(error) : failure(error);
+    }
+    process.stderr.write(`toolcell serve: MCP over Streamable HTTP at ${running.url} (workspace ${runtime.workspace.roots[0]}, approval ${options.approval})\n`);
+    if (!stop.signal.aborted) await new Promise((resolve) => stop.signal.addEventListener('abort', resolve, { once: true }));
+    await running.close();
+    return EXIT_OK;
+  } catch (error) {
+    return failure(error);
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    await runtime.close();
+  }
+}
+
+/** `8080`, `0.0.0.0:8080`, `[::1]:8080`, `localhost:0`. */
+function parseHostPort(value: string): { host: string; port: number } {
+  const match = /^(?:\[([^\]]+)\]:|([^:]+):)?(\d{1,5})$/.exec(value.trim());
+  const port = match ? Number(match[3]) : NaN;
+  if (!match || port > 65535) throw new InvalidArgumentError('expected [host:]port, e.g. 8080, 127.0.0.1:8080 or [::1]:8080');
+  return { host: match[1] ?? match[2] ?? '127.0.0.1', port };
+}
+
+function parsePositiveInteger(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be a positive integer');
+  return n;
+}
+
+function usageError(error: unknown): number {
+  process.stderr.write(`toolcell serve: ${typeof error === 'string' ? error : error instanceof Error ? error.message : String(error)}\n`);
+  return EXIT_USAGE;
+}
+
+function failure(error: unknown): number {
+  process.stderr.write(`toolcell serve: ${error instanceof Error ? error.message : String(error)}\n`);
+  return EXIT_FAILURE;
 }

@@ -1,0 +1,88 @@
+import { randomUUID } from 'node:crypto';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { CallToolResult, ListToolsResult } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { ToolRegistry } from '../../registry/tool-registry.js';
+import type { Scheduler } from '../../scheduler/scheduler.js';
+import type { LiveOutput } from '../../tools/tool.js';
+import { VERSION } from '../../version.js';
+import { completedCallToResult } from './call-response.js';
+import { toolAnnotations } from './tool-annotations.js';
+import { ToolNameMap } from './tool-name-map.js';
+
+export interface ToolServerOptions {
+  /** The tools this MCP session serves. */
+  registry: ToolRegistry;
+  /**
+   * Makes the scheduler for one call: headless (no `confirm` handler, so a
+   * call that would ask is refused) with the approval mode `serve` was given.
+   * One per call, so that calls of a session run concurrently.
+   */
+  createScheduler(options: { registry: ToolRegistry; onOutput: (callId: string, output: LiveOutput) => void }): Scheduler;
+}
+
+/** Progress messages carry at most this much of a call's live output (its end). */
+const PROGRESS_MESSAGE_CHARS = 2000;
+
+/**
+ * An MCP server (SDK v1, low-level `Server`: the tools' JSON Schemas are
+ * served as they are) exposing a registry: `tools/list` gives every tool
+ * with its MCP name, schema and kind-derived annotations; `tools/call` runs
+ * the call through the scheduler, turns live output into progress
+ * notifications when the client sent a progressToken, and passes the
+ * request's AbortSignal down so that MCP cancellation stops the call.
+ * Unknown tools are a protocol error (-32602); every other failure
+ * (bad arguments, refused confirmation, tool errors) is an `isError` result.
+ */
+export function createToolServer(options: ToolServerOptions): Server {
+  const { registry } = options;
+  // eslint-disable-next-line @typescript-eslint/no-deprecated -- the low-level Server is the SDK's way to serve raw JSON Schemas.
+  const server = new Server(
+    { name: 'toolcell', version: VERSION, title: 'toolcell: sandboxed tools' },
+    {
+      capabilities: { tools: { listChanged: false } },
+      instructions: 'Tools run by toolcell: file tools are confined to the workspace, shell commands run in a sandbox.',
+    },
+  );
+  const names = () => new ToolNameMap(registry.list().map((tool) => tool.name));
+
+  server.setRequestHandler(ListToolsRequestSchema, async (): Promise<ListToolsResult> => {
+    const map = names();
+    return {
+      tools: registry.list().map((tool) => ({
+        name: map.toMcp(tool.name) ?? tool.name,
+        title: tool.displayName,
+        description: tool.description,
+        inputSchema: { ...tool.parametersJsonSchema, type: 'object' },
+        annotations: toolAnnotations(tool),
+      })),
+    };
+  });
+
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    const geminiName = names().toGemini(request.params.name);
+    if (geminiName === undefined || !registry.has(geminiName)) {
+      throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
+    }
+    const callId = `mcp-${String(extra.requestId)}-${randomUUID().slice(0, 8)}`;
+    const progressToken = request.params._meta?.progressToken;
+    let progress = 0;
+    const onOutput = (id: string, output: LiveOutput): void => {
+      if (id !== callId || progressToken === undefined || extra.signal.aborted) return;
+      progress++;
+      extra
+        .sendNotification({ method: 'notifications/progress', params: { progressToken, progress, message: progressMessage(output) } })
+        .catch(() => {});
+    };
+    const scheduler = options.createScheduler({ registry, onOutput });
+    const [completed] = await scheduler.schedule([{ callId, name: geminiName, args: request.params.arguments ?? {} }], extra.signal);
+    if (!completed) throw new McpError(ErrorCode.InternalError, `The call of ${geminiName} did not complete.`);
+    return completedCallToResult(completed);
+  });
+  return server;
+}
+
+function progressMessage(output: LiveOutput): string {
+  if (typeof output !== 'string') return `Receiving binary output: ${output.bytesReceived} bytes`;
+  return output.length > PROGRESS_MESSAGE_CHARS ? `…${output.slice(-PROGRESS_MESSAGE_CHARS)}` : output;
+}
