@@ -5,6 +5,7 @@
  */
 import { workerData } from 'node:worker_threads';
 import { errorMessage, isToolcellError, ToolErrorType } from '../src/errors.js';
+import { SlotWatcher } from '../src/exec/cancel-board.js';
 import { loadToolModule } from '../src/exec/tool-module.js';
 import type { PortMessage, ToolTask, ToolTaskResult, ToolWorkerData } from '../src/exec/worker-protocol.js';
 import type { AnyToolDefinition, ToolContext } from '../src/tools/define-tool.js';
@@ -14,19 +15,18 @@ for (const url of (workerData as ToolWorkerData).toolModules) {
   for (const definition of await loadToolModule(url)) catalog.set(definition.name, definition);
 }
 
+const slots = new SlotWatcher((workerData as ToolWorkerData).board, { pollMs: 10 });
+
 export default async function runToolTask(task: ToolTask): Promise<ToolTaskResult> {
   const { port } = task;
   const controller = new AbortController();
-  port.postMessage({ type: 'started' } satisfies PortMessage);
-  port.on('message', (message: PortMessage) => {
-    if (message.type === 'cancel') controller.abort();
-  });
+  slots.start(task.slot, controller);
   try {
     const definition = catalog.get(task.toolName);
     if (!definition) return { ok: false, code: ToolErrorType.TOOL_NOT_REGISTERED, message: `No tool "${task.toolName}" in this worker's tool modules.` };
     const context: ToolContext = {
       signal: controller.signal,
-      updateOutput: (output) => port.postMessage({ type: 'output', output } satisfies PortMessage),
+      updateOutput: port ? (output) => port.postMessage({ type: 'output', output } satisfies PortMessage) : () => {},
       workspace: task.workspace,
     };
     if (task.op === 'confirm') {
@@ -37,6 +37,7 @@ export default async function runToolTask(task: ToolTask): Promise<ToolTaskResul
   } catch (error) {
     return { ok: false, code: isToolcellError(error) ? error.code : ToolErrorType.EXECUTION_FAILED, message: errorMessage(error) };
   } finally {
-    port.close();
+    slots.finish(task.slot);
+    port?.close();
   }
 }

@@ -8,6 +8,8 @@ import { DefinedTool, type RunOptions, type ToolRunner } from '../tools/defined-
 import { toolErrorResult } from '../tools/results.js';
 import type { Tool, ToolConfirmationDetails, ToolResult, ToolResultError, UpdateOutput } from '../tools/tool.js';
 import { builtinToolModuleUrl } from './builtin-module.js';
+import { CancelBoard } from './cancel-board.js';
+import { TerminationHandle } from './termination-handle.js';
 import { loadToolModule } from './tool-module.js';
 import type { PortMessage, ToolTask, ToolTaskResult, ToolWorkerData } from './worker-protocol.js';
 
@@ -16,10 +18,12 @@ export interface WorkerPoolOptions {
   threads?: number;
   /** V8 old-generation heap limit per worker, in MB. A tool that exceeds it gets `worker_out_of_memory`. Default 512. */
   maxHeapMb?: number;
-  /** Per-call time limit in ms; the call then ends with `execution_timeout`. Default 120,000. */
+  /** Per-call time limit in ms of execution (queueing excluded), checked every quarter of it (at most every second); the call then ends with `execution_timeout`. Default 120,000. */
   callTimeoutMs?: number;
   /** How long a cancelled call may take to stop by itself before its worker is terminated. Default 1,000 ms. */
   cancelGraceMs?: number;
+  /** Calls that may be queued or running at once; more are refused. Default 16,384. */
+  maxCallsInFlight?: number;
   /** Extra tool modules (URLs of modules exporting `tools`) the workers may run, besides the built-ins. */
   toolModules?: readonly (string | URL)[];
 }
@@ -34,8 +38,8 @@ function positiveInteger(options: WorkerPoolOptions, key: keyof WorkerPoolOption
 
 /**
  * Runs trusted tool definitions in Piscina worker threads. Abort is
- * cooperative first (a `cancel` on the call's MessagePort aborts the tool's
- * signal); a call that does not stop within `cancelGraceMs`, loops forever or
+ * cooperative first (a cancel on the shared cancel board aborts the tool's
+ * signal in the worker); a call that does not stop within `cancelGraceMs`, loops forever or
  * blocks its thread is ended by terminating its worker, which Piscina
  * replaces, so the next call works.
  */
@@ -44,6 +48,11 @@ export class WorkerPool implements ToolRunner {
   readonly #toolModules: string[];
   readonly #callTimeoutMs: number;
   readonly #cancelGraceMs: number;
+  readonly #maxCallsInFlight: number;
+  readonly #board: CancelBoard;
+  /** Calls in flight, checked against the time limit by one sweeper timer rather than a timer per call. */
+  readonly #timeLimits = new Set<{ slot: number; expire: () => void }>();
+  readonly #sweeper: NodeJS.Timeout;
   #closed = false;
 
   constructor(options: WorkerPoolOptions = {}) {
@@ -51,6 +60,8 @@ export class WorkerPool implements ToolRunner {
     const maxHeapMb = positiveInteger(options, 'maxHeapMb', 512);
     this.#callTimeoutMs = positiveInteger(options, 'callTimeoutMs', 120_000);
     this.#cancelGraceMs = positiveInteger(options, 'cancelGraceMs', 1_000);
+    this.#maxCallsInFlight = positiveInteger(options, 'maxCallsInFlight', 16_384);
+    this.#board = new CancelBoard({ slots: this.#maxCallsInFlight });
     this.#toolModules = [builtinToolModuleUrl, ...(options.toolModules ?? []).map(String)];
     this.#piscina = new Piscina<ToolTask, ToolTaskResult>({
       filename: workerEntry('tools').href,
@@ -58,8 +69,19 @@ export class WorkerPool implements ToolRunner {
       maxThreads: threads,
       idleTimeout: Number.POSITIVE_INFINITY,
       resourceLimits: { maxOldGenerationSizeMb: maxHeapMb },
-      workerData: { toolModules: this.#toolModules } satisfies ToolWorkerData,
+      workerData: { toolModules: this.#toolModules, board: this.#board.memory } satisfies ToolWorkerData,
     });
+    // The time limit counts execution, not time spent queued behind other calls.
+    this.#sweeper = setInterval(() => {
+      for (const limit of this.#timeLimits) {
+        const elapsed = this.#board.executingFor(limit.slot);
+        if (elapsed !== undefined && elapsed >= this.#callTimeoutMs) {
+          this.#timeLimits.delete(limit);
+          limit.expire();
+        }
+      }
+    }, Math.max(10, Math.min(1_000, Math.floor(this.#callTimeoutMs / 4))));
+    this.#sweeper.unref();
     // A worker that dies (heap limit, crash) fails its task; Piscina replaces it. Nothing to do here.
     this.#piscina.on('error', () => {});
   }
@@ -99,49 +121,51 @@ export class WorkerPool implements ToolRunner {
     updateOutput?: UpdateOutput;
   }): Promise<{ kind: 'result'; result: ToolResult } | { kind: 'details'; details: ToolConfirmationDetails | false } | { kind: 'error'; error: ToolResultError }> {
     if (this.#closed) throw new Error('WorkerPool is closed');
-    const { port1, port2 } = new MessageChannel();
-    const terminate = new AbortController();
+    const name = input.definition.name;
+    const fail = (type: ToolErrorType, message: string) => ({ kind: 'error' as const, error: { type, message } });
+    const slot = this.#board.acquire();
+    if (slot === undefined) return fail(ToolErrorType.EXECUTION_FAILED, `Too many tool calls in flight (${this.#maxCallsInFlight}); "${name}" was not run.`);
+    // Only tools that stream output pay for a MessagePort (its transfer costs as much as the whole dispatch).
+    const channel = input.updateOutput ? new MessageChannel() : undefined;
+    if (channel && input.updateOutput) {
+      const updateOutput = input.updateOutput;
+      channel.port1.on('message', (message: PortMessage) => updateOutput(message.output));
+    }
+    const terminate = new TerminationHandle();
     let timedOut = false;
     let graceTimer: NodeJS.Timeout | undefined;
     const requestCancel = () => {
       if (graceTimer) return;
-      port1.postMessage({ type: 'cancel' } satisfies PortMessage);
+      this.#board.cancel(slot);
       graceTimer = setTimeout(() => terminate.abort(), this.#cancelGraceMs);
     };
-    // The time limit counts execution, not time spent queued behind other calls.
-    let timeout: NodeJS.Timeout | undefined;
-    const updateOutput = input.updateOutput;
-    port1.on('message', (message: PortMessage) => {
-      if (message.type === 'output') updateOutput?.(message.output);
-      else if (message.type === 'started' && !timeout) {
-        timeout = setTimeout(() => {
-          timedOut = true;
-          requestCancel();
-        }, this.#callTimeoutMs);
-      }
-    });
+    const timeLimit = { slot, expire: () => {
+      timedOut = true;
+      requestCancel();
+    } };
+    this.#timeLimits.add(timeLimit);
     if (input.signal.aborted) requestCancel();
     else input.signal.addEventListener('abort', requestCancel, { once: true });
 
-    const fail = (type: ToolErrorType, message: string) => ({ kind: 'error' as const, error: { type, message } });
     try {
-      const task: ToolTask = { op: input.op, toolName: input.definition.name, params: input.params, workspace: input.workspace, port: port2 };
-      const reply = await this.#piscina.run(task, { transferList: [port2], signal: terminate.signal });
-      if (timedOut) return fail(ToolErrorType.EXECUTION_TIMEOUT, `Tool "${input.definition.name}" exceeded its time limit of ${this.#callTimeoutMs} ms and was stopped.`);
+      const task: ToolTask = { op: input.op, toolName: name, params: input.params, workspace: input.workspace, slot };
+      if (channel) task.port = channel.port2;
+      const reply = await this.#piscina.run(task, { ...(channel ? { transferList: [channel.port2] } : {}), signal: terminate as unknown as AbortSignal });
+      if (timedOut) return fail(ToolErrorType.EXECUTION_TIMEOUT, `Tool "${name}" exceeded its time limit of ${this.#callTimeoutMs} ms and was stopped.`);
       if (!reply.ok) return fail(reply.code as ToolErrorType, reply.message);
       return reply.op === 'confirm' ? { kind: 'details', details: reply.details } : { kind: 'result', result: reply.result };
     } catch (error) {
-      const name = input.definition.name;
       if (timedOut) return fail(ToolErrorType.EXECUTION_TIMEOUT, `Tool "${name}" exceeded its time limit of ${this.#callTimeoutMs} ms; its worker was terminated.`);
-      if (terminate.signal.aborted) return fail(ToolErrorType.CANCELLED, `Tool "${name}" did not stop within ${this.#cancelGraceMs} ms of being cancelled; its worker was terminated.`);
+      if (terminate.aborted) return fail(ToolErrorType.CANCELLED, `Tool "${name}" did not stop within ${this.#cancelGraceMs} ms of being cancelled; its worker was terminated.`);
       const code = (error as { code?: unknown }).code;
       if (code === 'ERR_WORKER_OUT_OF_MEMORY') return fail(ToolErrorType.WORKER_OUT_OF_MEMORY, `Tool "${name}" ran out of memory (worker heap limit reached); its worker was replaced.`);
       return fail(ToolErrorType.WORKER_CRASHED, `Tool "${name}" crashed its worker: ${(error as Error)?.message ?? String(error)}`);
     } finally {
-      clearTimeout(timeout);
+      this.#timeLimits.delete(timeLimit);
       clearTimeout(graceTimer);
       input.signal.removeEventListener('abort', requestCancel);
-      port1.close();
+      channel?.port1.close();
+      this.#board.release(slot);
     }
   }
 
@@ -149,6 +173,7 @@ export class WorkerPool implements ToolRunner {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    clearInterval(this.#sweeper);
     await this.#piscina.destroy();
   }
 

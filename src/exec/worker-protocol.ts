@@ -1,25 +1,25 @@
 import type { MessagePort } from 'node:worker_threads';
+import type { CancelBoardMemory } from './cancel-board.js';
 import type { WorkspaceInfo } from '../tools/define-tool.js';
 import type { LiveOutput, ToolConfirmationDetails, ToolResult } from '../tools/tool.js';
 
 /**
  * One task for the tool worker (workers/tools.ts). Everything here crosses a
- * structured clone; `port` is transferred and carries cancel requests down
- * and live output up for this call only.
+ * structured clone. Cancellation goes through the call's `slot` on the shared
+ * cancel board; `port`, only for tools that stream output, is transferred and
+ * carries live output up for this call only.
  */
 export interface ToolTask {
   op: 'confirm' | 'execute';
   toolName: string;
   params: unknown;
   workspace: WorkspaceInfo;
-  port: MessagePort;
+  slot: number;
+  port?: MessagePort;
 }
 
-/** Messages on a call's port. */
-export type PortMessage =
-  | { type: 'cancel' } // main → worker: abort the tool's signal
-  | { type: 'started' } // worker → main: the task left the queue; its time limit starts now
-  | { type: 'output'; output: LiveOutput }; // worker → main
+/** Messages on a call's output port (worker → main). */
+export type PortMessage = { type: 'output'; output: LiveOutput };
 
 /** What the worker returns; errors are data so their code survives the clone. */
 export type ToolTaskResult =
@@ -30,4 +30,5 @@ export type ToolTaskResult =
 /** workerData of every tool worker: the modules whose `tools` export it may run. */
 export interface ToolWorkerData {
   toolModules: string[];
+  board: CancelBoardMemory;
 }

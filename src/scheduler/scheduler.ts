@@ -1,4 +1,5 @@
 import type { Part } from '@google/genai';
+import { setMaxListeners } from 'node:events';
 import { errorMessage, ToolcellError, ToolErrorType } from '../errors.js';
 import type { ToolRegistry } from '../registry/tool-registry.js';
 import type { TelemetrySink } from '../telemetry/events.js';
@@ -86,17 +87,29 @@ export class Scheduler {
       ids.add(request.callId);
     }
     this.#running = true;
+    // One internal signal per batch, linked to the caller's: every running call listens to it,
+    // and a batch of hundreds of calls is not a listener leak.
+    const batch = new AbortController();
+    setMaxListeners(0, batch.signal);
+    const forwardAbort = () => batch.abort(signal.reason);
+    if (signal.aborted) forwardAbort();
+    else signal.addEventListener('abort', forwardAbort, { once: true });
     try {
-      this.#table.reset(requests.map((request) => this.#createCall(request)));
-      await Promise.all(this.#table.all.map((call) => (call.status === 'validating' ? this.#validate(call.request.callId, signal) : undefined)));
-      await this.#confirmWaitingCalls(signal);
-      if (signal.aborted) this.#cancelRemaining('Tool call cancelled before execution.');
-      const scheduled = this.#table.all.filter((call): call is ScheduledToolCall => call.status === 'scheduled');
-      await Promise.all(scheduled.map((call) => this.#execute(call, signal)));
-      return this.#table.all.filter(isCompleted);
+      return await this.#run(requests, batch.signal);
     } finally {
+      signal.removeEventListener('abort', forwardAbort);
       this.#running = false;
     }
+  }
+
+  async #run(requests: readonly ToolCallRequest[], signal: AbortSignal): Promise<CompletedToolCall[]> {
+    this.#table.reset(requests.map((request) => this.#createCall(request)));
+    await Promise.all(this.#table.all.map((call) => (call.status === 'validating' ? this.#validate(call.request.callId, signal) : undefined)));
+    await this.#confirmWaitingCalls(signal);
+    if (signal.aborted) this.#cancelRemaining('Tool call cancelled before execution.');
+    const scheduled = this.#table.all.filter((call): call is ScheduledToolCall => call.status === 'scheduled');
+    await Promise.all(scheduled.map((call) => this.#execute(call, signal)));
+    return this.#table.all.filter(isCompleted);
   }
 
   #createCall(request: ToolCallRequest): ToolCall {

@@ -1,0 +1,87 @@
+/**
+ * bench/dispatch: N no-op calls through registry + scheduler + worker pool,
+ * against raw `piscina.run()` of the same no-op, measured in the same run.
+ * Prints p50/p99 per-call latency (one call at a time), throughput (calls/s
+ * with batches in flight), and the ratios. Targets: p50 ratio ≤ 2.0 and
+ * ≥ 10,000 calls/s with two threads.
+ *
+ *   npm run bench:dispatch -- [--calls N] [--threads T] [--batch B]
+ */
+import { performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import { Piscina } from 'piscina';
+import { WorkerPool } from '../src/exec/worker-pool.js';
+import { ToolRegistry } from '../src/registry/tool-registry.js';
+import { Scheduler } from '../src/scheduler/scheduler.js';
+import { fmt, percentile, sortNumbers } from './stats.js';
+
+const { values } = parseArgs({
+  options: { calls: { type: 'string', default: '20000' }, threads: { type: 'string', default: '2' }, batch: { type: 'string', default: '256' } },
+});
+const calls = Number(values.calls);
+const threads = Number(values.threads);
+const batch = Number(values.batch);
+const never = new AbortController().signal;
+
+async function measureLatency(run: () => Promise<unknown>, n: number): Promise<number[]> {
+  for (let i = 0; i < Math.min(2000, n / 5); i++) await run(); // warm-up: JIT, worker start, caches
+  const samples: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const start = performance.now();
+    await run();
+    samples.push(performance.now() - start);
+  }
+  return sortNumbers(samples);
+}
+
+async function measureThroughput(runBatch: (size: number) => Promise<unknown>, n: number): Promise<number> {
+  await runBatch(batch);
+  const start = performance.now();
+  for (let done = 0; done < n; done += batch) await runBatch(Math.min(batch, n - done));
+  return n / ((performance.now() - start) / 1000);
+}
+
+const workerUrl = new URL('./noop-worker.js', import.meta.url).href;
+const raw = new Piscina({ filename: workerUrl, minThreads: threads, maxThreads: threads, idleTimeout: Number.POSITIVE_INFINITY });
+
+const pool = new WorkerPool({ threads, toolModules: [new URL('../test/fixtures/tools/test-tools.js', import.meta.url).href] });
+const registry = new ToolRegistry();
+const root = process.cwd();
+for (const tool of await pool.createTools({ workspace: { roots: [root], stateDir: `${root}/.toolcell` } })) registry.register(tool);
+const scheduler = new Scheduler({ registry, approvalMode: 'default' });
+let id = 0;
+const rawCall = () => raw.run({});
+const toolcellCall = () => scheduler.schedule([{ callId: `c${++id}`, name: 'noop', args: {} }], never);
+const rawBatch = (size: number) => Promise.all(Array.from({ length: size }, () => raw.run({})));
+const toolcellBatch = (size: number) => scheduler.schedule(Array.from({ length: size }, () => ({ callId: `c${++id}`, name: 'noop', args: {} })), never);
+
+// Rounds alternate between the two so that drift (CPU frequency, GC, other load) hits both alike.
+const rounds = 4;
+const rawSamples: number[] = [];
+const toolcellSamples: number[] = [];
+const rawRates: number[] = [];
+const toolcellRates: number[] = [];
+for (let round = 0; round < rounds; round++) {
+  rawSamples.push(...(await measureLatency(rawCall, calls / rounds)));
+  toolcellSamples.push(...(await measureLatency(toolcellCall, calls / rounds)));
+  rawRates.push(await measureThroughput(rawBatch, calls / rounds));
+  toolcellRates.push(await measureThroughput(toolcellBatch, calls / rounds));
+}
+await raw.destroy();
+await pool.close();
+const rawLatency = sortNumbers(rawSamples);
+const toolcellLatency = sortNumbers(toolcellSamples);
+const median = (values: number[]) => percentile(sortNumbers(values), 50);
+const rawThroughput = median(rawRates);
+const toolcellThroughput = median(toolcellRates);
+
+const p50Ratio = percentile(toolcellLatency, 50) / percentile(rawLatency, 50);
+console.log(`bench/dispatch: ${calls} no-op calls each way in ${rounds} alternating rounds, ${threads} threads, batches of ${batch} for throughput, Node ${process.version}`);
+console.log('');
+console.log('                          p50         p99         calls/s');
+console.log(`raw piscina.run()         ${fmt(percentile(rawLatency, 50)).padEnd(11)} ${fmt(percentile(rawLatency, 99)).padEnd(11)} ${rawThroughput.toFixed(0)}`);
+console.log(`registry+scheduler+worker ${fmt(percentile(toolcellLatency, 50)).padEnd(11)} ${fmt(percentile(toolcellLatency, 99)).padEnd(11)} ${toolcellThroughput.toFixed(0)}`);
+console.log('');
+console.log(`p50 ratio (toolcell / raw): ${p50Ratio.toFixed(2)}   target ≤ 2.00   ${p50Ratio <= 2 ? 'met' : 'NOT met'}`);
+console.log(`p99 ratio (toolcell / raw): ${(percentile(toolcellLatency, 99) / percentile(rawLatency, 99)).toFixed(2)}`);
+console.log(`throughput: ${toolcellThroughput.toFixed(0)} calls/s   target ≥ 10000   ${toolcellThroughput >= 10_000 ? 'met' : 'NOT met'}  (raw: ${rawThroughput.toFixed(0)}, ratio ${(toolcellThroughput / rawThroughput).toFixed(2)})`);
