@@ -1,0 +1,73 @@
+import { Agent } from '../agent/agent.js';
+import { createGeminiClient } from '../agent/gemini-client.js';
+import { systemInstruction } from '../agent/system-instruction.js';
+import { createRuntime, type Runtime, type SandboxMode } from '../cli/runtime.js';
+import type { ApprovalMode } from '../scheduler/approval.js';
+import type { Scheduler, SchedulerOptions } from '../scheduler/scheduler.js';
+import { combineSinks, type TelemetrySink } from '../telemetry/events.js';
+import { JsonlFileSink } from '../telemetry/jsonl-sink.js';
+import { OtelTelemetrySink } from '../telemetry/otel.js';
+
+export interface AgentSetupOptions {
+  workspace: string;
+  approval: ApprovalMode;
+  sandbox: SandboxMode;
+  timeout?: number;
+  settings?: string;
+  model: string;
+  maxTurns: number;
+  telemetryFile?: string;
+  /** Whether a person can answer confirmations (shapes the system instruction). */
+  interactive: boolean;
+  /** confirm / editor / onUpdate / onOutput for the scheduler. */
+  scheduler?: Partial<Omit<SchedulerOptions, 'registry' | 'approvalMode' | 'telemetry'>>;
+  onWarning?: (message: string) => void;
+}
+
+/** An agent wired to the real Gemini client, a runtime's registry and a scheduler over it. */
+export interface AgentSetup {
+  agent: Agent;
+  runtime: Runtime;
+  scheduler: Scheduler;
+  close(): Promise<void>;
+}
+
+/**
+ * Builds what `run` and `chat` share: the Gemini client (throws
+ * `api_key_missing` / `invalid_base_url` first, before anything starts), the
+ * runtime (`invalid_workspace`, …), telemetry (OpenTelemetry API always,
+ * JSONL when asked) and the agent.
+ */
+export async function setUpAgent(options: AgentSetupOptions): Promise<AgentSetup> {
+  const client = createGeminiClient();
+  const sinks: TelemetrySink[] = [new OtelTelemetrySink()];
+  if (options.telemetryFile) sinks.push(new JsonlFileSink({ path: options.telemetryFile }));
+  const telemetry = combineSinks(...sinks);
+  const runtime = await createRuntime({
+    workspace: options.workspace,
+    approvalMode: options.approval,
+    sandbox: options.sandbox,
+    telemetry,
+    ...(options.timeout ? { timeoutSeconds: options.timeout } : {}),
+    ...(options.settings ? { settingsFile: options.settings } : {}),
+    ...(options.onWarning ? { onWarning: options.onWarning } : {}),
+  });
+  const scheduler = runtime.createScheduler(options.scheduler ?? {});
+  const agent = new Agent({
+    client: client.models,
+    model: options.model,
+    scheduler,
+    registry: runtime.registry,
+    maxTurns: options.maxTurns,
+    systemInstruction: systemInstruction({ workspace: runtime.workspace.roots[0]!, approvalMode: options.approval, interactive: options.interactive }),
+  });
+  return {
+    agent,
+    runtime,
+    scheduler,
+    async close() {
+      await runtime.close();
+      await telemetry.close?.();
+    },
+  };
+}

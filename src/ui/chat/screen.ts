@@ -1,0 +1,139 @@
+import { breakLine } from '../text-width.js';
+import { LiveRegion } from './live-region.js';
+
+/** What the chat draws in the live region: lines, and where the input cursor is. */
+export interface LiveView {
+  lines: string[];
+  cursor?: { row: number; col: number };
+}
+
+export interface ScreenOptions {
+  output: NodeJS.WriteStream;
+  /** Builds the live region's content; called on each render. */
+  view: () => LiveView;
+  /** Minimum time between two redraws caused by `requestRender` (ms). */
+  throttleMs: number;
+}
+
+/**
+ * The chat's output. On a terminal: streamed model text word-wrapped into the
+ * scrollback, a live region redrawn in place at most every `throttleMs`.
+ * Elsewhere (a pipe, a file): plain sequential text and no live region, so
+ * nothing is redrawn and no progress is shown.
+ */
+export class Screen {
+  readonly interactive: boolean;
+  readonly #output: NodeJS.WriteStream;
+  readonly #view: () => LiveView;
+  readonly #throttleMs: number;
+  readonly #region: LiveRegion | undefined;
+  #pendingText = '';
+  #plainLineOpen = false;
+  #timer: NodeJS.Timeout | undefined;
+  #lastRender = 0;
+  #suspended = false;
+
+  constructor(options: ScreenOptions) {
+    this.#output = options.output;
+    this.#view = options.view;
+    this.#throttleMs = options.throttleMs;
+    this.interactive = options.output.isTTY === true;
+    if (this.interactive) {
+      this.#region = new LiveRegion({
+        write: (data) => void this.#output.write(data),
+        columns: () => this.#output.columns || 80,
+        rows: () => this.#output.rows || 24,
+      });
+    }
+  }
+
+  /** Prints whole lines into the scrollback (ends any streamed text first). */
+  print(text: string): void {
+    this.endText();
+    if (this.#region) this.#region.printAbove(text);
+    else this.#output.write(text.endsWith('\n') ? text : `${text}\n`);
+  }
+
+  /** Appends streamed model text. */
+  streamText(chunk: string): void {
+    if (!this.#region) {
+      this.#output.write(chunk);
+      this.#plainLineOpen = !chunk.endsWith('\n');
+      return;
+    }
+    this.#pendingText += chunk;
+    const width = Math.max(10, (this.#output.columns || 80) - 1);
+    const complete: string[] = [];
+    for (;;) {
+      const newline = this.#pendingText.indexOf('\n');
+      if (newline !== -1) {
+        complete.push(this.#pendingText.slice(0, newline));
+        this.#pendingText = this.#pendingText.slice(newline + 1);
+        continue;
+      }
+      const split = breakLine(this.#pendingText, width);
+      if (!split) break;
+      complete.push(split[0]);
+      this.#pendingText = split[1];
+    }
+    if (complete.length > 0) this.#region.printAbove(`${complete.join('\n')}\n`);
+    this.requestRender();
+  }
+
+  /** The partial line of streamed text not yet in the scrollback (shown at the top of the live region). */
+  get pendingText(): string {
+    return this.#pendingText;
+  }
+
+  /** Ends streamed text: its last partial line goes to the scrollback. */
+  endText(): void {
+    if (this.#pendingText !== '') {
+      const text = this.#pendingText;
+      this.#pendingText = '';
+      this.#region?.printAbove(text);
+    }
+    if (this.#plainLineOpen) {
+      this.#output.write('\n');
+      this.#plainLineOpen = false;
+    }
+  }
+
+  /** Redraws the live region now. */
+  render(): void {
+    if (!this.#region || this.#suspended) return;
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#lastRender = Date.now();
+    const view = this.#view();
+    this.#region.render(view.lines, view.cursor);
+  }
+
+  /** Redraws soon, at most once per `throttleMs` (live output may update far more often). */
+  requestRender(): void {
+    if (!this.#region || this.#suspended || this.#timer) return;
+    const wait = Math.max(0, this.#lastRender + this.#throttleMs - Date.now());
+    this.#timer = setTimeout(() => this.render(), wait);
+  }
+
+  /** Erases the live region and stops drawing (an external editor takes the terminal). */
+  suspend(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#suspended = true;
+    this.#region?.clear();
+  }
+
+  resume(): void {
+    this.#suspended = false;
+    this.render();
+  }
+
+  /** Leaves the terminal clean: region erased, cursor visible. */
+  close(): void {
+    this.endText();
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#region?.clear();
+    this.#suspended = true;
+  }
+}
