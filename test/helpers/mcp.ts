@@ -1,8 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, realpath, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { McpServerSettings } from '../../src/config/settings-schema.js';
 import { packageRoot } from '../../src/paths.js';
 
@@ -83,4 +85,55 @@ export function isAlive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/** Writes `<dir>/.toolcell/settings.json`. */
+export async function writeWorkspaceSettings(dir: string, settings: unknown): Promise<void> {
+  await mkdir(join(dir, '.toolcell'), { recursive: true });
+  await writeFile(join(dir, '.toolcell', 'settings.json'), JSON.stringify(settings, null, 2));
+}
+
+/** The SDK's own client, connected to `toolcell serve --stdio` started as a process. */
+export async function connectServeStdio(options: { workspace: string; args?: string[] }): Promise<{ client: Client; transport: StdioClientTransport; stderr: () => string }> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [toolcellBin, 'serve', '--stdio', '--workspace', options.workspace, ...(options.args ?? [])],
+    env: { ...(process.env as Record<string, string>) },
+    stderr: 'pipe',
+  });
+  let stderr = '';
+  transport.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString('utf8');
+  });
+  const client = new Client({ name: 'toolcell-test-client', version: '1.0.0' });
+  await client.connect(transport);
+  return { client, transport, stderr: () => stderr };
+}
+
+/** `toolcell serve --http` started as a process; resolves once it prints its URL. */
+export async function startServeHttp(options: { workspace: string; args?: string[]; env?: Record<string, string> }): Promise<RunningProcess & { url: string; stderr: () => string }> {
+  const child = spawn(process.execPath, [toolcellBin, 'serve', '--workspace', options.workspace, ...(options.args ?? ['--http', '127.0.0.1:0'])], {
+    env: { ...process.env, ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString('utf8');
+  });
+  const url = await waitForLine(child, /MCP over Streamable HTTP at (\S+)/, 'stderr');
+  return { child, url, stderr: () => stderr, stop: () => stopProcess(child) };
+}
+
+/** Runs the toolcell CLI to completion. */
+export function runToolcell(args: string[], options: { input?: string; env?: Record<string, string> } = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [toolcellBin, ...args], { env: { ...process.env, ...options.env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(options.input ?? '');
+  });
 }

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { InvalidArgumentError, type Command } from 'commander';
 import { isToolcellError } from '../../errors.js';
+import { isLoopbackHost } from '../../mcp/server/http-guard.js';
 import { serveHttp } from '../../mcp/server/serve-http.js';
 import { serveStdio } from '../../mcp/server/serve-stdio.js';
 import { createSessionFactory } from '../../mcp/server/session-factory.js';
@@ -56,8 +57,11 @@ Examples:
 
 async function runServe(options: ServeOptions): Promise<number> {
   if (Boolean(options.stdio) === Boolean(options.http)) return usageError('give exactly one of --stdio or --http [host:]port');
-  const token = options.token ?? process.env['TOOLCELL_SERVE_TOKEN'];
+  const token = options.token ?? (process.env['TOOLCELL_SERVE_TOKEN'] || undefined);
   if (token !== undefined && token.length < 8) return usageError('--token must be at least 8 characters');
+  if (options.http && !isLoopbackHost(options.http.host) && token === undefined) {
+    return usageError(`serving on ${options.http.host} (not a loopback address) requires a bearer token (--token or $TOOLCELL_SERVE_TOKEN)`);
+  }
 
   let runtime: Runtime;
   try {
