@@ -1,0 +1,37 @@
+import type { ResolvedWorkspacePath } from '../../../fs/workspace-paths.js';
+import type { WorkspaceInfo } from '../../define-tool.js';
+
+/** One matching line. */
+export interface GrepMatch {
+  /** Relative to the searched directory, `/`-separated. */
+  file: string;
+  /** 1-based. */
+  line: number;
+  text: string;
+}
+
+export interface GrepRequest {
+  workspace: WorkspaceInfo;
+  directory: ResolvedWorkspacePath;
+  /** A JavaScript regular expression (already checked to compile), matched case-insensitively. */
+  pattern: string;
+  /** Glob limiting the files searched; without a `/` it matches file names at any depth. */
+  include?: string | undefined;
+  /** Stop after this many matches. */
+  maxMatches: number;
+  signal: AbortSignal;
+}
+
+export interface GrepOutcome {
+  matches: GrepMatch[];
+  /** True when the search stopped at `maxMatches`. */
+  truncated: boolean;
+}
+
+/** An engine runs a search, or returns null when it cannot (not installed, not a repo, regex dialect). */
+export type GrepEngine = (request: GrepRequest) => Promise<GrepOutcome | null>;
+
+export type GrepEngineName = 'ripgrep' | 'git grep' | 'javascript';
+
+/** Files larger than this are not searched (all engines). */
+export const GREP_MAX_FILE_BYTES = 10 * 1024 * 1024;

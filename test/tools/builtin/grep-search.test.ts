@@ -1,0 +1,154 @@
+import test from 'ava';
+import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { findExecutable } from '../../../src/tools/builtin/grep/find-executable.js';
+import { GREP_MAX_MATCHES, createGrepSearchTool, grepSearchTool, searchFileContentTool, type GrepEngineChoice } from '../../../src/tools/builtin/grep-search.js';
+import { llmText, localTool, runTool, useTempWorkspace, type TempWorkspace } from '../../helpers/workspace.js';
+
+const FILES = {
+  'src/a.ts': 'const greeting = "Hello";\nexport function hello() {}\n',
+  'src/b.js': 'nothing here\n',
+  'docs/readme.md': 'say HELLO\n',
+  '.hidden/h.txt': 'hello from a dotdir\n',
+  '.gitignore': 'ignored/\n',
+  'ignored/x.ts': 'hello ignored\n',
+  'bin.dat': Buffer.from([0x68, 0x65, 0x6c, 0x6c, 0x6f, 0, 1, 2]),
+};
+
+const EXPECTED = [
+  'Found 4 matches for pattern "hello" in path ".":',
+  '---',
+  'File: .hidden/h.txt',
+  'L1: hello from a dotdir',
+  '---',
+  'File: docs/readme.md',
+  'L1: say HELLO',
+  '---',
+  'File: src/a.ts',
+  'L1: const greeting = "Hello";',
+  'L2: export function hello() {}',
+  '---',
+].join('\n');
+
+function gitInit(ws: TempWorkspace): void {
+  execFileSync('git', ['init', '-q', ws.root]);
+}
+
+const engines: Array<{ engine: GrepEngineChoice; display: string; needs?: string; git?: boolean }> = [
+  { engine: 'javascript', display: 'javascript' },
+  { engine: 'ripgrep', display: 'ripgrep', needs: 'rg' },
+  { engine: 'git', display: 'git grep', needs: 'git', git: true },
+];
+
+for (const { engine, display, needs, git } of engines) {
+  const available = async (t: { log(message: string): void }): Promise<boolean> => {
+    if (needs === undefined || (await findExecutable(needs)) !== null) return true;
+    t.log(`${needs} is not on PATH here; the ${engine} engine is not tested`);
+    return false;
+  };
+
+  test(`${engine}: groups matches by file, case-insensitively, skipping ignored and binary files`, async (t) => {
+    if (!(await available(t))) return t.pass();
+    const ws = useTempWorkspace(t, { files: FILES });
+    if (git) gitInit(ws);
+    const result = await runTool(localTool(createGrepSearchTool({ name: 'grep_search', engine }), ws), { pattern: 'hello' });
+    t.is(llmText(result), EXPECTED);
+    t.is(result.returnDisplay, `Found 4 matches (${display})`);
+  });
+
+  test(`${engine}: include_pattern and dir_path narrow the search`, async (t) => {
+    if (!(await available(t))) return t.pass();
+    const ws = useTempWorkspace(t, { files: FILES });
+    if (git) gitInit(ws);
+    const tool = localTool(createGrepSearchTool({ name: 'grep_search', engine }), ws);
+    const included = llmText(await runTool(tool, { pattern: 'hello', include_pattern: '*.ts' }));
+    t.regex(included, /^Found 2 matches for pattern "hello" in path "." \(filter: "\*\.ts"\):/);
+    t.false(included.includes('readme'));
+    const scoped = llmText(await runTool(tool, { pattern: 'hello', dir_path: 'docs' }));
+    t.is(scoped, 'Found 1 match for pattern "hello" in path "docs":\n---\nFile: readme.md\nL1: say HELLO\n---');
+  });
+
+  test(`${engine}: no match is a plain answer`, async (t) => {
+    if (!(await available(t))) return t.pass();
+    const ws = useTempWorkspace(t, { files: FILES });
+    if (git) gitInit(ws);
+    const result = await runTool(localTool(createGrepSearchTool({ name: 'grep_search', engine }), ws), { pattern: 'zebra' });
+    t.is(result.error, undefined);
+    t.is(llmText(result), 'No matches found for pattern "zebra" in path ".".');
+  });
+
+  test(`${engine}: does not follow symlinks out of the workspace`, async (t) => {
+    if (!(await available(t))) return t.pass();
+    const ws = useTempWorkspace(t, { files: { 'a.txt': 'nothing' }, outsideFiles: { 'secret.txt': 'hello secret' } });
+    if (git) gitInit(ws);
+    ws.symlink('out', ws.outside);
+    ws.symlink('secret-link.txt', `${ws.outside}/secret.txt`);
+    const text = llmText(await runTool(localTool(createGrepSearchTool({ name: 'grep_search', engine }), ws), { pattern: 'secret' }));
+    t.false(text.includes('hello secret'), text);
+  });
+}
+
+test('javascript: caps the number of matches with a note', async (t) => {
+  const ws = useTempWorkspace(t, { files: { 'many.txt': 'match\n'.repeat(GREP_MAX_MATCHES + 10) } });
+  const text = llmText(await runTool(localTool(createGrepSearchTool({ name: 'g', engine: 'javascript' }), ws), { pattern: '^match' }));
+  t.regex(text, new RegExp(`results limited to ${GREP_MAX_MATCHES} matches`));
+  t.is(text.split('\n').filter((line) => line.startsWith('L')).length, GREP_MAX_MATCHES);
+});
+
+test('javascript: long matching lines are cut', async (t) => {
+  const ws = useTempWorkspace(t, { files: { 'wide.txt': `match ${'x'.repeat(2000)}\n` } });
+  const text = llmText(await runTool(localTool(createGrepSearchTool({ name: 'g', engine: 'javascript' }), ws), { pattern: 'match' }));
+  t.regex(text, /\.\.\. \[truncated\]/);
+  t.false(text.includes('x'.repeat(501)));
+});
+
+test('javascript: uses JavaScript regex features like lookahead', async (t) => {
+  const ws = useTempWorkspace(t, { files: { 'a.txt': 'foobar\nfoobaz\n' } });
+  const text = llmText(await runTool(localTool(createGrepSearchTool({ name: 'g', engine: 'javascript' }), ws), { pattern: 'foo(?=baz)' }));
+  t.is(text, 'Found 1 match for pattern "foo(?=baz)" in path ".":\n---\nFile: a.txt\nL2: foobaz\n---');
+});
+
+test('auto: a pattern rg cannot parse still gets answered by a later engine', async (t) => {
+  const ws = useTempWorkspace(t, { files: { 'a.txt': 'foobar\nfoobaz\n' } });
+  const result = await runTool(localTool(createGrepSearchTool({ name: 'g', engine: 'auto' }), ws), { pattern: 'foo(?=baz)' });
+  t.regex(llmText(result), /L2: foobaz/);
+});
+
+test('javascript: files with non-UTF-8 names are searched and shown lossily', async (t) => {
+  const ws = useTempWorkspace(t);
+  writeFileSync(Buffer.concat([Buffer.from(`${ws.root}/caf`), Buffer.from([0xe9])]), 'needle\n');
+  const text = llmText(await runTool(localTool(createGrepSearchTool({ name: 'g', engine: 'javascript' }), ws), { pattern: 'needle' }));
+  t.regex(text, /File: caf\ufffd\nL1: needle/);
+});
+
+test('an invalid regex is invalid_tool_params', async (t) => {
+  const ws = useTempWorkspace(t);
+  t.is((await runTool(localTool(grepSearchTool, ws), { pattern: '(unclosed' })).error?.type, 'invalid_tool_params');
+});
+
+test('dir_path outside the workspace or not a directory is refused', async (t) => {
+  const ws = useTempWorkspace(t, { files: { 'f.txt': '' } });
+  const tool = localTool(grepSearchTool, ws);
+  t.is((await runTool(tool, { pattern: 'x', dir_path: '..' })).error?.type, 'path_not_in_workspace');
+  t.is((await runTool(tool, { pattern: 'x', dir_path: 'f.txt' })).error?.type, 'path_is_not_a_directory');
+});
+
+test('an abort stops the search and reports cancelled', async (t) => {
+  const ws = useTempWorkspace(t, { files: { 'a.txt': 'x' } });
+  for (const engine of ['javascript', 'auto'] as const) {
+    const controller = new AbortController();
+    controller.abort();
+    const result = await runTool(localTool(createGrepSearchTool({ name: 'g', engine }), ws), { pattern: 'x' }, controller.signal);
+    t.is(result.error?.type, 'cancelled', engine);
+  }
+});
+
+test('search_file_content is the same tool under its old name', async (t) => {
+  const ws = useTempWorkspace(t, { files: { 'a.txt': 'needle\n' } });
+  t.is(searchFileContentTool.name, 'search_file_content');
+  t.regex(llmText(await runTool(localTool(searchFileContentTool, ws), { pattern: 'needle' })), /File: a\.txt\nL1: needle/);
+});
+
+test('an unknown engine is a TypeError naming the option', (t) => {
+  t.throws(() => createGrepSearchTool({ name: 'g', engine: 'sed' as GrepEngineChoice }), { instanceOf: TypeError, message: /options\.engine/ });
+});
