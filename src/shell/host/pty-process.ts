@@ -1,0 +1,59 @@
+import { constants } from 'node:os';
+import { createRequire } from 'node:module';
+import type * as NodePty from 'node-pty';
+import type { ExitStatus, SpawnedProcess } from '../backend.js';
+import { ChunkFanout } from './chunk-fanout.js';
+import { killProcessTree } from './process-tree.js';
+import { ptyShellArgs } from './shell-command.js';
+
+// node-pty is CommonJS with a native addon; load it the CommonJS way.
+const pty = createRequire(import.meta.url)('node-pty') as typeof NodePty;
+
+export interface PtySpawnOptions {
+  shell: string;
+  command: string;
+  /** Absolute, already confined working directory. */
+  cwd: string;
+  env: Record<string, string>;
+  cols: number;
+  rows: number;
+  /** `NAME=value` in `env` that marks this command's processes. */
+  envMarker: string;
+}
+
+/**
+ * Starts a command in a fresh PTY on the host. Must run in the shell thread:
+ * node-pty is not safe to use from several threads.
+ */
+export function spawnPtyProcess(options: PtySpawnOptions): SpawnedProcess {
+  const terminal = pty.spawn(options.shell, ptyShellArgs(options.shell, options.command), {
+    name: options.env.TERM ?? 'xterm-256color',
+    cols: options.cols,
+    rows: options.rows,
+    cwd: options.cwd,
+    env: options.env,
+    encoding: null,
+  });
+  const fanout = new ChunkFanout();
+  terminal.onData((data) => fanout.emit(data as unknown as Buffer, 'stdout'));
+  // node-pty reports the exit once the PTY has been drained (or 200 ms after
+  // the exit, when a leftover child holds the terminal open).
+  const exited = new Promise<ExitStatus>((resolve) => {
+    terminal.onExit(({ exitCode, signal }) => {
+      resolve(signal ? { exitCode: null, signal: signalName(signal) } : { exitCode, signal: null });
+    });
+  });
+  const selector = { rootPid: terminal.pid, envMarker: options.envMarker };
+  return {
+    pid: terminal.pid,
+    onData: (listener) => fanout.add(listener),
+    exited,
+    kill: (killOptions) => killProcessTree(selector, killOptions?.graceMs === undefined ? {} : { graceMs: killOptions.graceMs }),
+  };
+}
+
+/** `SIGKILL` for 9; the number as a string when the name is unknown. */
+export function signalName(signal: number): string {
+  for (const [name, value] of Object.entries(constants.signals)) if (value === signal) return name;
+  return String(signal);
+}

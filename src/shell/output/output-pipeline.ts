@@ -1,0 +1,208 @@
+import type { LiveOutput } from '../../tools/tool.js';
+import { BinarySniffer } from './binary-sniffer.js';
+import { ByteTail } from './byte-tail.js';
+import { formatBytes } from './format-bytes.js';
+import { LiveThrottle } from './live-throttle.js';
+import { StreamText } from './stream-text.js';
+import { TerminalRenderer } from './terminal-renderer.js';
+
+/** Limits and settings of one command's output handling. */
+export interface OutputLimits {
+  /** Raw bytes rendered; past this, bytes are only counted (and the last `tailBytes` kept). */
+  maxBytes: number;
+  /** Raw bytes kept from the end of an output that passed `maxBytes`. */
+  tailBytes: number;
+  /** Leading bytes sniffed for binary data. */
+  sniffBytes: number;
+  /** Characters of rendered text kept from the start and from the end. */
+  headChars: number;
+  tailChars: number;
+  /** Minimum time between two live updates. */
+  liveIntervalMs: number;
+  /** Lines in a live update. */
+  liveLines: number;
+  cols: number;
+  rows: number;
+  scrollback: number;
+}
+
+/** What a finished command's output came to. */
+export interface RenderedOutput {
+  /** Rendered text (pty), or stdout then stderr (pipes); a one-line note for binary output. */
+  output: string;
+  stdout?: string;
+  stderr?: string;
+  binary: { bytes: number } | null;
+  truncated: boolean;
+  totalBytes: number;
+}
+
+type Stream = 'stdout' | 'stderr';
+
+/**
+ * Everything between a command's raw bytes and what people and the model
+ * see: byte counting with a cap, binary sniffing, rendering (a headless
+ * terminal for a PTY, UTF-8 text per pipe), and throttled live updates.
+ * `push` is cheap and synchronous; memory is bounded by the limits, not by
+ * how much the command writes.
+ */
+export class OutputPipeline {
+  readonly #limits: OutputLimits;
+  readonly #onLive: ((output: LiveOutput) => void) | undefined;
+  readonly #sniffer: BinarySniffer;
+  readonly #terminal: TerminalRenderer | undefined;
+  readonly #streams: Record<Stream, StreamText> | undefined;
+  readonly #tails: Record<Stream, ByteTail>;
+  readonly #throttle: LiveThrottle;
+  #totalBytes = 0;
+  #renderedBytes = 0;
+  #binary = false;
+  #lastLive = '';
+
+  constructor(options: { mode: 'pty' | 'pipes'; limits: OutputLimits; onLive?: (output: LiveOutput) => void }) {
+    const limits = options.limits;
+    this.#limits = limits;
+    this.#onLive = options.onLive;
+    this.#sniffer = new BinarySniffer(limits.sniffBytes);
+    const text = { headChars: limits.headChars, tailChars: limits.tailChars };
+    if (options.mode === 'pty') {
+      this.#terminal = new TerminalRenderer({
+        ...text,
+        cols: limits.cols,
+        rows: limits.rows,
+        scrollback: limits.scrollback,
+        onParsed: () => this.#throttle.changed(),
+      });
+    } else {
+      this.#streams = {
+        stdout: new StreamText({ ...text, liveLines: limits.liveLines }),
+        stderr: new StreamText({ ...text, liveLines: limits.liveLines }),
+      };
+    }
+    const tailBytes = options.mode === 'pty' ? limits.tailBytes : Math.ceil(limits.tailBytes / 2);
+    this.#tails = { stdout: new ByteTail(tailBytes), stderr: new ByteTail(options.mode === 'pty' ? 0 : tailBytes) };
+    this.#throttle = new LiveThrottle({ intervalMs: limits.liveIntervalMs, publish: () => this.#publish() });
+  }
+
+  get totalBytes(): number {
+    return this.#totalBytes;
+  }
+
+  get binary(): boolean {
+    return this.#binary;
+  }
+
+  push(chunk: Uint8Array, stream: Stream = 'stdout'): void {
+    this.#totalBytes += chunk.length;
+    if (this.#binary) {
+      this.#throttle.changed();
+      return;
+    }
+    if (this.#sniffer.push(chunk)) {
+      this.#binary = true;
+      this.#terminal?.dispose();
+      this.#onLive?.({ type: 'binary_detected', bytesReceived: this.#totalBytes });
+      return;
+    }
+    const room = this.#limits.maxBytes - this.#renderedBytes;
+    const rendered = room >= chunk.length ? chunk : chunk.subarray(0, Math.max(0, room));
+    if (rendered.length > 0) {
+      this.#renderedBytes += rendered.length;
+      if (this.#terminal) this.#terminal.write(rendered);
+      else {
+        this.#streams![stream].write(rendered);
+        this.#throttle.changed();
+      }
+    }
+    if (rendered.length < chunk.length) this.#tails[stream].push(chunk.subarray(rendered.length));
+  }
+
+  /** Stops live updates, waits for the renderer and returns the result. Call once. */
+  async finish(): Promise<RenderedOutput> {
+    this.#throttle.stop();
+    const totalBytes = this.#totalBytes;
+    const truncated = totalBytes > this.#renderedBytes;
+    const result = { binary: null, truncated, totalBytes };
+    if (this.#binary) {
+      this.#terminal?.dispose();
+      return { ...result, output: binaryNote(totalBytes), binary: { bytes: totalBytes } };
+    }
+    if (this.#terminal) {
+      let output = await this.#terminal.finish();
+      this.#terminal.dispose();
+      if (truncated) output = this.#withTail(output, await renderTerminalTail(this.#tails.stdout.bytes(), this.#limits));
+      return { ...result, output };
+    }
+    let stdout = this.#streams!.stdout.finish();
+    let stderr = this.#streams!.stderr.finish();
+    if (truncated) {
+      if (this.#tails.stdout.length > 0) stdout = this.#withTail(stdout, decodeTail(this.#tails.stdout.bytes()));
+      if (this.#tails.stderr.length > 0) stderr = this.#withTail(stderr, decodeTail(this.#tails.stderr.bytes()));
+    }
+    const output = stderr.length === 0 ? stdout : stdout.length === 0 ? stderr : `${stdout.replace(/\n$/, '')}\n${stderr}`;
+    return { ...result, output, stdout, stderr };
+  }
+
+  /** Frees the renderer without waiting (the command's result is no longer wanted). */
+  dispose(): void {
+    this.#throttle.stop();
+    this.#terminal?.dispose();
+  }
+
+  #withTail(head: string, tail: string): string {
+    const note = `[... output truncated: the command wrote ${this.#totalBytes} bytes (${formatBytes(this.#totalBytes)}); ` +
+      `the first ${this.#renderedBytes} bytes are shown above and the end below ...]`;
+    const top = head.length === 0 || head.endsWith('\n') ? head : `${head}\n`;
+    return tail.length > 0 ? `${top}${note}\n${tail}` : `${top}${note}`;
+  }
+
+  #publish(): void {
+    if (!this.#onLive) return;
+    if (this.#binary) {
+      this.#onLive({ type: 'binary_progress', bytesReceived: this.#totalBytes });
+      return;
+    }
+    const text = this.#terminal ? this.#terminal.snapshot(this.#limits.liveLines) : liveText(this.#streams!);
+    if (text === this.#lastLive || text.trim().length === 0) return;
+    this.#lastLive = text;
+    this.#onLive(text);
+  }
+}
+
+function liveText(streams: Record<Stream, StreamText>): string {
+  const stdout = streams.stdout.recentLines();
+  const stderr = streams.stderr.recentLines();
+  return stderr.length === 0 ? stdout : `${stdout}\n${stderr}`;
+}
+
+/** The one line the model gets instead of binary bytes. */
+export function binaryNote(bytes: number): string {
+  return `[Binary output detected: the command wrote ${bytes} bytes (${formatBytes(bytes)}) of binary data; it is not shown.]`;
+}
+
+/** Renders the kept end of a truncated terminal stream; its first, partial line is dropped. */
+async function renderTerminalTail(bytes: Uint8Array, limits: OutputLimits): Promise<string> {
+  if (bytes.length === 0) return '';
+  const renderer = new TerminalRenderer({
+    cols: limits.cols,
+    rows: limits.rows,
+    scrollback: limits.scrollback,
+    headChars: 0,
+    tailChars: bytes.length * 4,
+  });
+  try {
+    renderer.write(bytes);
+    return dropFirstLine(await renderer.finish());
+  } finally {
+    renderer.dispose();
+  }
+}
+
+function decodeTail(bytes: Uint8Array): string {
+  return dropFirstLine(new TextDecoder('utf-8').decode(bytes));
+}
+
+function dropFirstLine(text: string): string {
+  const firstBreak = text.indexOf('\n');
+  return firstBreak >= 0 ? text.slice(firstBreak + 1) : text;
+}

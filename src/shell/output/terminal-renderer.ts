@@ -1,0 +1,199 @@
+import xterm from '@xterm/headless';
+import type { IBuffer, IMarker, Terminal as XTerm } from '@xterm/headless';
+import { BoundedText, type OmittedText } from './bounded-text.js';
+
+const { Terminal } = xterm;
+
+/** Slice size once the head is full: large enough to parse fast, small enough to yield often. */
+const FAST_SLICE_BYTES = 64 * 1024;
+
+export interface TerminalRendererOptions {
+  cols: number;
+  rows: number;
+  /**
+   * Lines xterm keeps above the screen. While the head of the output is
+   * being collected, lines are copied out before they can fall off; after
+   * that, the scrollback is the tail that will be shown.
+   */
+  scrollback: number;
+  /** Characters kept from the start of the output, and (at most) from its end. */
+  headChars: number;
+  tailChars: number;
+  /** Called after each parsed slice of output (the screen may have changed). */
+  onParsed?: () => void;
+}
+
+/**
+ * Renders a byte stream the way a terminal shows it, with @xterm/headless:
+ * `\r` progress bars collapse to their last state, cursor movement and ANSI
+ * colours disappear, long lines that the terminal wrapped are joined again.
+ *
+ * Lines that scrolled above the screen can no longer change (the cursor
+ * cannot reach them). Until `headChars` are collected, they are copied out
+ * after every parsed slice, and slices are never longer than the scrollback
+ * so no line falls off first. After that, nothing is copied until the end:
+ * the tail is what the scrollback and screen hold then, and the lines in
+ * between are counted, not kept. Memory: the scrollback plus the head.
+ */
+export class TerminalRenderer {
+  readonly #terminal: XTerm;
+  readonly #headSliceBytes: number;
+  readonly #text: BoundedText;
+  readonly #onParsed: (() => void) | undefined;
+  /** First line of the normal buffer not yet copied into `#text`. */
+  #marker: IMarker | undefined;
+  #startedLine = false;
+  #pendingNewlines = 0;
+  #lineFeedsAfterHead = 0;
+  #queuedBytes = 0;
+  #parsedBytes = 0;
+  #idleWaiters: Array<() => void> = [];
+  #disposed = false;
+
+  constructor(options: TerminalRendererOptions) {
+    this.#terminal = new Terminal({
+      cols: options.cols,
+      rows: options.rows,
+      scrollback: options.scrollback,
+      allowProposedApi: true,
+      // Commands run with `stty -opost`, so a bare LF must also return the carriage.
+      convertEol: true,
+      logLevel: 'off',
+    });
+    this.#headSliceBytes = Math.max(1, options.scrollback);
+    this.#text = new BoundedText({ headChars: options.headChars, tailChars: options.tailChars });
+    this.#onParsed = options.onParsed;
+    this.#marker = this.#terminal.registerMarker(0);
+    this.#terminal.onLineFeed(() => {
+      if (this.#text.headFull) this.#lineFeedsAfterHead++;
+    });
+  }
+
+  /** Bytes handed to `write` that xterm has not parsed yet. */
+  get backlog(): number {
+    return this.#queuedBytes - this.#parsedBytes;
+  }
+
+  write(bytes: Uint8Array): void {
+    if (this.#disposed) return;
+    let offset = 0;
+    while (offset < bytes.length) {
+      // The head phase is decided per write call: a slice queued before the
+      // head filled up stays small, which is only slower, never wrong.
+      const size = this.#text.headFull ? FAST_SLICE_BYTES : this.#headSliceBytes;
+      const slice = bytes.subarray(offset, offset + size);
+      offset += slice.length;
+      this.#queuedBytes += slice.length;
+      this.#terminal.write(slice, () => this.#afterSlice(slice.length));
+    }
+  }
+
+  /** Resolves once every written byte has been parsed. */
+  whenIdle(): Promise<void> {
+    if (this.backlog === 0 || this.#disposed) return Promise.resolve();
+    return new Promise((resolve) => this.#idleWaiters.push(resolve));
+  }
+
+  /** The last `maxLines` lines of what the terminal shows now (for live updates). */
+  snapshot(maxLines: number): string {
+    const buffer = this.#terminal.buffer.active;
+    const end = lastUsedLine(buffer) + 1;
+    const lines: string[] = [];
+    // Walk back far enough to rebuild `maxLines` logical lines (wrapped rows join).
+    let start = Math.max(0, end - maxLines);
+    while (start > 0 && buffer.getLine(start)?.isWrapped) start--;
+    for (let i = start; i < end; i++) {
+      const line = buffer.getLine(i);
+      if (!line) continue;
+      const text = line.translateToString(!buffer.getLine(i + 1)?.isWrapped);
+      if (line.isWrapped && lines.length > 0) lines[lines.length - 1] += text;
+      else lines.push(text);
+    }
+    return lines.slice(-maxLines).join('\n');
+  }
+
+  /**
+   * Waits for the parser, copies the remaining lines and returns the whole
+   * rendered text (trailing blank lines removed). When a full-screen program
+   * left the alternate screen on, its screen is appended.
+   */
+  async finish(gapNote?: (omitted: OmittedText) => string): Promise<string> {
+    await this.whenIdle();
+    if (this.#disposed) return '';
+    this.#harvest(true);
+    let text = this.#text.toString(gapNote);
+    if (this.#terminal.buffer.active.type === 'alternate') {
+      const screen = this.snapshot(this.#terminal.rows).replace(/\s+$/, '');
+      if (screen.length > 0) text = text.length > 0 ? `${text}\n${screen}` : screen;
+    }
+    return text;
+  }
+
+  dispose(): void {
+    if (this.#disposed) return;
+    this.#disposed = true;
+    this.#marker?.dispose();
+    this.#terminal.dispose();
+    for (const resolve of this.#idleWaiters.splice(0)) resolve();
+  }
+
+  #afterSlice(length: number): void {
+    this.#parsedBytes += length;
+    if (this.#disposed) return;
+    if (!this.#text.headFull) this.#harvest(false);
+    this.#onParsed?.();
+    if (this.backlog === 0) for (const resolve of this.#idleWaiters.splice(0)) resolve();
+  }
+
+  /** Copies final lines (above the screen, or all lines when `all`) of the normal buffer. */
+  #harvest(all: boolean): void {
+    const terminal = this.#terminal;
+    // Markers are registered on the active buffer; while a full-screen program
+    // uses the alternate screen the normal buffer does not move.
+    if (!all && terminal.buffer.active.type !== 'normal') return;
+    const buffer = terminal.buffer.normal;
+    let start = 0;
+    if (this.#marker && !this.#marker.isDisposed) {
+      start = this.#marker.line;
+    } else {
+      // The marked line scrolled off: everything since the last copy that is
+      // not in the buffer any more is gone. Count it and start a new line.
+      this.#text.omitLines(Math.max(0, this.#lineFeedsAfterHead - (buffer.length - 1)));
+      this.#startedLine = false;
+      this.#pendingNewlines = 0;
+    }
+    const end = all ? buffer.length : buffer.baseY;
+    let batch = '';
+    let next = start < end ? buffer.getLine(start) : undefined;
+    for (let i = start; i < end; i++) {
+      const line = next;
+      next = buffer.getLine(i + 1);
+      if (!line) continue;
+      const text = line.translateToString(!next?.isWrapped);
+      if (!line.isWrapped || !this.#startedLine) {
+        if (this.#startedLine) this.#pendingNewlines++;
+        this.#startedLine = true;
+      }
+      if (text.length > 0) {
+        if (this.#pendingNewlines === 1) batch += '\n';
+        else if (this.#pendingNewlines > 1) batch += '\n'.repeat(this.#pendingNewlines);
+        batch += text;
+        this.#pendingNewlines = 0;
+      }
+    }
+    this.#text.append(batch);
+    if (all) return;
+    this.#marker?.dispose();
+    // Offset from the cursor row to the first screen row (buffer.baseY).
+    this.#marker = terminal.registerMarker(-buffer.cursorY);
+  }
+}
+
+/** Index of the last row that holds text or the cursor. */
+function lastUsedLine(buffer: IBuffer): number {
+  const cursorLine = buffer.baseY + buffer.cursorY;
+  for (let i = buffer.length - 1; i > cursorLine; i--) {
+    if (buffer.getLine(i)?.translateToString(true).length) return i;
+  }
+  return cursorLine;
+}

@@ -1,0 +1,71 @@
+import type { MessagePort } from 'node:worker_threads';
+import type { LiveOutput } from '../tools/tool.js';
+import type { OutputLimits } from './output/output-pipeline.js';
+import type { SandboxChoice, ShellRunResult } from './run-types.js';
+
+/**
+ * Messages between the main thread (ShellService) and the shell thread.
+ * Control messages travel on the worker's own port; each run gets a
+ * MessageChannel of its own, whose port carries its live output, its
+ * result and its cancel, so runs never queue behind each other.
+ */
+
+/** Everything the shell thread needs, fixed when the service starts (workerData). */
+export interface ShellThreadSettings {
+  limits: OutputLimits;
+  /** SIGTERM → SIGKILL delay when a command is ended. */
+  killGraceMs: number;
+  /**
+   * Host environment values read on the main thread: the allowlist's own
+   * names (PATH, HOME, LANG…, used on the host only) and the names in `passEnv`.
+   */
+  hostEnv: Record<string, string>;
+  /** Host variables the user allowed by name. */
+  passEnv: string[];
+  /** Options for the Docker backend, passed through unchanged. */
+  docker: Record<string, unknown>;
+  /** Module that exports `createDockerBackend` and `probeDocker` (tests point it elsewhere). */
+  dockerModule?: string;
+}
+
+/** A boundary-crossing error: a stable code and a message. */
+export interface WireError {
+  code: string;
+  message: string;
+}
+
+/** What a run sends to the shell thread (the serialisable part of ShellRunOptions). */
+export interface RunRequest {
+  command: string;
+  cwd: string;
+  env: Record<string, string>;
+  mode: 'pty' | 'pipes';
+  stdin?: Uint8Array;
+  background: boolean;
+  inactivityMs: number;
+  wallMs?: number;
+  /** False when nobody listens: the thread then sends no live output at all. */
+  live: boolean;
+}
+
+export type ThreadRequest =
+  | { type: 'open'; id: number; sessionId: string; sandbox: SandboxChoice; workspaceRoot: string }
+  | { type: 'run'; sessionId: string; port: MessagePort; run: RunRequest }
+  | { type: 'close-session'; id: number; sessionId: string }
+  | { type: 'shutdown'; id: number };
+
+/** What `open` answers: where the session's commands run, or why they cannot. */
+export interface OpenedSession {
+  sessionId: string;
+  /** E.g. `docker (toolcell-sandbox:3f2a…)`, `host (no sandbox)`, or `unavailable: …`. */
+  description: string;
+  backend: 'docker' | 'host' | 'unavailable';
+}
+
+export type ThreadReply = { type: 'reply'; id: number; ok: true; value?: unknown } | { type: 'reply'; id: number; ok: false; error: WireError };
+
+/** Shell thread → main thread, on a run's port. */
+export type RunEvent = { type: 'output'; output: LiveOutput } | { type: 'result'; result: ShellRunResult } | { type: 'error'; error: WireError };
+
+/** Main thread → shell thread, on a run's port. */
+export type RunControl = { type: 'cancel' };

@@ -1,0 +1,135 @@
+import type { MessagePort } from 'node:worker_threads';
+import { ToolErrorType, errorMessage, isToolcellError } from '../../errors.js';
+import type { ShellSession, SpawnedProcess } from '../backend.js';
+import { OutputPipeline, type OutputLimits } from '../output/output-pipeline.js';
+import type { RunControl, RunEvent, RunRequest, WireError } from '../protocol.js';
+import type { ShellRunResult } from '../run-types.js';
+
+export interface RunCommandOptions {
+  session: ShellSession;
+  request: RunRequest;
+  /** Environment built for the session's backend (allowlist + request values). */
+  env: Record<string, string>;
+  port: MessagePort;
+  limits: OutputLimits;
+  killGraceMs: number;
+}
+
+type StopReason = 'cancel' | 'inactivity' | 'wall';
+
+/**
+ * Runs one command in the shell thread and answers on its port: throttled
+ * `output` events while it runs, then one `result` (or `error` when it could
+ * not start). A cancel on the port, the inactivity limit or the wall-clock
+ * limit ends the whole process tree; the result keeps the partial output.
+ * A foreground command's leftovers are killed when it exits.
+ */
+export async function runCommand(options: RunCommandOptions): Promise<void> {
+  const { request, port } = options;
+  const send = (event: RunEvent): void => port.postMessage(event);
+  let stopReason: StopReason | null = null;
+  let spawned: SpawnedProcess | undefined;
+  let killing: Promise<void> | undefined;
+  const stop = (reason: StopReason): void => {
+    if (stopReason) return;
+    stopReason = reason;
+    if (spawned) killing = spawned.kill({ graceMs: options.killGraceMs });
+  };
+  port.on('message', (message: RunControl) => {
+    if (message?.type === 'cancel') stop('cancel');
+  });
+
+  const pipeline = new OutputPipeline({
+    mode: request.mode,
+    limits: options.limits,
+    ...(request.live ? { onLive: (output) => send({ type: 'output', output }) } : {}),
+  });
+  try {
+    spawned = await options.session.spawn({
+      command: request.command,
+      cwd: request.cwd,
+      env: options.env,
+      mode: request.mode,
+      cols: options.limits.cols,
+      rows: options.limits.rows,
+      background: request.background,
+      ...(request.stdin ? { stdin: request.stdin } : {}),
+    });
+  } catch (error) {
+    pipeline.dispose();
+    send({ type: 'error', error: toWireError(error) });
+    return;
+  }
+
+  if (request.background) {
+    pipeline.dispose();
+    const result: ShellRunResult = {
+      ...emptyResult(spawned.pid),
+      backgroundPid: spawned.pid,
+      ...(spawned.logPath ? { logPath: spawned.logPath } : {}),
+    };
+    send({ type: 'result', result });
+    return;
+  }
+
+  // A cancel that arrived while the command was starting.
+  if (stopReason) killing = spawned.kill({ graceMs: options.killGraceMs });
+  const timers = startTimers(request, stop);
+  spawned.onData((chunk, stream) => {
+    timers.activity();
+    pipeline.push(chunk, stream);
+  });
+  const status = await spawned.exited;
+  timers.clear();
+  // Whatever the command left running (children, `&` jobs) ends with it.
+  await (killing ?? spawned.kill({ graceMs: options.killGraceMs })).catch(() => {});
+  const rendered = await pipeline.finish();
+  const reason = stopReason as StopReason | null;
+  send({
+    type: 'result',
+    result: {
+      ...rendered,
+      exitCode: status.exitCode,
+      signal: status.signal,
+      aborted: reason === 'cancel',
+      timedOut: reason === 'inactivity' || reason === 'wall' ? reason : null,
+      pid: spawned.pid,
+    },
+  });
+}
+
+/** Inactivity and wall-clock limits. Output moves a timestamp; the timer re-arms itself lazily. */
+function startTimers(request: RunRequest, stop: (reason: StopReason) => void): { activity(): void; clear(): void } {
+  let lastActivity = performance.now();
+  let inactivityTimer: NodeJS.Timeout | undefined;
+  let wallTimer: NodeJS.Timeout | undefined;
+  const inactivityMs = request.inactivityMs;
+  if (inactivityMs > 0) {
+    const check = (): void => {
+      const idle = performance.now() - lastActivity;
+      if (idle >= inactivityMs) stop('inactivity');
+      else inactivityTimer = setTimeout(check, inactivityMs - idle);
+    };
+    inactivityTimer = setTimeout(check, inactivityMs);
+  }
+  if (request.wallMs !== undefined && request.wallMs > 0) wallTimer = setTimeout(() => stop('wall'), request.wallMs);
+  return {
+    activity: () => {
+      lastActivity = performance.now();
+    },
+    clear: () => {
+      clearTimeout(inactivityTimer);
+      clearTimeout(wallTimer);
+    },
+  };
+}
+
+function emptyResult(pid: number): ShellRunResult {
+  return { output: '', exitCode: null, signal: null, aborted: false, timedOut: null, binary: null, truncated: false, totalBytes: 0, pid };
+}
+
+/** A stable code and message for any thrown value. */
+export function toWireError(error: unknown): WireError {
+  if (isToolcellError(error)) return { code: error.code, message: error.message };
+  return { code: ToolErrorType.SHELL_EXECUTE_ERROR, message: errorMessage(error) };
+}
