@@ -59,7 +59,7 @@ export async function discoverCommandTools(options: DiscoverCommandToolsOptions)
   if (result.aborted) throw fail('was cancelled');
   if (result.timedOut) throw fail(`timed out after ${timeoutMs} ms${stderr}`);
   if (result.truncated || Buffer.byteLength(result.stdout) > DISCOVERY_OUTPUT_LIMIT_BYTES) {
-    throw fail(`printed more than ${DISCOVERY_OUTPUT_LIMIT_BYTES} bytes (the limit for discovery output)`);
+    throw fail(`printed too much output: it passed the output limit (at most ${DISCOVERY_OUTPUT_LIMIT_BYTES} bytes are accepted) and was cut`);
   }
   if (result.signal) throw fail(`was killed by ${result.signal}${stderr}`);
   if (result.exitCode !== 0) throw fail(`exited with code ${result.exitCode ?? 'unknown'}${stderr}`);

@@ -118,6 +118,7 @@ export class DiscoveredTool implements Tool<Record<string, unknown>> {
         signal,
       });
     } catch (error) {
+      if (signal.aborted) return toolErrorResult(ToolErrorType.CANCELLED, `${this.name} was cancelled.`);
       return toolErrorResult(
         ToolErrorType.DISCOVERED_TOOL_EXECUTION_ERROR,
         `Could not run call command "${this.commandLine}": ${error instanceof Error ? error.message : String(error)}`,
