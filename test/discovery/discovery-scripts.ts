@@ -1,0 +1,40 @@
+import { chmod, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+/**
+ * POSIX sh scripts for discovery tests, written into a workspace so they run
+ * wherever the shell session runs commands (the host, or a container with the
+ * workspace mounted, where there may be no node).
+ */
+export const DECLARATIONS = [
+  {
+    name: 'greet',
+    description: 'Greets someone.',
+    parameters: { type: 'OBJECT', properties: { who: { type: 'STRING', format: 'email' } }, required: ['who'] },
+  },
+  { name: 'fail', description: 'Exits 7 after writing to both streams.' },
+  { name: 'killself', description: 'Killed by SIGKILL.' },
+  { name: 'hang', description: 'Never ends.' },
+  { name: 'ignore_stdin', description: 'Does not read its input.', parametersJsonSchema: { type: 'object', properties: { blob: { type: 'string' } } } },
+  { name: 'my tool/with spaces', description: 'A name Gemini does not accept as is.' },
+];
+
+const CALL_SCRIPT = `#!/bin/sh
+name="$1"
+case "$name" in
+  greet) input=$(cat); printf 'hello %s' "$input" ;;
+  fail) cat >/dev/null; echo "partial output"; echo "something broke" >&2; exit 7 ;;
+  killself) kill -9 $$ ;;
+  hang) sleep 1000 ;;
+  ignore_stdin) echo ignored ;;
+  *) input=$(cat); printf 'called [%s] with %s' "$name" "$input" ;;
+esac
+`;
+
+/** Writes the scripts; returns the commands to put in settings. */
+export async function writeDiscoveryScripts(dir: string): Promise<{ discoveryCommand: string; callCommand: string }> {
+  await writeFile(join(dir, 'declarations.json'), JSON.stringify(DECLARATIONS));
+  await writeFile(join(dir, 'call.sh'), CALL_SCRIPT);
+  await chmod(join(dir, 'call.sh'), 0o755);
+  return { discoveryCommand: 'cat declarations.json', callCommand: 'sh ./call.sh' };
+}
