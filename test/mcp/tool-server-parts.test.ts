@@ -1,0 +1,25 @@
+import test from 'ava';
+import { toolAnnotations } from '../../src/mcp/server/tool-annotations.js';
+import { ToolNameMap } from '../../src/mcp/server/tool-name-map.js';
+import type { Tool } from '../../src/tools/tool.js';
+
+test('Gemini names map to MCP names and back; `:` becomes `_`, collisions get a suffix', (t) => {
+  const map = new ToolNameMap(['read_file', 'ns:tool', 'ns_tool', 'mcp_fx_echo.v2']);
+  t.is(map.toMcp('read_file'), 'read_file');
+  t.is(map.toMcp('mcp_fx_echo.v2'), 'mcp_fx_echo.v2');
+  t.is(map.toMcp('ns:tool'), 'ns_tool');
+  t.is(map.toMcp('ns_tool'), 'ns_tool_2');
+  t.is(map.toGemini('ns_tool'), 'ns:tool');
+  t.is(map.toGemini('ns_tool_2'), 'ns_tool');
+  t.is(map.toGemini('unknown'), undefined);
+  t.is(map.toGemini('bad name!'), undefined);
+});
+
+test('annotations follow the kind', (t) => {
+  const tool = (kind: Tool['kind']) => ({ kind, displayName: `T ${kind}` }) as Tool<unknown>;
+  t.deepEqual(toolAnnotations(tool('read')), { title: 'T read', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false });
+  t.like(toolAnnotations(tool('fetch')), { readOnlyHint: true, openWorldHint: true });
+  t.like(toolAnnotations(tool('edit')), { readOnlyHint: false, destructiveHint: true, idempotentHint: false });
+  t.like(toolAnnotations(tool('delete')), { destructiveHint: true, idempotentHint: true });
+  t.like(toolAnnotations(tool('execute')), { readOnlyHint: false, destructiveHint: true, openWorldHint: true });
+});
