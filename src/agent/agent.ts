@@ -8,6 +8,9 @@ import { addUsage, emptyUsage } from './events.js';
 import type { ContentGenerator } from './gemini-client.js';
 import type { ModelTurnResult, StreamProgress } from './model-turn.js';
 import { readModelTurn } from './model-turn.js';
+import { DEFAULT_MAX_TURNS } from './defaults.js';
+
+export { DEFAULT_MAX_TURNS };
 
 /** What the turn loop needs of the Scheduler (src/scheduler/scheduler.ts satisfies it). */
 export interface AgentScheduler {
@@ -36,7 +39,6 @@ export interface SendOptions {
   signal?: AbortSignal;
 }
 
-export const DEFAULT_MAX_TURNS = 100;
 
 /**
  * The turn loop (seed ch. 14: Turn + useGeminiStream). Each `send` streams a

@@ -1,4 +1,3 @@
-import { ApiError } from '@google/genai';
 import type { AgentError } from './events.js';
 
 /**
@@ -44,7 +43,7 @@ const NETWORK_CODES = new Set([
  * from one that never answered (`api_network_error`).
  */
 export function classifyApiError(error: unknown, options: { receivedChunks?: number } = {}): AgentError {
-  if (error instanceof ApiError || isApiErrorLike(error)) {
+  if (isApiError(error)) {
     const status = (error as { status: number }).status;
     const detail = apiErrorDetail((error as Error).message);
     return { code: codeForStatus(status), message: messageForStatus(status, detail) };
@@ -66,7 +65,11 @@ export function classifyApiError(error: unknown, options: { receivedChunks?: num
   return { code: AgentErrorCode.API_ERROR, message: `Gemini API request failed: ${oneLine(message)}` };
 }
 
-function isApiErrorLike(error: unknown): boolean {
+/**
+ * The SDK's ApiError, recognised by shape: importing the class would load
+ * all of @google/genai into every toolcell command.
+ */
+function isApiError(error: unknown): boolean {
   return error instanceof Error && error.name === 'ApiError' && typeof (error as { status?: unknown }).status === 'number';
 }
 

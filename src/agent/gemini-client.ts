@@ -2,8 +2,7 @@ import { GoogleGenAI } from '@google/genai';
 import { ToolcellError } from '../errors.js';
 import { AgentErrorCode } from './api-errors.js';
 
-/** The default model of `toolcell run` and `toolcell chat`. */
-export const DEFAULT_MODEL = 'gemini-2.5-flash';
+export { DEFAULT_MODEL } from './defaults.js';
 
 /** The part of the @google/genai client the turn loop uses (so tests and wrappers can stand in). */
 export type ContentGenerator = Pick<GoogleGenAI['models'], 'generateContentStream'>;

@@ -1,6 +1,5 @@
 import { InvalidArgumentError, Option } from 'commander';
-import { DEFAULT_MAX_TURNS } from '../agent/agent.js';
-import { DEFAULT_MODEL } from '../agent/gemini-client.js';
+import { DEFAULT_MAX_TURNS, DEFAULT_MODEL } from '../agent/defaults.js';
 
 /** `-m, --model`: defaults to GEMINI_MODEL, then gemini-2.5-flash. */
 export function modelOption(): Option {

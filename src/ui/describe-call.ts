@@ -3,7 +3,7 @@ import type { ToolCallRequest } from '../scheduler/tool-call.js';
 
 /**
  * One line describing a requested call, from its tool's `describe` when the
- * tool exists and the arguments are valid; otherwise its name and arguments.
+ * tool exists and the arguments are valid; otherwise its arguments as JSON.
  */
 export function describeRequest(registry: Pick<ToolRegistry, 'get'>, request: ToolCallRequest): string {
   const tool = registry.get(request.name);
@@ -16,5 +16,5 @@ export function describeRequest(registry: Pick<ToolRegistry, 'get'>, request: To
     }
   }
   const args = JSON.stringify(request.args);
-  return args === '{}' ? request.name : `${request.name} ${args}`;
+  return args === '{}' ? '' : args;
 }

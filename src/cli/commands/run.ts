@@ -3,7 +3,7 @@ import { Option, type Command } from 'commander';
 import type { AgentOutcome } from '../../agent/events.js';
 import { isToolcellError } from '../../errors.js';
 import { type AgentCliOptions, maxTurnsOption, modelOption, telemetryFileOption } from '../../ui/agent-cli-options.js';
-import { type AgentSetup, setUpAgent } from '../../ui/agent-setup.js';
+import type { AgentSetup } from '../../ui/agent-setup.js';
 import { describeRequest } from '../../ui/describe-call.js';
 import { JsonResultCollector } from '../../ui/headless/json-result.js';
 import { StreamJsonWriter } from '../../ui/headless/stream-json.js';
@@ -103,6 +103,8 @@ async function runPrompt(promptArg: string | undefined, options: RunOptions): Pr
   let setup: AgentSetup | undefined;
   try {
     try {
+      // Loaded on use: @google/genai is heavy, and other commands do not need it.
+      const { setUpAgent } = await import('../../ui/agent-setup.js');
       setup = await setUpAgent({
         ...options,
         interactive: false,

@@ -35,9 +35,16 @@ export class LiveRegion {
     this.#options.write(this.#eraseSequence() + this.#drawSequence());
   }
 
-  /** Prints text above the region (it scrolls away like normal output), then redraws the region. */
-  printAbove(text: string): void {
+  /**
+   * Prints text above the region (it scrolls away like normal output), then
+   * draws the region again, with new lines when given.
+   */
+  printAbove(text: string, lines?: string[], cursor?: { row: number; col: number }): void {
     if (text === '') return;
+    if (lines) {
+      this.#lines = lines;
+      this.#cursor = cursor;
+    }
     const body = text.endsWith('\n') ? text : `${text}\n`;
     this.#options.write(this.#eraseSequence() + body.replace(/\r?\n/g, '\r\n') + this.#drawSequence());
   }

@@ -32,6 +32,7 @@ export class Screen {
   #timer: NodeJS.Timeout | undefined;
   #lastRender = 0;
   #suspended = false;
+  readonly #held: string[] = [];
 
   constructor(options: ScreenOptions) {
     this.#output = options.output;
@@ -50,7 +51,7 @@ export class Screen {
   /** Prints whole lines into the scrollback (ends any streamed text first). */
   print(text: string): void {
     this.endText();
-    if (this.#region) this.#region.printAbove(text);
+    if (this.#region) this.#printAbove(text);
     else this.#output.write(text.endsWith('\n') ? text : `${text}\n`);
   }
 
@@ -76,8 +77,8 @@ export class Screen {
       complete.push(split[0]);
       this.#pendingText = split[1];
     }
-    if (complete.length > 0) this.#region.printAbove(`${complete.join('\n')}\n`);
-    this.requestRender();
+    if (complete.length > 0) this.#printAbove(`${complete.join('\n')}\n`);
+    else this.requestRender();
   }
 
   /** The partial line of streamed text not yet in the scrollback (shown at the top of the live region). */
@@ -90,12 +91,26 @@ export class Screen {
     if (this.#pendingText !== '') {
       const text = this.#pendingText;
       this.#pendingText = '';
-      this.#region?.printAbove(text);
+      if (this.#region) this.#printAbove(text);
     }
     if (this.#plainLineOpen) {
       this.#output.write('\n');
       this.#plainLineOpen = false;
     }
+  }
+
+  /** Prints into the scrollback and redraws the region with fresh content in the same write. */
+  #printAbove(text: string): void {
+    if (this.#suspended) {
+      // The terminal belongs to a child (an editor): keep the text for when it is handed back.
+      this.#held.push(text.endsWith('\n') ? text : `${text}\n`);
+      return;
+    }
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#lastRender = Date.now();
+    const view = this.#view();
+    this.#region!.printAbove(text, view.lines, view.cursor);
   }
 
   /** Redraws the live region now. */
@@ -125,7 +140,9 @@ export class Screen {
 
   resume(): void {
     this.#suspended = false;
-    this.render();
+    const held = this.#held.splice(0);
+    if (held.length > 0) this.#printAbove(held.join(''));
+    else this.render();
   }
 
   /** Leaves the terminal clean: region erased, cursor visible. */

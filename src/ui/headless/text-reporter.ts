@@ -8,7 +8,7 @@ export interface TextReporterOptions {
   /** Where tool progress, warnings and errors go (stderr). */
   err: (text: string) => void;
   style: Style;
-  /** One line describing a call; defaults to its name and arguments. */
+  /** One line describing a call (after its name); defaults to its arguments. */
   describe?: (request: ToolCallRequest) => string;
   /** Prefix of error lines, e.g. `toolcell run`. */
   prefix: string;
@@ -38,7 +38,7 @@ export class TextReporter {
         return;
       case 'tool_call': {
         this.#breakLine();
-        const description = this.#options.describe?.(event.request) ?? `${event.request.name} ${JSON.stringify(event.request.args)}`;
+        const description = this.#options.describe?.(event.request) ?? JSON.stringify(event.request.args);
         err(`${style.cyan('→')} ${style.bold(event.request.name)} ${style.dim(truncate(description, 160))}\n`);
         return;
       }
