@@ -19,6 +19,3 @@ const INLINE_MEDIA_TYPES: Readonly<Record<string, string>> = {
 export function inlineMediaType(path: string): string | undefined {
   return INLINE_MEDIA_TYPES[extname(path).toLowerCase()];
 }
-
-/** The extensions `inlineMediaType` knows, with the dot (`.png`, ...). */
-export const INLINE_MEDIA_EXTENSIONS: readonly string[] = Object.keys(INLINE_MEDIA_TYPES);

@@ -3,6 +3,7 @@ import type { WorkspaceInfo } from '../tools/define-tool.js';
 import { canResolveOpenFds, fdPath } from './fd-path.js';
 import { openConfinedDirectory } from './safe-open.js';
 
+/** What a directory entry is, from the directory itself (symlinks are not followed). */
 export type DirectoryEntryKind = 'file' | 'directory' | 'symlink' | 'other';
 
 /** One name in a directory. `name` is raw bytes: names need not be valid UTF-8. */

@@ -76,7 +76,11 @@ export const globTool = defineTool({
         }
         found.push({ path: file.path, mtimeMs: await mtimeOf(file.path) });
       }
-      return { llmContent: renderMatches(params.pattern, directory.real, sortByRecency(found, Date.now()), report.ignored, unnamable), returnDisplay: `Found ${found.length} matching file(s)` };
+      const sorted = sortByRecency(found, Date.now());
+      return {
+        llmContent: renderMatches(params.pattern, directory.real, sorted, report.ignored, unnamable),
+        returnDisplay: `Found ${found.length} matching file(s)`,
+      };
     } catch (error) {
       return failureResult(error, ToolErrorType.SEARCH_FAILED);
     }

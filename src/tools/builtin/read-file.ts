@@ -34,7 +34,9 @@ export const readFileTool = defineTool({
     if (start_line === undefined && end_line === undefined) return file_path;
     return `${file_path} (lines ${start_line ?? 1}-${end_line ?? 'end'})`;
   },
-  locations: (params, workspace) => [{ path: absoluteWorkspacePath(workspace, params.file_path), line: params.start_line }],
+  locations: (params, workspace) => [
+    { path: absoluteWorkspacePath(workspace, params.file_path), ...(params.start_line !== undefined ? { line: params.start_line } : {}) },
+  ],
   async execute(params, { workspace, signal }) {
     if (params.start_line !== undefined && params.end_line !== undefined && params.end_line < params.start_line) {
       return toolErrorResult(ToolErrorType.INVALID_TOOL_PARAMS, `end_line (${params.end_line}) must not be less than start_line (${params.start_line}).`);

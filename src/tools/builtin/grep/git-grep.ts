@@ -3,6 +3,15 @@ import type { GrepMatch, GrepOutcome, GrepRequest } from './grep-types.js';
 import { runLines } from './run-lines.js';
 
 /**
+ * The workspace's own .git/config is written by whoever controls the
+ * workspace (the model, too: it can write files). Settings that make git run
+ * programs are overridden on the command line, which beats repository config;
+ * optional locks are off so git does not write the index (no index hooks).
+ */
+const HARDENING = ['--no-pager', '-c', 'core.fsmonitor=false', '-c', 'core.hooksPath=/dev/null', '-c', 'core.quotePath=false'];
+const GIT_ENV = { GIT_OPTIONAL_LOCKS: '0', GIT_TERMINAL_PROMPT: '0' };
+
+/**
  * Searches with `git grep` when the directory is inside a git work tree:
  * tracked and untracked files that .gitignore does not exclude, binary files
  * skipped, case-insensitive, Perl-compatible regexes (-P: closest to
@@ -12,13 +21,14 @@ import { runLines } from './run-lines.js';
 export async function searchWithGitGrep(request: GrepRequest): Promise<GrepOutcome | null> {
   const git = await findExecutable('git');
   if (git === null || !(await insideWorkTree(git, request))) return null;
-  const args = ['-c', 'core.quotePath=false', 'grep', '--untracked', '-n', '-z', '-I', '-i', '--no-color', '-P', '-e', request.pattern, '--'];
+  const args = [...HARDENING, 'grep', '--untracked', '-n', '-z', '-I', '-i', '--no-color', '-P', '-e', request.pattern, '--'];
   if (request.include !== undefined) args.push(request.include);
   const matches: GrepMatch[] = [];
   let truncated = false;
   const result = await runLines(git, args, {
     cwd: request.directory.real,
     signal: request.signal,
+    env: GIT_ENV,
     onLine(line) {
       const match = parseMatch(line);
       if (match === null) return true;
@@ -37,9 +47,10 @@ export async function searchWithGitGrep(request: GrepRequest): Promise<GrepOutco
 
 async function insideWorkTree(git: string, request: GrepRequest): Promise<boolean> {
   let answer = '';
-  const result = await runLines(git, ['rev-parse', '--is-inside-work-tree'], {
+  const result = await runLines(git, [...HARDENING, 'rev-parse', '--is-inside-work-tree'], {
     cwd: request.directory.real,
     signal: request.signal,
+    env: GIT_ENV,
     onLine(line) {
       answer = line.toString('utf8').trim();
       return true;

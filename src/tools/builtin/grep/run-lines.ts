@@ -3,6 +3,8 @@ import { spawn } from 'node:child_process';
 export interface RunLinesOptions {
   cwd: string;
   signal: AbortSignal;
+  /** Extra environment variables (added to this process's environment). */
+  env?: Record<string, string>;
   /** Called per stdout line (without the newline); return false to stop the process early. */
   onLine(line: Buffer): boolean;
 }
@@ -27,7 +29,13 @@ const MAX_STDERR_BYTES = 4096;
 export function runLines(command: string, args: readonly string[], options: RunLinesOptions): Promise<RunLinesResult | null> {
   options.signal.throwIfAborted();
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'], signal: options.signal, killSignal: 'SIGKILL' });
+    const child = spawn(command, args, {
+      cwd: options.cwd,
+      env: options.env ? { ...process.env, ...options.env } : process.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      signal: options.signal,
+      killSignal: 'SIGKILL',
+    });
     let pending: Buffer = Buffer.alloc(0);
     let stopped = false;
     let stderr: Buffer = Buffer.alloc(0);
