@@ -1,0 +1,368 @@
+/**
+ * Shared machinery of the adversarial suite (test/security/): a workspace, a
+ * sandbox session driven through the public library API (createRuntime →
+ * Scheduler → run_shell_command / the built-in file tools in the worker
+ * pool), a runner for the public CLI (`toolcell exec --json`), and the
+ * checks every attack ends with: nothing of the call survives, and the next
+ * call in the same session still works.
+ *
+ * Docker is required: under CI=true a missing engine or image fails the
+ * suite (requireDocker from test/helpers/docker.ts); locally it skips with a
+ * message.
+ */
+import type { ExecutionContext } from 'ava';
+import { execFile, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, realpath, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Part } from '@google/genai';
+import { createRuntime, type Runtime } from '../../src/cli/runtime.js';
+import { packageRoot } from '../../src/paths.js';
+import type { CompletedToolCall } from '../../src/scheduler/tool-call.js';
+
+/** Wall-clock limit (seconds) the suite gives each shell command unless a test says otherwise. */
+export const SUITE_TIMEOUT_SECONDS = 20;
+
+/** The model-facing outcome of one call, as the model would receive it. */
+export interface CallOutcome {
+  callId: string;
+  status: 'success' | 'error' | 'cancelled';
+  /** The functionResponse's `response` object. */
+  response: Record<string, unknown>;
+  /** Everything the model reads for this call: `output`, then `error`, as text. */
+  text: string;
+  /** Stable error type when the call failed or was cancelled. */
+  errorType?: string;
+  /** What people see (`resultDisplay`), as text. */
+  display: string;
+  durationMs: number;
+}
+
+/** A fresh, real-path temporary folder, removed when the test ends. */
+export async function makeTempDir(t: ExecutionContext, prefix = 'toolcell-sec-'): Promise<string> {
+  const dir = await realpath(await mkdtemp(join(tmpdir(), prefix)));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** A random marker that cannot appear in output by chance. */
+export function nonce(label = 'n'): string {
+  return `${label}-${randomBytes(8).toString('hex')}`;
+}
+
+let callCounter = 0;
+
+function outcomeOf(call: CompletedToolCall): CallOutcome {
+  const part = call.response.responseParts[0];
+  const response = (part?.functionResponse?.response ?? {}) as Record<string, unknown>;
+  const pieces: string[] = [];
+  if (response['output'] !== undefined) pieces.push(String(response['output']));
+  if (response['error'] !== undefined) pieces.push(String(response['error']));
+  const display = call.response.resultDisplay;
+  return {
+    callId: call.request.callId,
+    status: call.status,
+    response,
+    text: pieces.join('\n'),
+    ...(call.response.error ? { errorType: call.response.error.type } : {}),
+    display: typeof display === 'string' ? display : display ? JSON.stringify(display) : '',
+    durationMs: call.durationMs,
+  };
+}
+
+export interface SessionOptions {
+  /** Defaults to a fresh temporary folder. */
+  workspace?: string;
+  timeoutSeconds?: number;
+}
+
+/**
+ * One sandbox session, driven exactly as a library user would: a runtime
+ * for the workspace (sandbox `docker`, approval `yolo` so nothing asks) and
+ * one scheduler batch per call. Sequential calls share the session's
+ * container, which is what "the next call still works" is about.
+ */
+export class SandboxSession {
+  readonly workspace: string;
+  readonly runtime: Runtime;
+
+  private constructor(workspace: string, runtime: Runtime) {
+    this.workspace = workspace;
+    this.runtime = runtime;
+  }
+
+  static async open(options: SessionOptions = {}): Promise<SandboxSession> {
+    const workspace = options.workspace ?? (await realpath(await mkdtemp(join(tmpdir(), 'toolcell-sec-ws-'))));
+    const runtime = await createRuntime({
+      workspace,
+      approvalMode: 'yolo',
+      sandbox: 'docker',
+      timeoutSeconds: options.timeoutSeconds ?? SUITE_TIMEOUT_SECONDS,
+      onWarning: () => {},
+    });
+    return new SandboxSession(workspace, runtime);
+  }
+
+  /** Runs a batch through a new scheduler (one batch at a time per scheduler). */
+  async batch(calls: ReadonlyArray<{ name: string; args: Record<string, unknown> }>, signal?: AbortSignal): Promise<CallOutcome[]> {
+    const requests = calls.map((call) => ({ callId: `sec-${++callCounter}`, name: call.name, args: call.args }));
+    const completed = await this.runtime.createScheduler().schedule(requests, signal ?? new AbortController().signal);
+    return completed.map(outcomeOf);
+  }
+
+  async tool(name: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<CallOutcome> {
+    const [outcome] = await this.batch([{ name, args }], signal);
+    if (!outcome) throw new Error(`no outcome for ${name}`);
+    return outcome;
+  }
+
+  /** run_shell_command, as the model would call it. */
+  shell(command: string, options: { background?: boolean; dirPath?: string; signal?: AbortSignal } = {}): Promise<CallOutcome> {
+    return this.tool(
+      'run_shell_command',
+      {
+        command,
+        ...(options.background ? { is_background: true } : {}),
+        ...(options.dirPath ? { dir_path: options.dirPath } : {}),
+      },
+      options.signal,
+    );
+  }
+
+  /**
+   * Runs `command` and cancels it, as a user's Ctrl+C would, as soon as
+   * `marker` shows in its live output (so the attack is known to be under
+   * way), or after `fallbackMs` when it never does.
+   */
+  async shellCancelledOn(command: string, marker: string, fallbackMs = 8000): Promise<CallOutcome> {
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), fallbackMs);
+    const scheduler = this.runtime.createScheduler({
+      onOutput: (_callId, output) => {
+        if (typeof output === 'string' && output.includes(marker)) controller.abort();
+      },
+    });
+    try {
+      const [call] = await scheduler.schedule(
+        [{ callId: `sec-${++callCounter}`, name: 'run_shell_command', args: { command } }],
+        controller.signal,
+      );
+      if (!call) throw new Error('no outcome');
+      return outcomeOf(call);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /**
+   * The proof that an attack left the session usable: a fresh call echoes a
+   * nonce back, and it succeeds.
+   */
+  async assertAlive(t: ExecutionContext, label = 'next call'): Promise<void> {
+    const marker = nonce('alive');
+    const outcome = await this.shell(`echo ${marker}`);
+    t.is(outcome.status, 'success', `${label}: ${outcome.text.slice(0, 500)}`);
+    t.true(outcome.text.includes(marker), `${label} must print its marker; got: ${outcome.text.slice(0, 500)}`);
+  }
+
+  /** IDs of the session's running containers (found through the hostname the command sees). */
+  async containerIds(): Promise<string[]> {
+    const outcome = await this.shell('cat /etc/hostname');
+    const hostname = /([0-9a-f]{12,64})/.exec(outcome.text)?.[1];
+    if (!hostname) return [];
+    const ids = (await dockerText(['ps', '-q', '--no-trunc'])).split('\n').filter(Boolean);
+    return ids.filter((id) => id.startsWith(hostname));
+  }
+
+  async close(): Promise<void> {
+    await this.runtime.close();
+  }
+}
+
+/** One row of `docker top`. */
+export interface ProcessRow {
+  pid: string;
+  user: string;
+  args: string;
+}
+
+/** Every process of a container, as the host sees it (`docker top`). */
+export async function containerProcesses(containerId: string): Promise<ProcessRow[]> {
+  const text = await dockerText(['top', containerId, '-eo', 'pid,user:32,args']);
+  return text
+    .split('\n')
+    .slice(1)
+    .filter((line) => line.trim() !== '')
+    .map((line) => {
+      const match = /^\s*(\d+)\s+(\S+)\s+(.*)$/.exec(line);
+      return { pid: match?.[1] ?? '', user: match?.[2] ?? '', args: match?.[3] ?? line };
+    });
+}
+
+/** The result of one `toolcell exec` run. */
+export interface CliRun {
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  /** The functionResponse parts, parsed (empty when stdout was not JSON). */
+  parts: Part[];
+  /** `response` of each functionResponse, by call id. */
+  responses: Map<string, Record<string, unknown>>;
+}
+
+export const CLI_BIN = join(packageRoot, 'dist', 'src', 'cli', 'bin.js');
+
+/**
+ * Runs `toolcell exec - --json --sandbox docker` with `calls` on stdin, as a
+ * user or a reviewer would. `interruptAfterMs` sends SIGINT to the CLI then.
+ */
+export function runCli(
+  calls: ReadonlyArray<{ name: string; args: Record<string, unknown>; id?: string }>,
+  options: {
+    workspace: string;
+    timeoutSeconds?: number;
+    env?: Record<string, string>;
+    /** Sends SIGINT (or `killSignal`) to the CLI this long after it starts. */
+    interruptAfterMs?: number;
+    /** Sends the signal once stdout or stderr contains this text… or once this returns true for the output so far. */
+    interruptWhen?: (output: string) => boolean;
+    /** Sends the signal once this host path exists (a command touches it in the workspace once it is under way). */
+    interruptWhenExists?: string;
+    killSignal?: NodeJS.Signals;
+    /** `null` leaves the flag out, so settings and the default (`auto`) decide. */
+    sandbox?: string | null;
+    /** Text output for people instead of `--json`. */
+    text?: boolean;
+  },
+): Promise<CliRun> {
+  const args = [CLI_BIN, 'exec', '-', '--workspace', options.workspace, '--approval', 'yolo', '--timeout', String(options.timeoutSeconds ?? SUITE_TIMEOUT_SECONDS)];
+  if (options.sandbox !== null) args.push('--sandbox', options.sandbox ?? 'docker');
+  if (!options.text) args.push('--json');
+  const child = spawn(process.execPath, args, { env: { ...process.env, NO_COLOR: '1', ...options.env }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const signal = options.killSignal ?? 'SIGINT';
+  let sent = false;
+  const maybeInterrupt = (): void => {
+    if (!sent && options.interruptWhen?.(stdout + stderr)) {
+      sent = true;
+      child.kill(signal);
+    }
+  };
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    stdout += chunk;
+    maybeInterrupt();
+  });
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
+    maybeInterrupt();
+  });
+  child.stdin.on('error', () => {});
+  child.stdin.end(JSON.stringify(calls));
+  let timer: NodeJS.Timeout | undefined;
+  let poll: NodeJS.Timeout | undefined;
+  if (options.interruptWhenExists !== undefined) {
+    const path = options.interruptWhenExists;
+    poll = setInterval(() => {
+      if (!sent && existsSync(path)) {
+        sent = true;
+        child.kill(signal);
+      }
+    }, 100);
+  }
+  if (options.interruptAfterMs !== undefined) {
+    timer = setTimeout(() => {
+      sent = true;
+      child.kill(signal);
+    }, options.interruptAfterMs);
+  }
+  return new Promise((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (exitCode, signal) => {
+      clearTimeout(timer);
+      clearInterval(poll);
+      let parts: Part[] = [];
+      try {
+        parts = JSON.parse(stdout) as Part[];
+      } catch {
+        parts = [];
+      }
+      const responses = new Map<string, Record<string, unknown>>();
+      for (const part of parts) {
+        const fr = part.functionResponse;
+        if (fr?.id) responses.set(fr.id, (fr.response ?? {}) as Record<string, unknown>);
+      }
+      resolve({ exitCode, signal, stdout, stderr, parts, responses });
+    });
+  });
+}
+
+/** The text of one CLI response: output then error. */
+export function responseText(response: Record<string, unknown> | undefined): string {
+  if (!response) return '';
+  return [response['output'], response['error']].filter((v) => v !== undefined).map(String).join('\n');
+}
+
+/**
+ * Control characters that must never reach the model or a person's terminal
+ * raw: ESC (CSI/OSC/DCS introducers), the 8-bit C1 set (0x80-0x9f, e.g.
+ * U+009B CSI), BEL, backspace and the other C0 controls except tab and
+ * newline. Carriage returns are allowed only as part of CRLF.
+ */
+// eslint-disable-next-line no-control-regex
+const RAW_CONTROL = /[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f\u0080-\u009f]|\r(?!\n)/;
+
+/** Fails the test when `text` carries a raw terminal control character, showing where. */
+export function assertNoRawControls(t: ExecutionContext, text: string, label: string): void {
+  const match = RAW_CONTROL.exec(text);
+  t.is(match, null, match ? `${label} carries a raw control U+${match[0].charCodeAt(0).toString(16).padStart(4, '0')} near ${JSON.stringify(text.slice(Math.max(0, match.index - 20), match.index + 20))}` : label);
+}
+
+/** Runs the docker CLI on the host (to inspect, never to change, the sandbox) and returns stdout. */
+export function dockerText(args: readonly string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile('docker', [...args], { maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
+      if (error) reject(new Error(`docker ${args.join(' ')}: ${stderr || error.message}`));
+      else resolve(stdout);
+    });
+  });
+}
+
+/** `docker inspect` of one object, parsed. */
+export async function dockerInspect(id: string): Promise<Record<string, unknown>> {
+  const [first] = JSON.parse(await dockerText(['inspect', id])) as Array<Record<string, unknown>>;
+  if (!first) throw new Error(`docker inspect ${id}: nothing`);
+  return first;
+}
+
+/**
+ * Why the suite cannot run here, or undefined when the Docker engine
+ * answers. Under CI=true a missing engine is an error, never a skip.
+ */
+export async function sandboxUnavailableReason(): Promise<string | undefined> {
+  try {
+    await dockerText(['version', '--format', '{{.Server.Version}}']);
+    return undefined;
+  } catch (error) {
+    const reason = `the Docker engine does not answer (${(error as Error).message.split('\n')[0]})`;
+    if (process.env['CI'] === 'true') throw new Error(`CI=true: the security suite needs Docker: ${reason}`);
+    return reason;
+  }
+}
+
+/**
+ * Processes of a container that belong to commands (anyone but root: the
+ * init, the supervisor and the per-call reapers run as container root; every
+ * command runs as the unprivileged sandbox user). `except` filters out
+ * background jobs a test started on purpose.
+ */
+export async function commandProcesses(containerId: string, except: RegExp[] = []): Promise<string[]> {
+  const rows = await containerProcesses(containerId);
+  return rows
+    .filter((row) => row.user !== 'root' && row.user !== '0')
+    .filter((row) => !except.some((pattern) => pattern.test(row.args)))
+    .map((row) => `${row.pid} ${row.user} ${row.args}`);
+}

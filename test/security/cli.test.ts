@@ -1,0 +1,101 @@
+/**
+ * Attacks through the public CLI, as users and reviewers run it:
+ * `toolcell exec - --workspace DIR --sandbox docker --json` with a batch on
+ * stdin. Covers what only the CLI process has: its environment, SIGINT,
+ * being killed outright, and the text it prints for people.
+ */
+import anyTest from 'ava';
+import { join } from 'node:path';
+import {
+  assertNoRawControls,
+  dockerText,
+  makeTempDir,
+  nonce,
+  responseText,
+  runCli,
+  sandboxUnavailableReason,
+} from '../helpers/security.js';
+
+const unavailable = await sandboxUnavailableReason();
+if (unavailable) console.warn(`test/security/cli: skipped: ${unavailable}`);
+const test = unavailable ? anyTest.skip : anyTest.serial;
+
+/** Container ids (full) that exist right now, running or not. */
+async function allContainers(): Promise<string[]> {
+  return (await dockerText(['ps', '-a', '-q', '--no-trunc'])).split('\n').filter(Boolean);
+}
+
+/** The container id a command reported through `cat /etc/hostname` (the 12-character prefix). */
+function hostnameIn(text: string): string | undefined {
+  return /\b([0-9a-f]{12})\b/.exec(text)?.[1];
+}
+
+async function waitUntilGone(prefix: string, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (!(await allContainers()).some((id) => id.startsWith(prefix))) return true;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  return false;
+}
+
+test("a batch of attacks through the CLI: the CLI's secret env is invisible, nothing escapes, benign calls answer", async (t) => {
+  const workspace = await makeTempDir(t);
+  const secret = nonce('cli-secret');
+  const run = await runCli(
+    [
+      { id: 'env', name: 'run_shell_command', args: { command: 'env; cat /proc/*/environ 2>/dev/null | tr "\\0" "\\n"' } },
+      { id: 'net', name: 'run_shell_command', args: { command: 'echo > /dev/tcp/169.254.169.254/80; echo "net=$?"' } },
+      { id: 'caps', name: 'run_shell_command', args: { command: "grep -E '^(NoNewPrivs|CapEff)' /proc/self/status" } },
+      { id: 'root', name: 'run_shell_command', args: { command: 'touch /pwned; echo "root=$?"' } },
+      { id: 'read', name: 'read_file', args: { file_path: '/etc/shadow' } },
+      { id: 'ok', name: 'run_shell_command', args: { command: 'echo benign-ok' } },
+    ],
+    { workspace, env: { TOOLCELL_CLI_CANARY: secret, OPENAI_API_KEY: secret } },
+  );
+  t.is(run.exitCode, 0, run.stderr);
+  t.false(run.stdout.includes(secret), 'the secret env var of the CLI reached the model');
+  t.regex(responseText(run.responses.get('net')), /net=1/);
+  t.regex(responseText(run.responses.get('caps')), /NoNewPrivs:\s+1[\s\S]*CapEff:\s+0{16}/);
+  t.regex(responseText(run.responses.get('root')), /root=1/);
+  t.truthy(run.responses.get('read')?.['error'], 'read_file outside the workspace is an error');
+  t.regex(responseText(run.responses.get('ok')), /benign-ok/);
+});
+
+test('SIGINT cancels running calls (setsid and nohup children included), exits 130, and leaves no container', async (t) => {
+  const workspace = await makeTempDir(t);
+  const run = await runCli(
+    [{ id: 'long', name: 'run_shell_command', args: { command: 'cat /etc/hostname; setsid sleep 3001 & nohup sleep 3002 >/dev/null 2>&1 & touch started; sleep 1000' } }],
+    { workspace, interruptWhenExists: join(workspace, 'started'), timeoutSeconds: 60 },
+  );
+  t.is(run.exitCode, 130, run.stderr);
+  const response = run.responses.get('long');
+  t.regex(String(response?.['error'] ?? ''), /cancel/i);
+  const id = hostnameIn(responseText(response));
+  t.truthy(id, `the partial output is kept: ${responseText(response)}`);
+  t.false((await allContainers()).some((full) => full.startsWith(id ?? '-')), 'the container is removed when the CLI exits');
+});
+
+test('a CLI killed outright (SIGKILL) leaves no sandbox running: the supervisor ends with its stdin', async (t) => {
+  const workspace = await makeTempDir(t);
+  const run = await runCli(
+    [{ id: 'long', name: 'run_shell_command', args: { command: 'cat /etc/hostname > started.tmp; mv started.tmp started; setsid sleep 3003 & sleep 1000' } }],
+    { workspace, interruptWhenExists: join(workspace, 'started'), killSignal: 'SIGKILL', timeoutSeconds: 60 },
+  );
+  t.is(run.signal, 'SIGKILL');
+  const { readFile } = await import('node:fs/promises');
+  const id = hostnameIn(await readFile(join(workspace, 'started'), 'utf8'));
+  t.truthy(id);
+  t.true(await waitUntilGone(id ?? '-', 20_000), 'the orphaned container must stop and be removed by itself');
+});
+
+test('the text the CLI prints for people carries no raw terminal escapes from a command', async (t) => {
+  const workspace = await makeTempDir(t);
+  const run = await runCli(
+    [{ id: 'esc', name: 'run_shell_command', args: { command: "printf '\\033]52;c;cHduZWQ=\\a\\033]0;title\\007\\033[2J\\233Hvisible-text\\n'" } }],
+    { workspace, text: true },
+  );
+  t.is(run.exitCode, 0, run.stderr);
+  t.true(run.stdout.includes('visible-text'), run.stdout);
+  assertNoRawControls(t, run.stdout, 'CLI text output');
+});

@@ -1,0 +1,157 @@
+/**
+ * The host stays out of reach: its files, its processes, its environment,
+ * everything outside the workspace, and the Docker socket. Also checks, from
+ * the host side, that the session's container carries the hardening that
+ * SECURITY.md lists.
+ */
+import anyTest from 'ava';
+import { spawn } from 'node:child_process';
+import { readFile, readdir, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { SandboxSession, commandProcesses, dockerInspect, makeTempDir, nonce, sandboxUnavailableReason } from '../helpers/security.js';
+
+const unavailable = await sandboxUnavailableReason();
+if (unavailable) console.warn(`test/security/host-isolation: skipped: ${unavailable}`);
+const test = unavailable ? anyTest.skip : anyTest.serial;
+
+/** A secret in the toolcell process's own environment, set before the sandbox starts. */
+const CANARY_NAME = 'TOOLCELL_SECURITY_CANARY';
+const CANARY = nonce('env-canary');
+process.env[CANARY_NAME] = CANARY;
+process.env['AWS_SECRET_ACCESS_KEY'] = CANARY;
+process.env['GITHUB_TOKEN'] = CANARY;
+
+let session: SandboxSession;
+let containerId: string;
+
+if (!unavailable) {
+  anyTest.before(async () => {
+    session = await SandboxSession.open({ timeoutSeconds: 20 });
+    [containerId = ''] = await session.containerIds();
+  });
+  anyTest.after.always(async () => {
+    await session?.close();
+  });
+}
+
+async function assertContained(t: import('ava').ExecutionContext, label: string): Promise<void> {
+  t.deepEqual(await commandProcesses(containerId), [], `${label}: no process of the call may survive`);
+  await session.assertAlive(t, `${label}: next call`);
+}
+
+test("the host's files are not visible: /etc/shadow is the image's, a host file by absolute path does not exist", async (t) => {
+  const hostDir = await makeTempDir(t, 'toolcell-sec-host-');
+  const secret = nonce('host-file');
+  await writeFile(join(hostDir, 'secret.txt'), secret);
+  const hostShadow = await readFile('/etc/shadow', 'utf8').catch(() => '');
+  const outcome = await session.shell(
+    `cat /etc/shadow; cat ${hostDir}/secret.txt; cat ../../../../../..${hostDir}/secret.txt; ls -la /root; cat /etc/hostname`,
+  );
+  t.false(outcome.text.includes(secret), 'a host file is not readable');
+  for (const line of hostShadow.split('\n')) {
+    const hash = line.split(':')[1] ?? '';
+    if (hash.length > 10) t.false(outcome.text.includes(hash), "the host's password hashes are not visible");
+  }
+  t.regex(outcome.text, /shadow: Permission denied/, 'even the image shadow file is unreadable for the sandbox user');
+  await assertContained(t, 'host files');
+});
+
+test("the host's processes are not visible (own pid namespace), and pid 1 is the container's init", async (t) => {
+  const marker = `${4000 + Math.floor(Math.random() * 999)}.${Math.floor(Math.random() * 1e6)}`;
+  const hostSleep = spawn('sleep', [marker], { stdio: 'ignore' });
+  t.teardown(() => hostSleep.kill('SIGKILL'));
+  const outcome = await session.shell(
+    `ps -eo pid,user,args; cat /proc/*/cmdline 2>/dev/null | tr '\\0' ' '; echo; cat /proc/1/comm; ls /proc | grep -c '^[0-9]'`,
+  );
+  t.false(outcome.text.includes(marker), "a host process's command line is not visible");
+  t.false(outcome.text.includes(String(process.pid) + ' ') && outcome.text.includes('ava'), 'the test runner is not visible');
+  t.notRegex(outcome.text, /dockerd|containerd|systemd/, "the host's daemons are not visible");
+  await assertContained(t, 'host proc');
+});
+
+test("the host's environment does not reach commands: a secret env var of the toolcell process is invisible", async (t) => {
+  const outcome = await session.shell(
+    `env; echo "direct=[$${CANARY_NAME}]"; cat /proc/self/environ /proc/1/environ /proc/*/environ 2>/dev/null | tr '\\0' '\\n'`,
+  );
+  t.false(outcome.text.includes(CANARY), 'the canary value must not appear anywhere');
+  t.regex(outcome.text, /direct=\[\]/);
+  t.regex(outcome.text, /PAGER=cat/);
+  t.regex(outcome.text, /GIT_TERMINAL_PROMPT=0/);
+  const inspect = await dockerInspect(containerId);
+  const env = ((inspect['Config'] as Record<string, unknown>)['Env'] as string[] | null) ?? [];
+  t.false(env.some((entry) => entry.includes(CANARY)), "the container's own environment does not carry it either");
+  await assertContained(t, 'host env');
+});
+
+test('writes outside the workspace fail: read-only root, no host path, sibling folders untouched', async (t) => {
+  const sibling = join(dirname(session.workspace), `${nonce('sibling')}`);
+  const outcome = await session.shell(
+    [
+      'touch /pwned; echo "root=$?"',
+      'touch /etc/pwned; echo "etc=$?"',
+      'touch /usr/bin/pwned; echo "usr=$?"',
+      'touch ../pwned; echo "parent=$?"',
+      `mkdir -p ${sibling} && touch ${sibling}/pwned; echo "sibling=$?"`,
+      `touch ${session.workspace}/../pwned; echo "hostparent=$?"`,
+      'pwd',
+    ].join('; '),
+  );
+  for (const key of ['root', 'etc', 'usr', 'parent']) t.regex(outcome.text, new RegExp(`${key}=1`), `${key}: ${outcome.text}`);
+  t.regex(outcome.text, /Read-only file system/);
+  const hostParent = await readdir(dirname(session.workspace));
+  t.false(hostParent.includes('pwned'), "nothing appeared beside the workspace on the host");
+  t.false(hostParent.includes(sibling.split('/').pop()!), 'no sibling folder appeared on the host');
+  await assertContained(t, 'outside writes');
+});
+
+test('the Docker socket is not reachable from the sandbox', async (t) => {
+  const outcome = await session.shell(
+    `ls -la /var/run/docker.sock /run/docker.sock 2>&1; find / -xdev -type s 2>/dev/null | head; python3 -c 'import socket
+s = socket.socket(socket.AF_UNIX)
+try:
+    s.connect("/var/run/docker.sock"); print("CONNECTED")
+except OSError as e:
+    print("refused", e.strerror)'`,
+  );
+  t.false(outcome.text.includes('CONNECTED'));
+  t.regex(outcome.text, /refused/);
+  await assertContained(t, 'docker socket');
+});
+
+test('commands run as an unprivileged user without the docker/root groups', async (t) => {
+  const outcome = await session.shell('id; id -u');
+  t.notRegex(outcome.text, /uid=0\(/);
+  t.notRegex(outcome.text, /\(docker\)|\(root\)|\(sudo\)/);
+  await assertContained(t, 'identity');
+});
+
+test('the session container carries the hardening defaults (inspected from the host)', async (t) => {
+  const inspect = await dockerInspect(containerId);
+  const host = inspect['HostConfig'] as Record<string, unknown>;
+  const config = inspect['Config'] as Record<string, unknown>;
+  t.is(host['Privileged'], false, 'not privileged');
+  t.is(host['NetworkMode'], 'none', 'network none');
+  t.is(host['ReadonlyRootfs'], true, 'read-only root');
+  t.true(((host['CapDrop'] as string[] | null) ?? []).some((cap) => /^(CAP_)?ALL$/i.test(cap)), 'all capabilities dropped');
+  const added = ((host['CapAdd'] as string[] | null) ?? []).map((cap) => cap.replace(/^CAP_/i, '').toUpperCase());
+  t.deepEqual(added.filter((cap) => !['SETUID', 'SETGID', 'KILL', 'CHOWN', 'DAC_OVERRIDE', 'FOWNER'].includes(cap)), [], `only the supervisor's capabilities are added: ${added.join(',')}`);
+  t.true(((host['SecurityOpt'] as string[] | null) ?? []).some((opt) => /no-new-privileges(:true|=true)?$/.test(opt)), 'no-new-privileges');
+  t.true(Number(host['PidsLimit']) > 0, 'pids limit');
+  t.true(Number(host['Memory']) > 0, 'memory limit');
+  t.is(host['MemorySwap'], host['Memory'], 'no swap beyond the memory limit');
+  t.true(Number(host['NanoCpus']) > 0 || Number(host['CpuQuota']) > 0, 'CPU limit');
+  const ulimits = ((host['Ulimits'] as Array<{ Name: string; Soft: number; Hard: number }> | null) ?? []).map((u) => u.Name);
+  t.true(ulimits.includes('fsize'), 'file-size ulimit');
+  t.true(ulimits.includes('nofile'), 'open-files ulimit');
+  t.is(host['Init'], true, 'an init process');
+  t.truthy(host['Tmpfs'], 'tmpfs scratch');
+  const mounts = (inspect['Mounts'] as Array<{ Type: string; Source: string; Destination: string; RW: boolean }>) ?? [];
+  t.deepEqual(
+    mounts.filter((m) => m.Type === 'bind').map((m) => m.Source),
+    [session.workspace],
+    'only the workspace is bind-mounted',
+  );
+  t.false(mounts.some((m) => /docker\.sock/.test(m.Source)), 'no Docker socket');
+  t.is(config['Tty'], false);
+  t.truthy(config['Labels'], 'containers carry labels');
+});

@@ -1,0 +1,179 @@
+/**
+ * The Judge0 class (CVE-2024-28185/28189): sandboxed code plants a symlink,
+ * a hard link or a FIFO in the workspace, and a host-side component later
+ * follows it with the host's rights. Here the planting is done by a real
+ * sandboxed command, and the host side is toolcell's own file tools running
+ * in the real worker pool (read_file, write_file, replace, list_directory,
+ * glob, grep_search, read_many_files) and the scheduler's saving of long
+ * outputs. They must refuse, and nothing outside the workspace may change or
+ * leak.
+ */
+import anyTest from 'ava';
+import { lstat, mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { SandboxSession, makeTempDir, nonce, sandboxUnavailableReason, type CallOutcome } from '../helpers/security.js';
+
+const unavailable = await sandboxUnavailableReason();
+if (unavailable) console.warn(`test/security/links: skipped: ${unavailable}`);
+const test = unavailable ? anyTest.skip : anyTest.serial;
+
+let session: SandboxSession;
+/** A host folder outside the workspace, with a secret file and a file the attacks try to overwrite. */
+let outside: string;
+const SECRET = nonce('outside-secret');
+const VICTIM = nonce('victim-original');
+
+if (!unavailable) {
+  anyTest.before(async () => {
+    session = await SandboxSession.open({ timeoutSeconds: 20 });
+    outside = join(session.workspace, '..', `${session.workspace.split('/').pop()}-outside`);
+    await mkdir(outside, { recursive: true });
+    await writeFile(join(outside, 'secret.txt'), `${SECRET}\n`);
+    await writeFile(join(outside, 'victim.txt'), `${VICTIM}\n`);
+  });
+  anyTest.after.always(async () => {
+    await session?.close();
+    if (outside) await rm(outside, { recursive: true, force: true });
+  });
+}
+
+/** Plants links with a sandboxed command (the only writer the attack controls). */
+async function plant(t: import('ava').ExecutionContext, script: string): Promise<void> {
+  const outcome = await session.shell(`set -e; ${script}; echo planted`);
+  t.true(outcome.text.includes('planted'), `planting failed: ${outcome.text}`);
+}
+
+/** Nothing outside changed: the same two files, the same content. */
+async function assertOutsideUntouched(t: import('ava').ExecutionContext): Promise<void> {
+  t.deepEqual((await readdir(outside)).sort(), ['secret.txt', 'victim.txt']);
+  t.is(await readFile(join(outside, 'victim.txt'), 'utf8'), `${VICTIM}\n`);
+  t.is(await readFile(join(outside, 'secret.txt'), 'utf8'), `${SECRET}\n`);
+}
+
+function assertRefused(t: import('ava').ExecutionContext, outcome: CallOutcome, label: string): void {
+  t.is(outcome.status, 'error', `${label} must be refused: ${outcome.text.slice(0, 300)}`);
+  t.false(outcome.text.includes(SECRET), `${label}: the secret leaked`);
+  t.false(outcome.display.includes(SECRET), `${label}: the secret leaked to the display`);
+}
+
+test('read_file refuses a planted symlink to a host file (absolute and ../ targets)', async (t) => {
+  await plant(t, `ln -sfn ${outside}/secret.txt abs-link; ln -sfn ../${outside.split('/').pop()}/secret.txt rel-link; ln -sfn /etc/shadow shadow-link`);
+  assertRefused(t, await session.tool('read_file', { file_path: 'abs-link' }), 'absolute symlink');
+  assertRefused(t, await session.tool('read_file', { file_path: 'rel-link' }), 'relative symlink');
+  const shadow = await session.tool('read_file', { file_path: 'shadow-link' });
+  t.is(shadow.status, 'error');
+  t.notRegex(shadow.text, /root:[^:]*:\d+/, "the host's /etc/shadow must not be read");
+  await assertOutsideUntouched(t);
+  await session.assertAlive(t);
+});
+
+test('write_file refuses a planted symlink (existing and dangling targets) and writes nothing outside', async (t) => {
+  await plant(t, `ln -sfn ${outside}/victim.txt w-link; ln -sfn ${outside}/created-by-attack.txt dangling-link`);
+  assertRefused(t, await session.tool('write_file', { file_path: 'w-link', content: 'PWNED' }), 'write through symlink');
+  assertRefused(t, await session.tool('write_file', { file_path: 'dangling-link', content: 'PWNED' }), 'write through dangling symlink');
+  await assertOutsideUntouched(t);
+  await session.assertAlive(t);
+});
+
+test('replace refuses a planted symlink and changes nothing outside', async (t) => {
+  await plant(t, `ln -sfn ${outside}/victim.txt r-link`);
+  assertRefused(t, await session.tool('replace', { file_path: 'r-link', old_string: VICTIM, new_string: 'PWNED' }), 'replace through symlink');
+  await assertOutsideUntouched(t);
+  await session.assertAlive(t);
+});
+
+test('a symlinked directory leading out is refused by every file tool', async (t) => {
+  await plant(t, `ln -sfn ${outside} out-dir`);
+  assertRefused(t, await session.tool('read_file', { file_path: 'out-dir/secret.txt' }), 'read through dir link');
+  assertRefused(t, await session.tool('write_file', { file_path: 'out-dir/new.txt', content: 'PWNED' }), 'write through dir link');
+  assertRefused(t, await session.tool('replace', { file_path: 'out-dir/victim.txt', old_string: VICTIM, new_string: 'x' }), 'replace through dir link');
+  const listing = await session.tool('list_directory', { dir_path: 'out-dir' });
+  t.false(listing.text.includes('secret.txt'), `list_directory listed the outside folder: ${listing.text}`);
+  const globbed = await session.tool('glob', { pattern: '**/*.txt' });
+  t.false(globbed.text.includes('secret.txt'), `glob followed the link: ${globbed.text}`);
+  const grepped = await session.tool('grep_search', { pattern: SECRET });
+  t.false(grepped.text.includes(SECRET), `grep_search followed the link: ${grepped.text}`);
+  const many = await session.tool('read_many_files', { include: ['out-dir/**', '**/*.txt'] });
+  t.false(many.text.includes(SECRET), 'read_many_files followed the link');
+  await assertOutsideUntouched(t);
+  await session.assertAlive(t);
+});
+
+test('hard links out of the workspace cannot be planted (the workspace is its own mount)', async (t) => {
+  const outcome = await session.shell('ln /etc/passwd pw-hard; echo "etc=$?"; echo x > /tmp/h; ln /tmp/h tmp-hard; echo "tmp=$?"; ls pw-hard tmp-hard 2>&1');
+  t.regex(outcome.text, /etc=1/);
+  t.regex(outcome.text, /tmp=1/);
+  t.regex(outcome.text, /Invalid cross-device link/);
+  await plant(t, 'echo inside > hard-a; ln -f hard-a hard-b');
+  const written = await session.tool('write_file', { file_path: 'hard-b', content: 'new content' });
+  t.not(written.status, 'cancelled');
+  await assertOutsideUntouched(t);
+  await session.assertAlive(t);
+});
+
+test('a FIFO or a link to a device planted as a file does not hang or feed the host tools', async (t) => {
+  await plant(t, 'rm -f fifo; mkfifo fifo; ln -sfn /dev/zero zero-link; ln -sfn /proc/self/environ env-link');
+  const fifo = await session.tool('read_file', { file_path: 'fifo' });
+  t.is(fifo.status, 'error', fifo.text);
+  assertRefused(t, await session.tool('read_file', { file_path: 'zero-link' }), 'link to /dev/zero');
+  const env = await session.tool('read_file', { file_path: 'env-link' });
+  t.is(env.status, 'error');
+  t.false(env.text.includes('PATH='), "the host process's environment must not be read");
+  const grep = await session.tool('grep_search', { pattern: 'x' });
+  t.not(grep.status, 'cancelled');
+  await session.assertAlive(t);
+});
+
+test('a symlink loop gives an error, not a crash', async (t) => {
+  await plant(t, 'ln -sfn loop-a loop-b; ln -sfn loop-b loop-a');
+  const outcome = await session.tool('read_file', { file_path: 'loop-a' });
+  t.is(outcome.status, 'error');
+  const write = await session.tool('write_file', { file_path: 'loop-a/x', content: 'x' });
+  t.is(write.status, 'error');
+  await session.assertAlive(t);
+});
+
+test('a symlink swapped in and out while host tools run (TOCTOU race) never lets a read or write out', async (t) => {
+  await plant(t, `mkdir -p race-real && echo inside > race-real/victim.txt && cp race-real/victim.txt race-real/secret.txt`);
+  const started = await session.shell(
+    `rm -f stop-race; while [ ! -e stop-race ]; do ln -sfn ${outside} race.tmp && mv -T race.tmp race; ln -sfn race-real race.tmp && mv -T race.tmp race; done`,
+    { background: true },
+  );
+  t.is(started.status, 'success', started.text);
+  let leaks = 0;
+  for (let round = 0; round < 40; round++) {
+    const [read, write, replaced] = await session.batch([
+      { name: 'read_file', args: { file_path: 'race/secret.txt' } },
+      { name: 'write_file', args: { file_path: 'race/victim.txt', content: `round ${round}\n` } },
+      { name: 'replace', args: { file_path: 'race/victim.txt', old_string: 'round', new_string: 'ROUND', allow_multiple: true } },
+    ]);
+    if (read?.text.includes(SECRET)) leaks++;
+    t.not(write?.status, undefined);
+    t.not(replaced?.status, undefined);
+  }
+  await session.shell('touch stop-race; sleep 0.5; rm -f race race.tmp stop-race');
+  t.is(leaks, 0, 'a read went through the swapped-in link');
+  await assertOutsideUntouched(t);
+  await session.assertAlive(t);
+});
+
+test("the scheduler's saved-output folder (.toolcell/tool-outputs) replaced by a symlink receives nothing outside", async (t) => {
+  const target = await makeTempDir(t, 'toolcell-sec-outputs-');
+  await plant(t, `mkdir -p .toolcell && rm -rf .toolcell/tool-outputs && ln -sfn ${target} .toolcell/tool-outputs`);
+  const flood = await session.shell(`echo ${nonce('flood')}; yes injected-line | head -c 2M`);
+  t.not(flood.status, 'cancelled');
+  t.deepEqual(await readdir(target), [], 'the full output was written through the planted symlink, outside the workspace');
+  await session.assertAlive(t);
+});
+
+test('the state folder (.toolcell) replaced by a symlink leading out receives nothing (save_memory, saved outputs)', async (t) => {
+  const target = await makeTempDir(t, 'toolcell-sec-state-');
+  await plant(t, `rm -rf .toolcell && ln -sfn ${target} .toolcell`);
+  const memory = await session.tool('save_memory', { fact: `remember ${nonce('fact')}` });
+  t.not(memory.status, 'success', `save_memory wrote through the planted state link: ${memory.text}`);
+  await session.shell('yes another-flood | head -c 2M');
+  t.deepEqual(await readdir(target), [], 'nothing may be written outside the workspace');
+  await plant(t, 'rm -f .toolcell');
+  t.false((await lstat(join(session.workspace, '.toolcell')).catch(() => undefined))?.isSymbolicLink() ?? false);
+  await session.assertAlive(t);
+});

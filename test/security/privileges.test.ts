@@ -1,0 +1,150 @@
+/**
+ * Privilege: commands hold no capabilities and cannot gain any (setuid
+ * binaries, sudo, user namespaces), cannot create devices, mount, or
+ * ptrace/signal the supervisor, and cannot reach the kernel knobs that
+ * classic container escapes use (core_pattern, cgroup release_agent,
+ * sysrq).
+ */
+import anyTest from 'ava';
+import { SandboxSession, commandProcesses, sandboxUnavailableReason } from '../helpers/security.js';
+
+const unavailable = await sandboxUnavailableReason();
+if (unavailable) console.warn(`test/security/privileges: skipped: ${unavailable}`);
+const test = unavailable ? anyTest.skip : anyTest.serial;
+
+let session: SandboxSession;
+let containerId: string;
+
+if (!unavailable) {
+  anyTest.before(async () => {
+    session = await SandboxSession.open({ timeoutSeconds: 20 });
+    [containerId = ''] = await session.containerIds();
+  });
+  anyTest.after.always(async () => {
+    await session?.close();
+  });
+}
+
+async function assertContained(t: import('ava').ExecutionContext, label: string): Promise<void> {
+  t.deepEqual(await commandProcesses(containerId), [], `${label}: no process of the call may survive`);
+  t.deepEqual(await session.containerIds(), [containerId], `${label}: the session keeps its container`);
+  await session.assertAlive(t, `${label}: next call`);
+}
+
+test('NoNewPrivs is 1 and every capability set is empty; seccomp filters syscalls', async (t) => {
+  const outcome = await session.shell("grep -E '^(NoNewPrivs|Cap(Inh|Prm|Eff|Amb)|Seccomp):' /proc/self/status");
+  t.regex(outcome.text, /NoNewPrivs:\s+1/);
+  for (const set of ['CapInh', 'CapPrm', 'CapEff', 'CapAmb']) t.regex(outcome.text, new RegExp(`${set}:\\s+0{16}`), set);
+  t.regex(outcome.text, /Seccomp:\s+2/);
+  await assertContained(t, 'status');
+});
+
+test('setuid-root binaries do not elevate (su, mount, passwd, a setuid copy) and setuid(0) fails', async (t) => {
+  const outcome = await session.shell(
+    [
+      'find / -xdev -perm -4000 -type f 2>/dev/null | tee /tmp/suid | sed "s/^/suid: /"',
+      'for b in $(cat /tmp/suid); do "$b" --help </dev/null >/dev/null 2>&1; done',
+      'su -c id root </dev/null 2>&1 | tail -1',
+      `python3 -c 'import os
+try:
+    os.setuid(0); print("SETUID-OK")
+except OSError as e:
+    print("setuid", e.strerror)'`,
+      "cp /bin/bash /tmp/rootbash 2>/dev/null && chmod u+s /tmp/rootbash && /tmp/rootbash -p -c 'echo euid=$(id -u)'",
+      'id -u | sed "s/^/final-uid=/"',
+    ].join('; '),
+  );
+  t.false(outcome.text.includes('SETUID-OK'));
+  t.regex(outcome.text, /setuid Operation not permitted/);
+  t.notRegex(outcome.text, /uid=0\(root\)/);
+  t.notRegex(outcome.text, /euid=0\b/);
+  t.notRegex(outcome.text, /final-uid=0\b/);
+  await assertContained(t, 'setuid');
+});
+
+test('sudo is absent or refuses without a password prompt', async (t) => {
+  const outcome = await session.shell('sudo -n id 2>&1; echo "sudo=$?"; sudo id 2>&1 </dev/null; echo "sudo2=$?"');
+  t.notRegex(outcome.text, /uid=0\(root\)/);
+  t.notRegex(outcome.text, /sudo=0\b/);
+  t.notRegex(outcome.text, /sudo2=0\b/);
+  await assertContained(t, 'sudo');
+});
+
+test('mknod of block and character devices fails in the workspace and in /tmp', async (t) => {
+  const outcome = await session.shell(
+    'mknod /tmp/sda b 8 0; echo "blk=$?"; mknod ./mem c 1 1; echo "chr=$?"; mkfifo ./fifo-ok; echo "fifo=$?"; ls -la ./mem /tmp/sda 2>&1; rm -f ./fifo-ok',
+  );
+  t.regex(outcome.text, /blk=1/);
+  t.regex(outcome.text, /chr=1/);
+  t.regex(outcome.text, /Operation not permitted/);
+  await assertContained(t, 'mknod');
+});
+
+test('ptrace of the supervisor, pid 1 and the call reaper is refused', async (t) => {
+  const outcome = await session.shell(`python3 -c 'import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+PTRACE_ATTACH = 16
+targets = {"init": 1, "reaper": os.getppid()}
+for pid in os.listdir("/proc"):
+    if pid.isdigit():
+        try:
+            if os.stat("/proc/" + pid).st_uid == 0: targets["root-" + pid] = int(pid)
+        except OSError: pass
+for name, pid in targets.items():
+    r = libc.ptrace(PTRACE_ATTACH, pid, 0, 0)
+    print(name, "ATTACHED" if r == 0 else "refused", os.strerror(ctypes.get_errno()))'`);
+  t.false(outcome.text.includes('ATTACHED'), outcome.text);
+  t.regex(outcome.text, /init refused/);
+  await assertContained(t, 'ptrace');
+});
+
+test('signals to the supervisor, the reaper and init are refused; kill -9 -1 only kills the caller', async (t) => {
+  const outcome = await session.shell('kill -STOP $PPID; echo "ppid=$?"; kill -9 1; echo "init=$?"; kill -9 -1; echo unreachable');
+  t.regex(outcome.text, /Operation not permitted/);
+  t.false(outcome.text.includes('unreachable'), 'kill -1 ends the command itself');
+  await assertContained(t, 'kill -1');
+});
+
+test("writing to the supervisor's protocol stream (/proc/*/fd) is refused and forges nothing", async (t) => {
+  const outcome = await session.shell(
+    `for f in /proc/[0-9]*/fd/*; do printf '\\x85\\x00\\x00\\x00\\x01\\x00\\x00\\x00\\x02{}' > "$f" 2>/dev/null && echo "wrote $f"; done; cat /proc/1/fd/0 2>&1 | head -c 100; echo forge-done`,
+  );
+  t.true(outcome.text.includes('forge-done'), outcome.text.slice(0, 500));
+  // Writes to the command's own fds (its terminal, /dev/null) are harmless; none may target a root process.
+  const wrote = [...outcome.text.matchAll(/wrote \/proc\/(\d+)\/fd/g)].map((m) => m[1]);
+  const roots = await session.shell('for p in /proc/[0-9]*; do [ "$(stat -c %u $p)" = 0 ] && echo "root-pid ${p#/proc/}"; done');
+  const rootPids = new Set([...roots.text.matchAll(/root-pid (\d+)/g)].map((m) => m[1]));
+  t.deepEqual(wrote.filter((pid) => rootPids.has(pid)), [], 'no fd of a root process was writable');
+  await assertContained(t, 'protocol forgery');
+});
+
+test('mount and unshare (user, mount, network, pid namespaces) are refused', async (t) => {
+  const outcome = await session.shell(
+    [
+      'mount -t tmpfs none /mnt 2>&1; echo "mount=$?"',
+      'mount -t cgroup -o rdma cgroup /tmp 2>&1; echo "cgroup=$?"',
+      'unshare -Ur id 2>&1; echo "userns=$?"',
+      'unshare -m true 2>&1; echo "mntns=$?"',
+      'unshare -n true 2>&1; echo "netns=$?"',
+      'unshare -pf true 2>&1; echo "pidns=$?"',
+    ].join('; '),
+  );
+  for (const key of ['mount', 'cgroup', 'userns', 'mntns', 'netns', 'pidns']) t.notRegex(outcome.text, new RegExp(`${key}=0\\b`), key);
+  t.notRegex(outcome.text, /uid=0\(root\)/, 'no root inside a new user namespace');
+  await assertContained(t, 'mount/unshare');
+});
+
+test('kernel knobs used by container escapes are read-only: core_pattern, release_agent, sysrq, sysfs', async (t) => {
+  const outcome = await session.shell(
+    [
+      "echo '|/tmp/x' > /proc/sys/kernel/core_pattern; echo \"core=$?\"",
+      'echo 1 > /proc/sysrq-trigger; echo "sysrq=$?"',
+      'for f in /sys/fs/cgroup/release_agent /sys/fs/cgroup/*/release_agent; do echo /tmp/x > "$f"; done 2>/dev/null; echo "release=$?"',
+      'echo 1 > /sys/kernel/mm/transparent_hugepage/enabled; echo "sysfs=$?"',
+      'cat /proc/sys/kernel/core_pattern',
+    ].join('; '),
+  );
+  for (const key of ['core', 'sysrq', 'release', 'sysfs']) t.notRegex(outcome.text, new RegExp(`${key}=0\\b`), key);
+  t.false(outcome.text.includes('|/tmp/x'), 'core_pattern unchanged');
+  await assertContained(t, 'kernel knobs');
+});

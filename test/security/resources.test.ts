@@ -1,0 +1,140 @@
+/**
+ * Resource exhaustion inside one sandbox session: each attack must end, stay
+ * inside the container's quotas, leave no process behind, and leave the
+ * session able to run the next call.
+ */
+import anyTest from 'ava';
+import { SandboxSession, commandProcesses, nonce, sandboxUnavailableReason } from '../helpers/security.js';
+
+const unavailable = await sandboxUnavailableReason();
+if (unavailable) console.warn(`test/security/resources: skipped: ${unavailable}`);
+const test = unavailable ? anyTest.skip : anyTest.serial;
+
+/** Wall-clock limit of this file's commands: short, so bombs and spins end soon. */
+const WALL_SECONDS = 6;
+let session: SandboxSession;
+let containerId: string;
+
+if (!unavailable) {
+  anyTest.before(async () => {
+    session = await SandboxSession.open({ timeoutSeconds: WALL_SECONDS });
+    [containerId = ''] = await session.containerIds();
+  });
+  anyTest.after.always(async () => {
+    await session?.close();
+  });
+}
+
+/** The attack left nothing running, the supervisor survived (same container), and the next call works. */
+async function assertContained(t: import('ava').ExecutionContext, label: string): Promise<void> {
+  t.deepEqual(await commandProcesses(containerId), [], `${label}: no process of the call may survive`);
+  t.deepEqual(await session.containerIds(), [containerId], `${label}: the session keeps its container (the supervisor survived)`);
+  await session.assertAlive(t, `${label}: next call`);
+}
+
+test('a fork bomb hits the pids limit, ends at the wall timeout, and leaves nothing behind', async (t) => {
+  const outcome = await session.shell(':(){ :|:& };:');
+  t.not(outcome.status, 'success', outcome.text.slice(0, 300));
+  t.regex(outcome.text, /timed out|time limit|timeout/i);
+  await assertContained(t, 'fork bomb');
+});
+
+test('a fork bomb written in Python (os.fork loop) is contained the same way', async (t) => {
+  const outcome = await session.shell(`python3 -c 'import os
+while True:
+    try: os.fork()
+    except OSError: pass'`);
+  t.not(outcome.status, 'success');
+  await assertContained(t, 'python fork bomb');
+});
+
+test('a memory bomb is OOM-killed inside the container (memory limit, no swap) and only the bomb dies', async (t) => {
+  const outcome = await session.shell(`python3 -c 'chunks = []
+while True:
+    chunks.append(bytearray(64 << 20))'; echo "exit=$?"`);
+  // 137 = SIGKILL from the OOM killer; a MemoryError (exit 1) is also a contained outcome.
+  t.regex(outcome.text, /exit=(137|1)\b/, outcome.text.slice(0, 500));
+  await assertContained(t, 'memory bomb');
+});
+
+test('memory held by many processes at once still cannot exceed the container limit', async (t) => {
+  const outcome = await session.shell(
+    `for i in 1 2 3 4 5 6 7 8; do python3 -c 'import time; b = bytearray(400 << 20); b[::4096] = b"x" * len(b[::4096]); time.sleep(30)' & done; wait; echo done`,
+  );
+  t.not(outcome.status, 'success', 'eight 400 MB holders cannot all fit; the call ends by OOM kills or the wall timeout');
+  await assertContained(t, 'parallel memory');
+});
+
+test('a CPU spin is ended at the wall-clock timeout', async (t) => {
+  const marker = nonce('spin');
+  const outcome = await session.shell(`echo ${marker}; while :; do :; done`);
+  t.not(outcome.status, 'success');
+  t.regex(outcome.text, /timed out|time limit|timeout/i);
+  t.true(outcome.text.includes(marker), 'the partial output is kept');
+  await assertContained(t, 'cpu spin');
+});
+
+test('a sleep past the wall-clock timeout is ended', async (t) => {
+  const outcome = await session.shell('sleep 1000');
+  t.not(outcome.status, 'success');
+  t.regex(outcome.text, /timed out|time limit|timeout/i);
+  await assertContained(t, 'sleep');
+});
+
+test('fd exhaustion stops at the open-files ulimit', async (t) => {
+  const outcome = await session.shell(`python3 -c 'import os, resource
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+print("nofile", soft, hard)
+fds = []
+try:
+    while True: fds.append(os.open("/dev/null", os.O_RDONLY))
+except OSError as e:
+    print("stopped", len(fds), e.strerror)'`);
+  t.is(outcome.status, 'success', outcome.text);
+  const limit = /nofile (\d+) (\d+)/.exec(outcome.text);
+  t.truthy(limit, outcome.text);
+  t.true(Number(limit?.[2]) <= 65536, `the hard limit is bounded (${limit?.[2]})`);
+  t.regex(outcome.text, /stopped \d+ Too many open files/);
+  await assertContained(t, 'fd exhaustion');
+});
+
+test('a single huge file in the workspace stops at the file-size ulimit', async (t) => {
+  const outcome = await session.shell('ulimit -f; head -c 20G /dev/zero > big.bin; echo "exit=$?"; stat -c "size=%s" big.bin; rm -f big.bin');
+  t.regex(outcome.text, /exit=(153|1)\b/, 'SIGXFSZ (128+25) or EFBIG ends the write');
+  const size = Number(/size=(\d+)/.exec(outcome.text)?.[1] ?? NaN);
+  t.true(size < 20 * 1024 ** 3, `the file stopped short (${size} bytes)`);
+  await assertContained(t, 'workspace file size');
+});
+
+test('filling /tmp stops at the tmpfs size, and the session still works with /tmp full', async (t) => {
+  const outcome = await session.shell('df -k /tmp | tail -1; head -c 20G /dev/zero > /tmp/fill; echo "exit=$?"; stat -c "size=%s" /tmp/fill');
+  t.regex(outcome.text, /No space left on device|File too large/, outcome.text.slice(0, 500));
+  await assertContained(t, 'tmp fill (full)');
+  const cleanup = await session.shell('rm -f /tmp/fill; echo cleaned');
+  t.true(cleanup.text.includes('cleaned'));
+});
+
+test('inode exhaustion of /tmp stops at the tmpfs inode limit or the wall timeout', async (t) => {
+  const outcome = await session.shell(`python3 -c 'import os
+os.makedirs("/tmp/inodes", exist_ok=True)
+i = 0
+try:
+    while True:
+        os.close(os.open(f"/tmp/inodes/{i}", os.O_CREAT | os.O_WRONLY)); i += 1
+except OSError as e:
+    print("stopped", i, e.strerror)'`);
+  t.regex(outcome.text, /stopped \d+ No space left on device|timed out|time limit|timeout/i, outcome.text.slice(0, 500));
+  await assertContained(t, 'tmp inodes');
+  await session.shell('rm -rf /tmp/inodes');
+});
+
+test('filling the workspace with many files stops at a bound (no host disk exhaustion)', async (t) => {
+  // Files of 256 MB each stay under a file-size ulimit; what stops the total?
+  const outcome = await session.shell(
+    'for i in $(seq 1 40); do head -c 256M /dev/zero > fill.$i || break; done; du -sb . | cut -f1 | sed "s/^/total=/"',
+  );
+  const total = Number(/total=(\d+)/.exec(outcome.text)?.[1] ?? NaN);
+  await session.shell('rm -f fill.*');
+  t.true(total < 10 * 1024 ** 3, `the workspace grew by ${total} bytes in one call`);
+  await assertContained(t, 'workspace fill');
+});
