@@ -68,6 +68,8 @@ export function breakLine(text: string, columns: number): [string, string] | und
     cut += char.length;
     if (char === ' ') lastSpace = cut;
   }
+  // A space right after the cut is the best place to break.
+  if (text[cut] === ' ') lastSpace = cut + 1;
   const at = lastSpace > 0 ? lastSpace : Math.max(cut, 1);
   return [text.slice(0, at).trimEnd(), text.slice(at)];
 }
