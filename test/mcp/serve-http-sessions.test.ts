@@ -1,0 +1,120 @@
+import test from 'ava';
+import { z } from 'zod';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { serveHttp } from '../../src/mcp/server/serve-http.js';
+import { createSessionFactory } from '../../src/mcp/server/session-factory.js';
+import { ToolRegistry } from '../../src/registry/tool-registry.js';
+import { Scheduler } from '../../src/scheduler/scheduler.js';
+import { defineTool } from '../../src/tools/define-tool.js';
+import { createLocalTool } from '../../src/tools/defined-tool.js';
+
+/**
+ * serveHttp's session handling with real HTTP and the SDK client. The
+ * per-session tool `whoami` stands for the tools bound to a session's own
+ * sandbox (run_shell_command, discovered tools).
+ */
+const workspace = { roots: ['/tmp'], stateDir: '/tmp/.toolcell' };
+
+function sessionTool(sessionId: string, aborted: string[]) {
+  return createLocalTool(
+    defineTool({
+      name: 'whoami',
+      description: 'Names the session whose sandbox runs this tool; waits for abort when asked to.',
+      kind: 'read',
+      parameters: z.object({ wait: z.boolean().optional() }),
+      async execute({ wait }, { signal }) {
+        if (wait) {
+          await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+          aborted.push(sessionId);
+        }
+        return { llmContent: sessionId, returnDisplay: sessionId };
+      },
+    }),
+    { workspace },
+  );
+}
+
+async function start(t: { teardown: (fn: () => Promise<void>) => void }, options: { maxSessions?: number; sessionIdleMs?: number } = {}) {
+  const opened: string[] = [];
+  const closed: string[] = [];
+  const aborted: string[] = [];
+  const base = new ToolRegistry();
+  base.register(
+    createLocalTool(
+      defineTool({ name: 'shared', description: 'A shared tool.', kind: 'read', parameters: z.object({}), execute: async () => ({ llmContent: 'shared', returnDisplay: 'shared' }) }),
+      { workspace },
+    ),
+  );
+  const server = await serveHttp({
+    port: 0,
+    ...options,
+    createScheduler: ({ registry, onOutput }) => new Scheduler({ registry, approvalMode: 'default', onOutput }),
+    createSession: createSessionFactory({
+      baseRegistry: base,
+      openSandbox: async (sessionId) => {
+        opened.push(sessionId);
+        return { tools: [sessionTool(sessionId, aborted)], close: async () => void closed.push(sessionId) };
+      },
+    }),
+  });
+  t.teardown(() => server.close());
+  return { server, opened, closed, aborted };
+}
+
+async function connect(url: string): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
+  const client = new Client({ name: 'session-test', version: '1.0.0' });
+  const transport = new StreamableHTTPClientTransport(new URL(url));
+  await client.connect(transport);
+  return { client, transport };
+}
+
+const text = (result: unknown) => ((result as { content: Array<{ text?: string }> }).content[0]?.text ?? '');
+
+test('each MCP session gets its own sandbox session, closed when the client ends the session', async (t) => {
+  const { server, opened, closed } = await start(t);
+  const a = await connect(server.url);
+  const b = await connect(server.url);
+  t.is(opened.length, 2);
+  t.not(opened[0], opened[1]);
+  t.is(text(await a.client.callTool({ name: 'whoami', arguments: {} })), a.transport.sessionId ?? 'none');
+  t.is(text(await b.client.callTool({ name: 'whoami', arguments: {} })), b.transport.sessionId ?? 'none');
+  t.is(text(await b.client.callTool({ name: 'shared', arguments: {} })), 'shared');
+  t.is(server.sessionCount, 2);
+
+  await a.transport.terminateSession();
+  await a.client.close();
+  for (let i = 0; i < 50 && closed.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+  t.deepEqual(closed, [opened[0]]);
+  t.is(server.sessionCount, 1);
+  await b.client.close();
+});
+
+test('sessions over the limit are refused', async (t) => {
+  const { server } = await start(t, { maxSessions: 1 });
+  const a = await connect(server.url);
+  t.teardown(() => a.client.close());
+  const error = await t.throwsAsync(connect(server.url));
+  t.regex(error?.message ?? '', /Too many sessions/);
+});
+
+test('idle sessions are closed', async (t) => {
+  const { server, closed } = await start(t, { sessionIdleMs: 200 });
+  const a = await connect(server.url);
+  t.teardown(() => a.client.close());
+  for (let i = 0; i < 100 && closed.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+  t.is(closed.length, 1);
+  t.is(server.sessionCount, 0);
+});
+
+test('closing the server aborts in-flight calls and closes every session', async (t) => {
+  const { server, opened, closed, aborted } = await start(t);
+  const a = await connect(server.url);
+  const pending = a.client.callTool({ name: 'whoami', arguments: { wait: true } }).catch(() => 'rejected');
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  await server.close();
+  t.deepEqual(aborted, opened);
+  t.deepEqual(closed, opened);
+  await pending;
+  await a.client.close();
+});
