@@ -25,7 +25,7 @@ export interface LoadSettingsOptions {
 /**
  * Reads and validates the settings that apply to a workspace: the user's
  * `~/.toolcell/settings.json`, then the workspace's `.toolcell/settings.json`
- * on top (per field for `tools` and `sandbox`, per server name for
+ * on top (per field for `tools`, `sandbox` and `shell`, per server name for
  * `mcpServers`). Missing default files are fine; an unreadable, malformed or
  * invalid file throws a ToolcellError `invalid_settings` naming the file and
  * the field, never falls back silently.
@@ -42,7 +42,7 @@ export function loadSettings(options: LoadSettingsOptions): Settings {
     throw new TypeError('loadSettings: options.homeDir must be a string');
   }
 
-  const settings: Settings = { tools: {}, mcpServers: {}, sandbox: {}, sources: [] };
+  const settings: Settings = { tools: {}, mcpServers: {}, sandbox: {}, shell: {}, sources: [] };
   if (options.settingsFile !== undefined) {
     const file = resolve(options.settingsFile);
     const parsed = readSettingsFile(file, { required: true });
@@ -85,6 +85,7 @@ export function readSettingsFile(file: string, options: { required: boolean }): 
 function mergeInto(settings: Settings, file: SettingsFile, source: string): void {
   settings.tools = { ...settings.tools, ...file.tools };
   settings.sandbox = { ...settings.sandbox, ...file.sandbox };
+  settings.shell = { ...settings.shell, ...file.shell };
   settings.mcpServers = { ...settings.mcpServers, ...file.mcpServers };
   settings.sources.push(source);
 }

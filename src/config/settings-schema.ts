@@ -71,6 +71,13 @@ export const sandboxSettingsSchema = z.strictObject({
   image: nonEmpty.optional(),
 });
 
+export const shellSettingsSchema = z.strictObject({
+  /** Minimum time between two live-output updates of a command (today's Gemini CLI: 1000; the seed: 100). */
+  liveUpdateIntervalMs: z.number().int().min(0).max(60_000).optional(),
+  /** A command that prints nothing for this long is ended; 0 disables it (default 300 000). */
+  inactivityTimeoutMs: z.number().int().min(0).max(24 * 60 * 60 * 1000).optional(),
+});
+
 export const settingsSchema = z.strictObject({
   $schema: z.string().optional(),
   tools: toolsSettingsSchema.optional(),
@@ -81,11 +88,13 @@ export const settingsSchema = z.strictObject({
     )
     .optional(),
   sandbox: sandboxSettingsSchema.optional(),
+  shell: shellSettingsSchema.optional(),
 });
 
 export type McpServerSettings = z.infer<typeof mcpServerSettingsSchema>;
 export type ToolsSettings = z.infer<typeof toolsSettingsSchema>;
 export type SandboxSettings = z.infer<typeof sandboxSettingsSchema>;
+export type ShellSettings = z.infer<typeof shellSettingsSchema>;
 /** One settings file, validated. */
 export type SettingsFile = z.infer<typeof settingsSchema>;
 
@@ -94,6 +103,7 @@ export interface Settings {
   tools: ToolsSettings;
   mcpServers: Record<string, McpServerSettings>;
   sandbox: SandboxSettings;
+  shell: ShellSettings;
   /** The files that were read, lowest precedence first. */
   sources: string[];
 }

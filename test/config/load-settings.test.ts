@@ -30,7 +30,7 @@ function invalidSettings(t: { throws: (fn: () => unknown) => unknown }, fn: () =
 test('no settings files give empty settings', async (t) => {
   const env = await setup({});
   t.teardown(env.cleanup);
-  t.deepEqual(loadSettings({ workspace: env.workspace, homeDir: env.home }), { tools: {}, mcpServers: {}, sandbox: {}, sources: [] });
+  t.deepEqual(loadSettings({ workspace: env.workspace, homeDir: env.home }), { tools: {}, mcpServers: {}, sandbox: {}, shell: {}, sources: [] });
 });
 
 test('the workspace file wins over the user file, per field and per server', async (t) => {
@@ -39,6 +39,7 @@ test('the workspace file wins over the user file, per field and per server', asy
       tools: { discoveryCommand: 'home-discover', callCommand: 'home-call' },
       mcpServers: { shared: { command: 'home-server' }, mine: { url: 'http://127.0.0.1:1/mcp' } },
       sandbox: { mode: 'docker', image: 'img:home' },
+      shell: { liveUpdateIntervalMs: 100 },
     },
     workspace: { tools: { callCommand: 'ws-call' }, mcpServers: { shared: { command: 'ws-server', args: ['-x'] } }, sandbox: { mode: 'none' } },
   });
@@ -47,6 +48,7 @@ test('the workspace file wins over the user file, per field and per server', asy
   t.deepEqual(settings.tools, { discoveryCommand: 'home-discover', callCommand: 'ws-call' });
   t.deepEqual(settings.mcpServers, { shared: { command: 'ws-server', args: ['-x'] }, mine: { url: 'http://127.0.0.1:1/mcp' } });
   t.deepEqual(settings.sandbox, { mode: 'none', image: 'img:home' });
+  t.deepEqual(settings.shell, { liveUpdateIntervalMs: 100 });
   t.deepEqual(settings.sources, [join(env.home, '.toolcell', 'settings.json'), join(env.workspace, '.toolcell', 'settings.json')]);
 });
 
