@@ -5,7 +5,7 @@ import { emptyUsage } from './events.js';
 
 /** What one streamed model response amounted to. */
 export interface ModelTurnResult {
-  /** The model's parts as they should be recorded in history (adjacent plain text merged). */
+  /** The model's parts as they should be recorded in history (thoughts left out, adjacent plain text merged). */
   parts: Part[];
   /** Every FunctionCall of the response, in the order they arrived. */
   functionCalls: FunctionCall[];
@@ -63,7 +63,8 @@ export async function* readModelTurn(
       else if (typeof part.text === 'string' && part.text.length > 0) {
         yield { type: part.thought ? 'thought' : 'text', text: part.text };
       }
-      recordPart(result.parts, part);
+      // Thought summaries are shown, not sent back (as gemini-cli); thought signatures on other parts are kept.
+      if (!part.thought) recordPart(result.parts, part);
     }
     if (candidate?.finishReason) result.finishReason = candidate.finishReason;
   }

@@ -214,3 +214,24 @@ test('send rejects a second concurrent send and bad prompts', async (t) => {
   await t.throwsAsync(() => agent.send('').next(), { instanceOf: TypeError });
   await collect(first);
 });
+
+test('thought summaries are reported apart from the answer and not sent back; thought signatures are', async (t) => {
+  const fake = await startFakeGemini(
+    {
+      chunks: [
+        { candidates: [{ content: { role: 'model', parts: [{ text: 'pondering', thought: true }] }, index: 0 }] },
+        { candidates: [{ content: { role: 'model', parts: [{ functionCall: { name: 'echo', args: { text: 's' } }, thoughtSignature: 'c2ln' }] }, index: 0 }] },
+        finishChunk(),
+      ],
+    },
+    textTurn('done'),
+  );
+  t.teardown(() => fake.close());
+  const { agent } = testAgent(fake);
+
+  const { events, outcome } = await collect(agent.send('think'));
+
+  t.deepEqual(events.filter((e) => e.type === 'thought').map((e) => (e as { text: string }).text), ['pondering']);
+  t.is(outcome.text, 'done');
+  t.deepEqual(fake.requests[1]!.body.contents?.[1]?.parts, [{ functionCall: { name: 'echo', args: { text: 's' } }, thoughtSignature: 'c2ln' }]);
+});

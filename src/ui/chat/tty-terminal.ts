@@ -34,9 +34,13 @@ export class TtyTerminal implements ChatTerminal {
   start(): void {
     this.#keyboard.start();
     this.#output.on('resize', this.#onResize);
+    process.on('SIGTERM', this.#onTerminate);
+    process.on('SIGHUP', this.#onTerminate);
   }
 
   stop(): void {
+    process.off('SIGTERM', this.#onTerminate);
+    process.off('SIGHUP', this.#onTerminate);
     this.#output.off('resize', this.#onResize);
     this.#keyboard.stop();
     this.screen.close();
@@ -120,4 +124,10 @@ export class TtyTerminal implements ChatTerminal {
   }
 
   readonly #onResize = () => this.screen.render();
+
+  /** Killed: give the terminal back in a usable state (cooked mode, cursor visible) before dying. */
+  readonly #onTerminate = (signal: NodeJS.Signals) => {
+    this.stop();
+    process.exit(signal === 'SIGHUP' ? 129 : 143);
+  };
 }
