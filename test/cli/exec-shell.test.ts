@@ -1,0 +1,73 @@
+import test from 'ava';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { execJson, runCli } from '../helpers/cli.js';
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function waitFor(predicate: () => boolean, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (predicate()) return true;
+    await sleep(50);
+  }
+  return predicate();
+}
+
+test('calls of a batch run in parallel: three commands that each wait for the other two all finish', async (t) => {
+  const ws = mkdtempSync(join(tmpdir(), 'toolcell-par-'));
+  // Each command marks itself started, then waits (at most 20 s) until all three marks exist:
+  // run one at a time, the first would time out instead of printing "met".
+  const command = (i: number) => `touch started_${i}; for n in $(seq 400); do [ $(ls started_* | wc -l) -ge 3 ] && { echo met; exit 0; }; sleep 0.05; done; echo alone; exit 1`;
+  const { parts } = await execJson(ws, [0, 1, 2].map((i) => ({ name: 'run_shell_command', args: { command: command(i) } })), ['--sandbox', 'none', '--approval', 'yolo']);
+  t.is(parts.length, 3);
+  for (const part of parts) t.regex(String(part.functionResponse!.response['output']), /met/);
+});
+
+test('SIGINT during a run cancels the calls, kills their processes, keeps partial output, exits 130', async (t) => {
+  const ws = mkdtempSync(join(tmpdir(), 'toolcell-sigint-'));
+  const calls = [
+    { name: 'run_shell_command', args: { command: 'echo $$ > pid1; echo partial-output-one; sleep 300' }, id: 'one' },
+    { name: 'run_shell_command', args: { command: '(setsid sleep 300 & echo $! > pid2); echo partial-output-two; sleep 300' }, id: 'two' },
+  ];
+  let sent = false;
+  const result = await runCli(['exec', '--workspace', ws, '--json', '--sandbox', 'none', '--approval', 'yolo'], {
+    input: JSON.stringify(calls),
+    onSpawn: (pid) => {
+      void waitFor(() => existsSync(join(ws, 'pid1')) && existsSync(join(ws, 'pid2')), 30_000).then(async () => {
+        await sleep(1_500); // let live output be rendered
+        sent = true;
+        process.kill(pid, 'SIGINT');
+      });
+    },
+  });
+  t.true(sent);
+  t.is(result.code, 130);
+  const parts = JSON.parse(result.stdout) as Array<{ functionResponse: { id: string; response: Record<string, unknown> } }>;
+  t.deepEqual(parts.map((p) => p.functionResponse.id), ['one', 'two']);
+  for (const part of parts) t.regex(String(part.functionResponse.response['error']), /cancel/i);
+  t.regex(JSON.stringify(parts[0]!.functionResponse.response), /partial-output-one/);
+  const pids = ['pid1', 'pid2'].map((name) => Number(readFileSync(join(ws, name), 'utf8').trim()));
+  t.true(await waitFor(() => pids.every((pid) => !alive(pid)), 3_000), `survivors: ${pids.filter(alive).join(', ')}`);
+});
+
+test('shell calls fail closed with --sandbox auto when the Docker engine does not answer', async (t) => {
+  const ws = mkdtempSync(join(tmpdir(), 'toolcell-closed-'));
+  const refused = await runCli(['exec', '--workspace', ws, '--json', '--approval', 'yolo', '--sandbox', 'auto'], {
+    input: JSON.stringify([{ name: 'run_shell_command', args: { command: 'touch ran-unsandboxed' } }]),
+    env: { DOCKER_HOST: 'unix:///nonexistent/docker.sock' },
+  });
+  t.is(refused.code, 0);
+  const response = JSON.parse(refused.stdout)[0].functionResponse.response;
+  t.regex(String(response.error), /sandbox|docker/i);
+  t.false(existsSync(join(ws, 'ran-unsandboxed')));
+});
