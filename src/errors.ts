@@ -31,6 +31,7 @@ export const ToolErrorType = {
   // Shell and sandbox
   SHELL_EXECUTE_ERROR: 'shell_execute_error',
   SANDBOX_UNAVAILABLE: 'sandbox_unavailable',
+  SANDBOX_IMAGE_MISSING: 'sandbox_image_missing',
   // Extensions
   DISCOVERED_TOOL_EXECUTION_ERROR: 'discovered_tool_execution_error',
   MCP_TOOL_ERROR: 'mcp_tool_error',
