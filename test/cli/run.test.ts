@@ -9,7 +9,7 @@ async function fakeModel(t: import('ava').ExecutionContext, ...turns: FakeTurn[]
   return { fake, env: { GEMINI_API_KEY: 'test-key', GOOGLE_API_KEY: '', GOOGLE_GEMINI_BASE_URL: fake.url } };
 }
 
-test('text output: the answer on stdout, exit 0', async (t) => {
+test.serial('text output: the answer on stdout, exit 0', async (t) => {
   const ws = useTempWorkspace(t);
   const { fake, env } = await fakeModel(t, { chunks: [textChunk('Hello '), textChunk('world'), finishChunk()] });
 
@@ -21,7 +21,7 @@ test('text output: the answer on stdout, exit 0', async (t) => {
   t.is(fake.requests[0]?.model, 'gemini-2.5-flash');
 });
 
-test('--model picks the model and the prompt can come from stdin', async (t) => {
+test.serial('--model picks the model and the prompt can come from stdin', async (t) => {
   const ws = useTempWorkspace(t);
   const { fake, env } = await fakeModel(t, textTurn('ok'));
 
@@ -32,7 +32,7 @@ test('--model picks the model and the prompt can come from stdin', async (t) => 
   t.deepEqual(fake.requests[0]?.body.contents?.[0]?.parts, [{ text: 'from stdin\n' }]);
 });
 
-test('text output: a real read_file call runs in the worker pool and its content goes back to the model', async (t) => {
+test.serial('text output: a real read_file call runs in the worker pool and its content goes back to the model', async (t) => {
   const ws = useTempWorkspace(t, { files: { 'notes.txt': 'alpha\nbeta\n' } });
   const { fake, env } = await fakeModel(t, callTurn([{ name: 'read_file', args: { file_path: 'notes.txt' } }]), textTurn('The file has two lines.'));
 
@@ -47,7 +47,7 @@ test('text output: a real read_file call runs in the worker pool and its content
   t.regex(String(response?.response?.output), /alpha\nbeta/);
 });
 
-test('headless, an edit is denied unless --approval allows it', async (t) => {
+test.serial('headless, an edit is denied unless --approval allows it', async (t) => {
   const ws = useTempWorkspace(t);
   const write = { name: 'write_file', args: { file_path: 'out.txt', content: 'written\n' } };
   const denied = await fakeModel(t, callTurn([write]), textTurn('I could not write it.'));
@@ -66,7 +66,7 @@ test('headless, an edit is denied unless --approval allows it', async (t) => {
   t.is(ws.read('out.txt'), 'written\n');
 });
 
-test('json output: one object with the response, the calls and the stats', async (t) => {
+test.serial('json output: one object with the response, the calls and the stats', async (t) => {
   const ws = useTempWorkspace(t, { files: { 'a.txt': 'A' } });
   const { env } = await fakeModel(t, callTurn([{ name: 'read_file', args: { file_path: 'a.txt' }, id: 'r1' }]), textTurn('A it is.'));
 
@@ -81,7 +81,7 @@ test('json output: one object with the response, the calls and the stats', async
   t.is(json.error, undefined);
 });
 
-test('a missing API key is a one-line error naming the variables, exit 2, no request', async (t) => {
+test.serial('a missing API key is a one-line error naming the variables, exit 2, no request', async (t) => {
   const ws = useTempWorkspace(t);
   const { fake, env } = await fakeModel(t, textTurn('never'));
 
@@ -93,7 +93,7 @@ test('a missing API key is a one-line error naming the variables, exit 2, no req
   t.is(fake.requests.length, 0);
 });
 
-test('GOOGLE_API_KEY works when GEMINI_API_KEY is unset', async (t) => {
+test.serial('GOOGLE_API_KEY works when GEMINI_API_KEY is unset', async (t) => {
   const ws = useTempWorkspace(t);
   const { fake, env } = await fakeModel(t, textTurn('ok'));
 
@@ -103,7 +103,7 @@ test('GOOGLE_API_KEY works when GEMINI_API_KEY is unset', async (t) => {
   t.is(fake.requests[0]?.apiKey, 'google-key');
 });
 
-test('a quota error is one line with its code, exit 1', async (t) => {
+test.serial('a quota error is one line with its code, exit 1', async (t) => {
   const ws = useTempWorkspace(t);
   const { env } = await fakeModel(t, { httpError: 429, message: 'Quota exceeded for metric generate_content_requests.', status: 'RESOURCE_EXHAUSTED' });
 
@@ -113,7 +113,7 @@ test('a quota error is one line with its code, exit 1', async (t) => {
   t.is(result.stderr, 'toolcell run: Gemini API quota exceeded (HTTP 429): Quota exceeded for metric generate_content_requests.. Wait and retry, or check your plan and rate limits. [api_quota_exceeded]\n');
 });
 
-test('the turn limit ends the run with exit 53', async (t) => {
+test.serial('the turn limit ends the run with exit 53', async (t) => {
   const ws = useTempWorkspace(t, { files: { 'a.txt': 'A' } });
   const read = { name: 'read_file', args: { file_path: 'a.txt' } };
   const { fake, env } = await fakeModel(t, callTurn([read]), callTurn([read]), callTurn([read]));
@@ -125,7 +125,7 @@ test('the turn limit ends the run with exit 53', async (t) => {
   t.is(fake.requests.length, 2);
 });
 
-test('usage errors exit 2 with a one-line reason', async (t) => {
+test.serial('usage errors exit 2 with a one-line reason', async (t) => {
   const ws = useTempWorkspace(t);
   const { env } = await fakeModel(t);
 
@@ -141,7 +141,7 @@ test('usage errors exit 2 with a one-line reason', async (t) => {
   t.regex(badWorkspace.stderr, /not an existing folder/);
 });
 
-test('Ctrl+C (SIGINT) during the stream stops it and exits 130', async (t) => {
+test.serial('Ctrl+C (SIGINT) during the stream stops it and exits 130', async (t) => {
   const ws = useTempWorkspace(t);
   const { fake, env } = await fakeModel(t, { chunks: [textChunk('thinking very hard')], end: 'hang' });
   let pid = 0;

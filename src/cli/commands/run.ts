@@ -100,6 +100,7 @@ async function runPrompt(promptArg: string | undefined, options: RunOptions): Pr
   const out = (text: string) => void process.stdout.write(text);
   const streamJson = options.output === 'stream-json' ? new StreamJsonWriter(out) : undefined;
 
+  const setupWarnings: string[] = [];
   let setup: AgentSetup | undefined;
   try {
     try {
@@ -109,7 +110,8 @@ async function runPrompt(promptArg: string | undefined, options: RunOptions): Pr
         ...options,
         interactive: false,
         scheduler: streamJson ? { onOutput: (callId, output) => streamJson.toolOutput(callId, output) } : {},
-        onWarning: (message) => (streamJson ? streamJson.emit({ type: 'error', severity: 'warning', code: 'runtime_warning', message }) : process.stderr.write(`toolcell run: ${message}\n`)),
+        // stream-json consumers expect `init` first: hold setup warnings until it is out.
+        onWarning: (message) => (streamJson ? setupWarnings.push(message) : process.stderr.write(`toolcell run: ${message}\n`)),
       });
     } catch (error) {
       const code = isToolcellError(error) ? error.code : undefined;
@@ -121,6 +123,7 @@ async function runPrompt(promptArg: string | undefined, options: RunOptions): Pr
     const json = options.output === 'json' ? new JsonResultCollector() : undefined;
 
     streamJson?.emit({ type: 'init', session_id: sessionId, model: options.model, workspace: runtime.workspace.roots[0]!, approval_mode: options.approval });
+    for (const message of setupWarnings) streamJson?.emit({ type: 'error', severity: 'warning', code: 'runtime_warning', message });
     streamJson?.emit({ type: 'message', role: 'user', content: prompt });
     let outcome: AgentOutcome | undefined;
     for await (const event of agent.send(prompt, { signal: controller.signal })) {
