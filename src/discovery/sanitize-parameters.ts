@@ -23,7 +23,8 @@ const MAX_DEPTH = 32;
  * Turns a tool's JSON Schema (from an MCP server or a discovery command) into
  * one Gemini accepts, following the seed's `sanitizeParameters` (ch. 3.3.3):
  * no `default` beside `anyOf`; `format` only where Gemini knows it; plus
- * unknown keywords removed, `oneOf` read as `anyOf`, `const` as a one-value
+ * unknown keywords removed, `oneOf` read as `anyOf`, `definitions` as
+ * `$defs`, `const` as a one-value
  * `enum`, `["T","null"]` types as `nullable`, `required` limited to declared
  * properties, and the top level always an object.
  *
@@ -47,6 +48,9 @@ function sanitizeNode(node: unknown, depth: number): JsonSchema {
   const out: JsonSchema = {};
   for (const [key, value] of Object.entries(source)) {
     if (key === 'oneOf' && source['anyOf'] === undefined) copyKeyword(out, 'anyOf', value, depth);
+    // Draft-07 `definitions` (zod-to-json-schema's output) become `$defs`, and their refs follow.
+    else if (key === 'definitions' && source['$defs'] === undefined) copyKeyword(out, '$defs', value, depth);
+    else if (key === '$ref' && typeof value === 'string') out[key] = value.replace(/^#\/definitions\//, '#/$defs/');
     else if (key === 'const' && source['enum'] === undefined) copyKeyword(out, 'enum', [value], depth);
     else if (KEPT_KEYWORDS.has(key)) copyKeyword(out, key, value, depth);
   }

@@ -99,3 +99,16 @@ test('absurdly deep schemas are cut off instead of blowing the stack', (t) => {
   const out = sanitizeParameters(deep);
   t.is(out['type'], 'object');
 });
+
+test('draft-07 definitions become $defs and their refs follow', (t) => {
+  const out = sanitizeParameters({
+    type: 'object',
+    properties: { a: { $ref: '#/definitions/thing' }, b: { $ref: '#/properties/a' } },
+    definitions: { thing: { type: 'string', format: 'uri' } },
+  });
+  t.deepEqual(out, {
+    type: 'object',
+    properties: { a: { $ref: '#/$defs/thing' }, b: { $ref: '#/properties/a' } },
+    $defs: { thing: { type: 'string' } },
+  });
+});
