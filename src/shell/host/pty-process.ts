@@ -1,8 +1,10 @@
+import { randomBytes } from 'node:crypto';
 import { constants } from 'node:os';
 import { createRequire } from 'node:module';
 import type * as NodePty from 'node-pty';
 import type { ExitStatus, SpawnedProcess } from '../backend.js';
 import { ChunkFanout } from './chunk-fanout.js';
+import { EndMarkerScanner } from './end-marker.js';
 import { killProcessTree } from './process-tree.js';
 import { ptyShellArgs } from './shell-command.js';
 
@@ -26,7 +28,8 @@ export interface PtySpawnOptions {
  * node-pty is not safe to use from several threads.
  */
 export function spawnPtyProcess(options: PtySpawnOptions): SpawnedProcess {
-  const terminal = pty.spawn(options.shell, ptyShellArgs(options.shell, options.command), {
+  const endMarker = `\x1b]7770;toolcell-end-${randomBytes(8).toString('hex')}\x07`;
+  const terminal = pty.spawn(options.shell, ptyShellArgs(options.shell, options.command, endMarker), {
     name: options.env.TERM ?? 'xterm-256color',
     cols: options.cols,
     rows: options.rows,
@@ -35,11 +38,19 @@ export function spawnPtyProcess(options: PtySpawnOptions): SpawnedProcess {
     encoding: null,
   });
   const fanout = new ChunkFanout();
-  terminal.onData((data) => fanout.emit(data as unknown as Buffer, 'stdout'));
+  const scanner = new EndMarkerScanner(endMarker);
+  terminal.onData((chunk) => {
+    const { data, marker } = scanner.push(chunk as unknown as Buffer);
+    if (data.length > 0) fanout.emit(data, 'stdout');
+    // Everything before the marker has been read: let the wrapper exit.
+    if (marker) terminal.write('\n');
+  });
   // node-pty reports the exit once the PTY has been drained (or 200 ms after
   // the exit, when a leftover child holds the terminal open).
   const exited = new Promise<ExitStatus>((resolve) => {
     terminal.onExit(({ exitCode, signal }) => {
+      const rest = scanner.flush();
+      if (rest.length > 0) fanout.emit(rest, 'stdout');
       resolve(signal ? { exitCode: null, signal: signalName(signal) } : { exitCode, signal: null });
     });
   });

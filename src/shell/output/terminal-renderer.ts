@@ -5,7 +5,7 @@ import { BoundedText, type OmittedText } from './bounded-text.js';
 const { Terminal } = xterm;
 
 /** Slice size once the head is full: large enough to parse fast, small enough to yield often. */
-const FAST_SLICE_BYTES = 64 * 1024;
+const FAST_SLICE_CHARS = 64 * 1024;
 
 export interface TerminalRendererOptions {
   cols: number;
@@ -37,7 +37,8 @@ export interface TerminalRendererOptions {
  */
 export class TerminalRenderer {
   readonly #terminal: XTerm;
-  readonly #headSliceBytes: number;
+  readonly #headSliceChars: number;
+  readonly #decoder = new TextDecoder('utf-8');
   readonly #text: BoundedText;
   readonly #onParsed: (() => void) | undefined;
   /** First line of the normal buffer not yet copied into `#text`. */
@@ -45,8 +46,8 @@ export class TerminalRenderer {
   #startedLine = false;
   #pendingNewlines = 0;
   #lineFeedsAfterHead = 0;
-  #queuedBytes = 0;
-  #parsedBytes = 0;
+  #queuedChars = 0;
+  #parsedChars = 0;
   #idleWaiters: Array<() => void> = [];
   #disposed = false;
 
@@ -60,7 +61,7 @@ export class TerminalRenderer {
       convertEol: true,
       logLevel: 'off',
     });
-    this.#headSliceBytes = Math.max(1, options.scrollback);
+    this.#headSliceChars = Math.max(1, options.scrollback);
     this.#text = new BoundedText({ headChars: options.headChars, tailChars: options.tailChars });
     this.#onParsed = options.onParsed;
     this.#marker = this.#terminal.registerMarker(0);
@@ -69,21 +70,27 @@ export class TerminalRenderer {
     });
   }
 
-  /** Bytes handed to `write` that xterm has not parsed yet. */
+  /** Characters handed to xterm that it has not parsed yet. */
   get backlog(): number {
-    return this.#queuedBytes - this.#parsedBytes;
+    return this.#queuedChars - this.#parsedChars;
   }
 
   write(bytes: Uint8Array): void {
     if (this.#disposed) return;
+    // Decoded here rather than by xterm so that invalid UTF-8 shows as U+FFFD
+    // instead of vanishing. A character never makes more than one new line.
+    this.#writeText(this.#decoder.decode(bytes, { stream: true }));
+  }
+
+  #writeText(text: string): void {
     let offset = 0;
-    while (offset < bytes.length) {
+    while (offset < text.length) {
       // The head phase is decided per write call: a slice queued before the
       // head filled up stays small, which is only slower, never wrong.
-      const size = this.#text.headFull ? FAST_SLICE_BYTES : this.#headSliceBytes;
-      const slice = bytes.subarray(offset, offset + size);
+      const size = this.#text.headFull ? FAST_SLICE_CHARS : this.#headSliceChars;
+      const slice = text.slice(offset, offset + size);
       offset += slice.length;
-      this.#queuedBytes += slice.length;
+      this.#queuedChars += slice.length;
       this.#terminal.write(slice, () => this.#afterSlice(slice.length));
     }
   }
@@ -118,6 +125,7 @@ export class TerminalRenderer {
    * left the alternate screen on, its screen is appended.
    */
   async finish(gapNote?: (omitted: OmittedText) => string): Promise<string> {
+    if (!this.#disposed) this.#writeText(this.#decoder.decode());
     await this.whenIdle();
     if (this.#disposed) return '';
     this.#harvest(true);
@@ -138,7 +146,7 @@ export class TerminalRenderer {
   }
 
   #afterSlice(length: number): void {
-    this.#parsedBytes += length;
+    this.#parsedChars += length;
     if (this.#disposed) return;
     if (!this.#text.headFull) this.#harvest(false);
     this.#onParsed?.();

@@ -1,0 +1,197 @@
+import { stat } from 'node:fs/promises';
+import { relative } from 'node:path';
+import { z } from 'zod';
+import { ToolErrorType, ToolcellError, errorMessage, isToolcellError } from '../../errors.js';
+import { resolveWorkspacePath } from '../../fs/workspace-paths.js';
+import type { ShellSessionHandle } from '../../shell/session-handle.js';
+import { DEFAULT_INACTIVITY_TIMEOUT_MS } from '../../shell/run-types.js';
+import type { WorkspaceInfo } from '../define-tool.js';
+import { validateWithZod, zodToParametersJsonSchema } from '../parameters.js';
+import { toolErrorResult } from '../results.js';
+import type {
+  ExecConfirmationDetails,
+  FunctionDeclaration,
+  JsonSchema,
+  Tool,
+  ToolLocation,
+  ToolResult,
+  ToolSource,
+  UpdateOutput,
+  ValidationResult,
+} from '../tool.js';
+import { formatShellResult } from './format-result.js';
+import { rootCommands } from './root-commands.js';
+
+export const SHELL_TOOL_NAME = 'run_shell_command';
+
+const parameters = z
+  .object({
+    command: z
+      .string()
+      .refine((value) => value.trim().length > 0, 'Command cannot be empty.')
+      .refine((value) => !value.includes('\0'), 'Command must not contain NUL characters.')
+      .describe('Exact bash command to execute as `bash -c <command>`.'),
+    description: z
+      .string()
+      .optional()
+      .describe('Brief description of the command for the user. Be specific and concise; one sentence.'),
+    dir_path: z
+      .string()
+      .optional()
+      .describe('Directory to run the command in, relative to the workspace root (or absolute inside it). Default: the workspace root.'),
+    is_background: z
+      .boolean()
+      .optional()
+      .describe('Run the command in the background (servers, watchers, anything that does not finish). Returns its PID and a log file at once; it runs until the session ends.'),
+  })
+  .strict();
+
+export type ShellToolParams = z.output<typeof parameters>;
+
+const DESCRIPTION = `Runs a shell command as \`bash -c <command>\` in the workspace's sandbox and returns what it printed.
+
+- The command runs in a terminal with no input: anything that waits for input (prompts, \`read\`, passwords) reads end-of-file at once. Pass input through files, pipes or non-interactive flags (e.g. \`--yes\`).
+- Output is shown as a terminal would show it (progress bars collapse, colours are removed). Very long output keeps its start and end. Binary output is described, not shown.
+- Long-running processes (servers, watchers) need \`is_background: true\`: the call returns their PID and a log file at once, and they keep running until the session ends. Otherwise every process the command started ends with it.
+- A command that prints nothing for a long time, or runs past the time limit, is stopped; the output so far is returned.
+
+The result lists: Command, Directory, Output, Error, Exit Code, Signal, Background PIDs, Process Group PGID.`;
+
+export interface ShellToolOptions {
+  /** The sandbox session commands run in (see ShellService.openSession). */
+  session: ShellSessionHandle;
+  /** The workspace `dir_path` is confined to; its primary root is the session's workspace root. */
+  workspace: WorkspaceInfo;
+  /** Stop a command after this long without output. Default 300 000 ms; 0 disables it. */
+  inactivityTimeoutMs?: number;
+  /** Stop a command after this long in total (CLI `--timeout`). Default: no limit. */
+  wallTimeoutMs?: number;
+}
+
+/**
+ * `run_shell_command`. Not a DefinedTool: it does not execute in the
+ * Piscina pool but hands the command to the shell thread through its
+ * session, which streams throttled live output back.
+ */
+export class ShellTool implements Tool<ShellToolParams> {
+  readonly name = SHELL_TOOL_NAME;
+  readonly displayName = 'Shell';
+  readonly description = DESCRIPTION;
+  readonly kind = 'execute' as const;
+  readonly parametersJsonSchema: JsonSchema = zodToParametersJsonSchema(parameters);
+  readonly canUpdateOutput = true;
+  readonly isOutputMarkdown = false;
+  readonly source: ToolSource = { type: 'builtin' };
+  readonly #session: ShellSessionHandle;
+  readonly #workspace: WorkspaceInfo;
+  readonly #inactivityMs: number;
+  readonly #wallMs: number | undefined;
+
+  constructor(options: ShellToolOptions) {
+    if (typeof options !== 'object' || options === null) throw new TypeError('ShellTool: options must be an object');
+    if (!options.session || typeof options.session.run !== 'function') throw new TypeError('ShellTool: session must be a ShellSessionHandle');
+    if (!options.workspace || !Array.isArray(options.workspace.roots) || options.workspace.roots.length === 0) {
+      throw new TypeError('ShellTool: workspace must have at least one root');
+    }
+    const inactivity = options.inactivityTimeoutMs ?? DEFAULT_INACTIVITY_TIMEOUT_MS;
+    if (!Number.isFinite(inactivity) || inactivity < 0) throw new RangeError('ShellTool: inactivityTimeoutMs must be a number >= 0');
+    const wall = options.wallTimeoutMs;
+    if (wall !== undefined && (!Number.isFinite(wall) || wall <= 0)) throw new RangeError('ShellTool: wallTimeoutMs must be a number > 0');
+    this.#session = options.session;
+    this.#workspace = options.workspace;
+    this.#inactivityMs = inactivity;
+    this.#wallMs = wall;
+  }
+
+  declaration(): FunctionDeclaration {
+    return { name: this.name, description: this.description, parametersJsonSchema: this.parametersJsonSchema };
+  }
+
+  validateParams(raw: unknown): ValidationResult<ShellToolParams> {
+    if (raw !== undefined && (typeof raw !== 'object' || raw === null || Array.isArray(raw))) {
+      return { ok: false, error: 'params must be a JSON object' };
+    }
+    return validateWithZod(parameters, raw);
+  }
+
+  describe(params: ShellToolParams): string {
+    let text = params.command;
+    if (params.dir_path) text += ` [in ${params.dir_path}]`;
+    if (params.description) text += ` (${params.description.replace(/\n/g, ' ')})`;
+    if (params.is_background) text += ' [background]';
+    return text;
+  }
+
+  toolLocations(): ToolLocation[] {
+    return [];
+  }
+
+  async shouldConfirmExecute(params: ShellToolParams): Promise<ExecConfirmationDetails> {
+    const roots = rootCommands(params.command);
+    return {
+      type: 'exec',
+      title: 'Confirm Shell Command',
+      command: params.command,
+      rootCommand: roots.length > 0 ? roots.join(', ') : 'shell command',
+      directory: params.dir_path || '.',
+      sandbox: this.#session.describe(),
+    };
+  }
+
+  async execute(params: ShellToolParams, signal: AbortSignal, updateOutput?: UpdateOutput): Promise<ToolResult> {
+    if (signal.aborted) {
+      return { llmContent: 'Command was cancelled by the user before it could start.', returnDisplay: 'Command cancelled by user.' };
+    }
+    let cwd: string;
+    try {
+      cwd = await this.#resolveDirectory(params.dir_path);
+    } catch (error) {
+      return toolErrorResult(isToolcellError(error) ? (error.code as ToolErrorType) : ToolErrorType.PATH_NOT_IN_WORKSPACE, errorMessage(error));
+    }
+    const background = params.is_background === true;
+    try {
+      const result = await this.#session.run({
+        command: params.command,
+        cwd,
+        mode: 'pty',
+        background,
+        timeouts: { inactivityMs: this.#inactivityMs, ...(this.#wallMs !== undefined ? { wallMs: this.#wallMs } : {}) },
+        signal,
+        ...(updateOutput && !background ? { onOutput: updateOutput } : {}),
+      });
+      return formatShellResult(
+        {
+          command: params.command,
+          directory: params.dir_path ?? '',
+          background,
+          inactivityMs: this.#inactivityMs,
+          ...(this.#wallMs !== undefined ? { wallMs: this.#wallMs } : {}),
+        },
+        result,
+      );
+    } catch (error) {
+      if (isToolcellError(error) && error.code === ToolErrorType.CANCELLED) {
+        return { llmContent: 'Command was cancelled by the user before it could start.', returnDisplay: 'Command cancelled by user.' };
+      }
+      const type = isToolcellError(error) ? (error.code as ToolErrorType) : ToolErrorType.SHELL_EXECUTE_ERROR;
+      return toolErrorResult(type, errorMessage(error));
+    }
+  }
+
+  /** `dir_path` as a path relative to the primary root (where the session's workspace is). */
+  async #resolveDirectory(dirPath: string | undefined): Promise<string> {
+    const primary = this.#workspace.roots[0]!;
+    if (dirPath === undefined || dirPath === '' || dirPath === '.') return '';
+    const resolved = await resolveWorkspacePath({ ...this.#workspace, roots: [primary] }, dirPath);
+    if (!resolved.exists) throw new ToolcellError(ToolErrorType.FILE_NOT_FOUND, `Directory does not exist: ${dirPath}`);
+    if (!(await stat(resolved.real)).isDirectory()) {
+      throw new ToolcellError(ToolErrorType.PATH_IS_NOT_A_DIRECTORY, `Not a directory: ${dirPath}`);
+    }
+    return relative(primary, resolved.real);
+  }
+}
+
+/** The `run_shell_command` tool over a sandbox session. */
+export function createShellTool(options: ShellToolOptions): ShellTool {
+  return new ShellTool(options);
+}
