@@ -41,3 +41,12 @@ test('finished calls: results are cut, errors and cancellations say their type',
   const cancelled: CompletedToolCall = { ...base, status: 'cancelled', response: { callId: 'a', responseParts: [], error: { type: 'cancelled', message: 'User cancelled tool execution.' } } };
   t.is(completedCallLines(cancelled, plain, { resultLines: 2 })[1], '  cancelled: User cancelled tool execution.');
 });
+
+test('an approved edit is not shown twice; an edit that did not ask shows its diff', (t) => {
+  const diff = { fileDiff: '--- f\n+++ f\n@@ -1 +1 @@\n-a\n+b\n', fileName: 'f', filePath: '/w/f', originalContent: 'a\n', newContent: 'b\n' };
+  const base = { request: { callId: 'e', name: 'write_file', args: {} }, tool, startTime: 0, durationMs: 5 };
+  const auto: CompletedToolCall = { ...base, status: 'success', decision: 'auto', response: { callId: 'e', responseParts: [], resultDisplay: diff } };
+  const approved: CompletedToolCall = { ...auto, decision: 'accept' };
+  t.true(completedCallLines(auto, plain, { resultLines: 8 }).includes('  +b'));
+  t.is(completedCallLines(approved, plain, { resultLines: 8 }).length, 1);
+});

@@ -76,13 +76,20 @@ function liveOutputLines(output: LiveOutput | undefined, style: Style, max: numb
   return lines.slice(-max).map((line) => `  ${style.dim('│')} ${style.dim(line)}`);
 }
 
-/** A finished call for the scrollback: its mark and duration, then its result (diff coloured) or error. */
+/** Decisions after which the person has just seen the call's diff in the dialog. */
+const CONFIRMED = new Set(['accept', 'accept_always', 'modify']);
+
+/**
+ * A finished call for the scrollback: its mark and duration, then its result
+ * (a diff coloured, unless it was just shown for approval) or error.
+ */
 export function completedCallLines(call: CompletedToolCall, style: Style, options: { resultLines: number }): string[] {
   const took = style.dim(` (${formatDuration(call.durationMs)})`);
   if (call.status === 'success') {
     const lines = [header(style.green('✓'), call, style, took)];
     const display = call.response.resultDisplay;
     if (display !== undefined && typeof display !== 'string') {
+      if (call.decision && CONFIRMED.has(call.decision)) return lines;
       lines.push(...renderDiff(sanitize(display.fileDiff), style, { maxLines: options.resultLines * 4 }).map((line) => `  ${line}`));
     } else if (display) {
       const body = sanitize(display).replace(/\n+$/, '').split('\n');
