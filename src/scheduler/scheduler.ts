@@ -195,7 +195,7 @@ export class Scheduler {
       }
       if (signal.aborted) return this.#cancel(scheduled, CANCELLED_BY_USER, textOf(result.llmContent));
       if (result.error) return this.#fail(scheduled, tool, result.error.type, result.error.message, undefined, result);
-      const llmContent = await this.#limitOutput(request.callId, result.llmContent);
+      const llmContent = await this.#limitOutput(request.callId, withModificationNote(scheduled, result.llmContent));
       this.#table.set({
         status: 'success',
         request,
@@ -273,6 +273,14 @@ export class Scheduler {
 
 function decisionOf(call: ToolCall): { decision?: ToolCallDecision; outcome?: ToolConfirmationOutcome } {
   return { ...(call.decision ? { decision: call.decision } : {}), ...(call.outcome ? { outcome: call.outcome } : {}) };
+}
+
+/** The model must know when what ran is not what it proposed (`modify_with_editor`). */
+function withModificationNote(call: ToolCall, content: ToolResult['llmContent']): ToolResult['llmContent'] {
+  if (call.decision !== 'modify') return content;
+  const note = 'Note: the user edited your proposed change before approving it, so what was applied differs from what you proposed. Read the file again if you need its exact content.';
+  if (typeof content === 'string') return `${content}\n\n${note}`;
+  return [...(Array.isArray(content) ? content : [content]), { text: note }];
 }
 
 function textOf(content: ToolResult['llmContent']): string | undefined {

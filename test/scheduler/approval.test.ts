@@ -90,6 +90,8 @@ test('modify_with_editor replaces the proposal with the user edit, then asks aga
   t.is(asked[1]!.details.type === 'edit' && asked[1]!.details.newContent, 'draft (edited)');
   t.is(done?.decision, 'modify');
   t.deepEqual(done?.request.args, { file: 'f', content: 'draft (edited)', turns: 3 });
+  const output = (done!.response.responseParts[0] as { functionResponse: { response: { output: string } } }).functionResponse.response.output;
+  t.regex(output, /^wrote f\n\nNote: the user edited your proposed change/);
 });
 
 test('an editor that gives up leaves the proposal unchanged and asks again', async (t) => {
