@@ -5,6 +5,10 @@ import { isLoopbackHost } from '../../mcp/server/http-guard.js';
 import { serveHttp } from '../../mcp/server/serve-http.js';
 import { serveStdio } from '../../mcp/server/serve-stdio.js';
 import { createSessionFactory } from '../../mcp/server/session-factory.js';
+import { shellSessionSandbox } from '../../mcp/server/shell-sandbox.js';
+import { loadSettings } from '../../config/load-settings.js';
+import type { Settings } from '../../config/settings-schema.js';
+import { ShellService } from '../../shell/shell-service.js';
 import type { ToolServerOptions } from '../../mcp/server/create-tool-server.js';
 import { Scheduler } from '../../scheduler/scheduler.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from '../exit-codes.js';
@@ -50,12 +54,12 @@ Examples:
   toolcell serve --http 8080 --approval yolo
   TOOLCELL_SERVE_TOKEN=s3cret toolcell serve --http 0.0.0.0:8080`,
     )
-    .action(async (options: ServeOptions) => {
-      process.exitCode = await runServe(options);
+    .action(async (options: ServeOptions, command: Command) => {
+      process.exitCode = await runServe(options, { sandboxFromFlag: command.getOptionValueSource('sandbox') === 'cli' });
     });
 }
 
-async function runServe(options: ServeOptions): Promise<number> {
+async function runServe(options: ServeOptions, context: { sandboxFromFlag: boolean }): Promise<number> {
   if (Boolean(options.stdio) === Boolean(options.http)) return usageError('give exactly one of --stdio or --http [host:]port');
   const token = options.token ?? (process.env['TOOLCELL_SERVE_TOKEN'] || undefined);
   if (token !== undefined && token.length < 8) return usageError('--token must be at least 8 characters');
@@ -64,7 +68,9 @@ async function runServe(options: ServeOptions): Promise<number> {
   }
 
   let runtime: Runtime;
+  let settings: Settings;
   try {
+    settings = loadSettings({ workspace: options.workspace, ...(options.settings ? { settingsFile: options.settings } : {}) });
     runtime = await createRuntime({
       workspace: options.workspace,
       approvalMode: options.approval,
@@ -79,7 +85,29 @@ async function runServe(options: ServeOptions): Promise<number> {
 
   const createScheduler: ToolServerOptions['createScheduler'] = ({ registry, onOutput }) =>
     new Scheduler({ registry, approvalMode: options.approval, onOutput, output: { saveDir: join(runtime.workspace.stateDir, 'tool-outputs') } });
-  const createSession = createSessionFactory({ baseRegistry: runtime.registry });
+  // Each MCP session gets a shell session of its own (its own container with docker).
+  const sandbox = context.sandboxFromFlag ? options.sandbox : (settings.sandbox.mode ?? options.sandbox);
+  let shell: ShellService;
+  try {
+    shell = await ShellService.create({
+      ...(settings.shell.liveUpdateIntervalMs !== undefined ? { liveUpdateIntervalMs: settings.shell.liveUpdateIntervalMs } : {}),
+    });
+  } catch (error) {
+    await runtime.close();
+    return failure(error);
+  }
+  runtime.onClose(() => shell.close());
+  const createSession = createSessionFactory({
+    baseRegistry: runtime.registry,
+    openSandbox: shellSessionSandbox({
+      service: shell,
+      sandbox,
+      workspace: runtime.workspace,
+      baseRegistry: runtime.registry,
+      ...(settings.shell.inactivityTimeoutMs !== undefined ? { inactivityTimeoutMs: settings.shell.inactivityTimeoutMs } : {}),
+      ...(options.timeout ? { wallTimeoutMs: options.timeout * 1000 } : {}),
+    }),
+  });
 
   const stop = new AbortController();
   const onSignal = () => stop.abort();

@@ -1,0 +1,44 @@
+import { DiscoveredTool } from '../../discovery/discovered-tool.js';
+import { shellCommandRunner } from '../../discovery/shell-command-runner.js';
+import type { ToolRegistry } from '../../registry/tool-registry.js';
+import type { SandboxChoice } from '../../shell/run-types.js';
+import type { ShellService } from '../../shell/shell-service.js';
+import type { WorkspaceInfo } from '../../tools/define-tool.js';
+import { createShellTool } from '../../tools/shell/shell-tool.js';
+import type { SessionSandbox } from './session-factory.js';
+
+export interface ShellSandboxOptions {
+  service: ShellService;
+  sandbox: SandboxChoice;
+  workspace: WorkspaceInfo;
+  /** Its discovered tools are re-bound to each session's sandbox. */
+  baseRegistry: ToolRegistry;
+  inactivityTimeoutMs?: number;
+  wallTimeoutMs?: number;
+}
+
+/**
+ * Opens, for one MCP session, a shell session of its own and the tools bound
+ * to it: `run_shell_command` and a copy of every discovered tool. Tenants
+ * thus never share processes, background jobs or /tmp; closing the MCP
+ * session kills whatever its commands left running.
+ */
+export function shellSessionSandbox(options: ShellSandboxOptions): (sessionId: string) => Promise<SessionSandbox> {
+  const root = options.workspace.roots[0];
+  if (root === undefined) throw new TypeError('shellSessionSandbox: options.workspace needs a root');
+  return async (sessionId) => {
+    const session = await options.service.openSession({ sandbox: options.sandbox, workspaceRoot: root, sessionId: `mcp-${sessionId}` });
+    const runner = shellCommandRunner(session);
+    const shell = createShellTool({
+      session,
+      workspace: options.workspace,
+      ...(options.inactivityTimeoutMs !== undefined ? { inactivityTimeoutMs: options.inactivityTimeoutMs } : {}),
+      ...(options.wallTimeoutMs !== undefined ? { wallTimeoutMs: options.wallTimeoutMs } : {}),
+    });
+    const discovered = options.baseRegistry
+      .list()
+      .filter((tool): tool is DiscoveredTool => tool instanceof DiscoveredTool)
+      .map((tool) => tool.withRunner(runner));
+    return { tools: [shell, ...discovered], close: () => session.close() };
+  };
+}
