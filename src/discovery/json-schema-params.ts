@@ -30,7 +30,11 @@ export function createParamsValidator(schema: JsonSchema): (raw: unknown) => Val
     }
     if (validate) {
       const result = validate(params);
-      if (!result.valid) return { ok: false, error: `params ${result.errorMessage ?? 'do not match the tool schema'}` };
+      if (!result.valid) {
+        // Ajv calls the value `data`; the model knows it as the params (the same words as zod-checked tools use).
+        const message = (result.errorMessage ?? 'params do not match the tool schema').replace(/(^|, )data(?=[/ ]|$)/g, '$1params');
+        return { ok: false, error: message };
+      }
     }
     return { ok: true, params: params as Record<string, unknown> };
   };
