@@ -143,6 +143,10 @@ test('the session container carries the hardening defaults (inspected from the h
   const ulimits = ((host['Ulimits'] as Array<{ Name: string; Soft: number; Hard: number }> | null) ?? []).map((u) => u.Name);
   t.true(ulimits.includes('fsize'), 'file-size ulimit');
   t.true(ulimits.includes('nofile'), 'open-files ulimit');
+  const core = ((host['Ulimits'] as Array<{ Name: string; Soft: number; Hard: number }> | null) ?? []).find((u) => u.Name === 'core');
+  t.is(core?.Hard, 0, 'no core dumps');
+  t.is((host['LogConfig'] as { Type?: string } | undefined)?.Type, 'none', 'the engine stores no output');
+  t.is(host['IpcMode'], 'private', 'private IPC namespace');
   t.is(host['Init'], true, 'an init process');
   t.truthy(host['Tmpfs'], 'tmpfs scratch');
   const mounts = (inspect['Mounts'] as Array<{ Type: string; Source: string; Destination: string; RW: boolean }>) ?? [];

@@ -157,23 +157,41 @@ test('a symlink swapped in and out while host tools run (TOCTOU race) never lets
   await session.assertAlive(t);
 });
 
-test("the scheduler's saved-output folder (.toolcell/tool-outputs) replaced by a symlink receives nothing outside", async (t) => {
+test("the state folder's subfolders (.toolcell/tool-outputs, settings) cannot be replaced by a symlink; saved outputs stay inside", async (t) => {
   const target = await makeTempDir(t, 'toolcell-sec-outputs-');
-  await plant(t, `mkdir -p .toolcell && rm -rf .toolcell/tool-outputs && ln -sfn ${target} .toolcell/tool-outputs`);
+  const attempt = await session.shell(
+    `rm -rf .toolcell/tool-outputs; ln -sfn ${target} .toolcell/tool-outputs; echo "link=$?"; ln -sfn ${target}/settings.json .toolcell/settings.json; echo "settings=$?"; ls -la .toolcell`,
+  );
+  t.notRegex(attempt.text, /link=0\b/, 'the state folder must not be writable from the sandbox');
+  t.notRegex(attempt.text, /settings=0\b/);
   const flood = await session.shell(`echo ${nonce('flood')}; yes injected-line | head -c 2M`);
   t.not(flood.status, 'cancelled');
-  t.deepEqual(await readdir(target), [], 'the full output was written through the planted symlink, outside the workspace');
+  t.deepEqual(await readdir(target), [], 'nothing was written through a planted link');
+  const saved = await readdir(join(session.workspace, '.toolcell', 'tool-outputs')).catch(() => [] as string[]);
+  t.true(saved.length > 0, 'the full output was saved inside the workspace state folder');
+  t.false((await lstat(join(session.workspace, '.toolcell', 'tool-outputs'))).isSymbolicLink());
   await session.assertAlive(t);
 });
 
-test('the state folder (.toolcell) replaced by a symlink leading out receives nothing (save_memory, saved outputs)', async (t) => {
+test('the state folder itself (.toolcell) cannot be swapped for a symlink leading out (save_memory, saved outputs)', async (t) => {
   const target = await makeTempDir(t, 'toolcell-sec-state-');
-  await plant(t, `rm -rf .toolcell && ln -sfn ${target} .toolcell`);
+  const attempt = await session.shell(`mv .toolcell .toolcell-moved; echo "mv=$?"; rm -rf .toolcell; ln -sfn ${target} .toolcell; echo "ln=$?"`);
+  t.notRegex(attempt.text, /mv=0\b/);
   const memory = await session.tool('save_memory', { fact: `remember ${nonce('fact')}` });
-  t.not(memory.status, 'success', `save_memory wrote through the planted state link: ${memory.text}`);
+  t.not(memory.status, 'cancelled');
   await session.shell('yes another-flood | head -c 2M');
   t.deepEqual(await readdir(target), [], 'nothing may be written outside the workspace');
-  await plant(t, 'rm -f .toolcell');
-  t.false((await lstat(join(session.workspace, '.toolcell')).catch(() => undefined))?.isSymbolicLink() ?? false);
+  t.false((await lstat(join(session.workspace, '.toolcell'))).isSymbolicLink());
+  await session.assertAlive(t);
+});
+
+test('symlinks planted in the background-log folder (the one writable part of .toolcell) lead nowhere', async (t) => {
+  const target = await makeTempDir(t, 'toolcell-sec-bg-');
+  await writeFile(join(target, 'secret.log'), `${SECRET}\n`);
+  await plant(t, `ln -sfn ${target}/secret.log .toolcell/background/planted.log; ln -sfn ${target} .toolcell/background/dir`);
+  assertRefused(t, await session.tool('read_file', { file_path: '.toolcell/background/planted.log' }), 'read of a planted log link');
+  const job = await session.shell('echo bg-output', { background: true });
+  t.is(job.status, 'success', job.text);
+  t.deepEqual((await readdir(target)).sort(), ['secret.log'], 'a background log was not created through a link');
   await session.assertAlive(t);
 });

@@ -17,11 +17,23 @@ const unavailable = await sandboxUnavailableReason();
 if (unavailable) console.warn(`test/security/workspace-config: skipped: ${unavailable}`);
 const test = unavailable ? anyTest.skip : anyTest.serial;
 
-/** Has a sandboxed command write `.toolcell/settings.json` (as the previous run's attack). */
+/**
+ * Has a sandboxed command try to write `.toolcell/settings.json` (the
+ * previous run's attack), by every route a shell has: a plain write, a
+ * replaced folder, a symlink. Then checks the host holds no such file.
+ */
 async function plantSettings(t: import('ava').ExecutionContext, workspace: string, settings: unknown): Promise<void> {
   const json = JSON.stringify(settings).replace(/'/g, "'\\''");
-  const run = await runCli([{ id: 'plant', name: 'run_shell_command', args: { command: `mkdir -p .toolcell && printf '%s' '${json}' > .toolcell/settings.json && echo planted` } }], { workspace });
-  t.regex(responseText(run.responses.get('plant')), /planted/, run.stdout + run.stderr);
+  const command = [
+    `printf '%s' '${json}' > .toolcell/settings.json; echo "write=$?"`,
+    `mkdir -p /tmp/fake/.toolcell && printf '%s' '${json}' > /tmp/fake/.toolcell/settings.json; mv .toolcell .toolcell-old; echo "mv=$?"`,
+    `ln -sfn /tmp/fake/.toolcell/settings.json .toolcell/settings.json; echo "ln=$?"`,
+  ].join('; ');
+  const run = await runCli([{ id: 'plant', name: 'run_shell_command', args: { command } }], { workspace });
+  const text = responseText(run.responses.get('plant'));
+  t.regex(text, /write=\d/, run.stdout + run.stderr);
+  t.notRegex(text, /write=0\b|mv=0\b|ln=0\b/, `the sandbox changed toolcell's state folder: ${text}`);
+  t.false(existsSync(join(workspace, '.toolcell', 'settings.json')), 'a settings file appeared on the host');
 }
 
 test('an MCP server planted in the workspace settings by a command is not started on the host by the next run', async (t) => {
@@ -53,24 +65,24 @@ test('discovery and call commands planted in the workspace settings never run on
   t.false(existsSync(marker), 'a discovery command written by the sandbox ran on the host');
 });
 
-test('a FIFO planted as the settings file does not hang the next run', async (t) => {
-  const workspace = await makeTempDir(t);
-  const plant = await runCli([{ id: 'plant', name: 'run_shell_command', args: { command: 'mkdir -p .toolcell && rm -f .toolcell/settings.json && mkfifo .toolcell/settings.json && echo planted' } }], { workspace });
-  t.regex(responseText(plant.responses.get('plant')), /planted/);
-  const started = Date.now();
-  const next = await runCli([{ id: 'next', name: 'run_shell_command', args: { command: 'echo next' } }], { workspace, interruptAfterMs: 30_000, killSignal: 'SIGKILL' });
-  t.not(next.signal, 'SIGKILL', `toolcell hung on the planted FIFO (killed after ${Date.now() - started} ms)`);
-  t.not(next.exitCode, null);
-});
-
-test('a settings file symlinked to a host file does not make toolcell read or print it', async (t) => {
+test('a FIFO or a symlink to a host file cannot be planted as the settings file, and the next run neither hangs nor reads it', async (t) => {
   const workspace = await makeTempDir(t);
   const hostDir = await makeTempDir(t, 'toolcell-sec-host-');
   const secret = nonce('host-settings-secret');
   await writeFile(join(hostDir, 'credentials'), `${secret} is not JSON\n`);
-  const plant = await runCli([{ id: 'plant', name: 'run_shell_command', args: { command: `mkdir -p .toolcell && ln -sfn ${hostDir}/credentials .toolcell/settings.json && echo planted` } }], { workspace });
-  t.regex(responseText(plant.responses.get('plant')), /planted/);
-  const next = await runCli([{ id: 'next', name: 'run_shell_command', args: { command: 'echo next' } }], { workspace });
-  t.false(next.stdout.includes(secret), 'the host file reached stdout');
-  t.false(next.stderr.includes(secret.slice(0, 12)), `the host file reached stderr: ${next.stderr}`);
+  const plant = await runCli(
+    [
+      {
+        id: 'plant',
+        name: 'run_shell_command',
+        args: { command: `rm -f .toolcell/settings.json; mkfifo .toolcell/settings.json; echo "fifo=$?"; ln -sfn ${hostDir}/credentials .toolcell/settings.json; echo "ln=$?"` },
+      },
+    ],
+    { workspace },
+  );
+  t.notRegex(responseText(plant.responses.get('plant')), /fifo=0\b|ln=0\b/);
+  const next = await runCli([{ id: 'next', name: 'run_shell_command', args: { command: 'echo next' } }], { workspace, interruptAfterMs: 30_000, killSignal: 'SIGKILL' });
+  t.not(next.signal, 'SIGKILL', 'toolcell hung reading its settings');
+  t.regex(responseText(next.responses.get('next')), /next/);
+  t.false(next.stdout.includes(secret) || next.stderr.includes(secret.slice(0, 12)), 'the host file was read');
 });
