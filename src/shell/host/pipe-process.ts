@@ -36,8 +36,9 @@ export function spawnPipeProcess(options: PipeSpawnOptions): Promise<SpawnedProc
       child.off('error', reject);
       const pid = child.pid!;
       const fanout = new ChunkFanout();
-      child.stdout.on('data', (chunk: Buffer) => fanout.emit(chunk, 'stdout'));
-      child.stderr.on('data', (chunk: Buffer) => fanout.emit(chunk, 'stderr'));
+      let lastDataAt = 0;
+      child.stdout.on('data', (chunk: Buffer) => ((lastDataAt = Date.now()), fanout.emit(chunk, 'stdout')));
+      child.stderr.on('data', (chunk: Buffer) => ((lastDataAt = Date.now()), fanout.emit(chunk, 'stderr')));
       // A command that does not read its stdin makes the write fail with EPIPE: not an error of ours.
       child.stdin.on('error', () => {});
       if (options.stdin && options.stdin.length > 0) child.stdin.end(options.stdin);
@@ -48,11 +49,21 @@ export function spawnPipeProcess(options: PipeSpawnOptions): Promise<SpawnedProc
         let drainTimer: NodeJS.Timeout | undefined;
         child.once('exit', (code, signal) => {
           status = { exitCode: code, signal };
-          // A leftover child holding stdout open must not keep the call open.
-          drainTimer = setTimeout(() => {
-            child.stdout.destroy();
-            child.stderr.destroy();
-          }, DRAIN_AFTER_EXIT_MS);
+          // A leftover child holding stdout open must not keep the call open. The pipes are
+          // closed only after an I/O poll (setImmediate runs after it) has found no new output
+          // (on a busy event loop the timer can expire before output already written was read),
+          // and at the latest 10 drain periods after the exit (a leftover child that keeps writing).
+          const giveUpAt = Date.now() + 10 * DRAIN_AFTER_EXIT_MS;
+          const arm = (): void => {
+            drainTimer = setTimeout(() => {
+              setImmediate(() => {
+                if (Date.now() - lastDataAt < DRAIN_AFTER_EXIT_MS && Date.now() < giveUpAt) return arm();
+                child.stdout.destroy();
+                child.stderr.destroy();
+              });
+            }, DRAIN_AFTER_EXIT_MS);
+          };
+          arm();
         });
         child.once('close', (code, signal) => {
           if (drainTimer) clearTimeout(drainTimer);
