@@ -1,0 +1,265 @@
+"""One call as the supervisor sees it: its stdio, its reaper, its frames.
+
+A call ends with exactly one EXIT frame, sent once the reaper says nothing of
+the call is left ("done") and every output fd has reached EOF (or the drain
+timeout passed), so the host receives all output before the exit status.
+A call that could not start ends with SPAWN_FAILED instead. Either way its
+reaper goes back to the supervisor's idle set, unless it died.
+
+Kill watchdog: a reaper that has not finished a kill within the grace period
+plus KILL_WATCHDOG seconds (say it was stopped by a signal) is SIGKILLed; its
+orphans come to the supervisor, which kills them as strays.
+"""
+
+import collections
+import json
+import os
+import selectors
+import signal
+import time
+
+import fdchannel
+import protocol as P
+import proctree
+
+DRAIN_TIMEOUT = 1.0
+KILL_WATCHDOG = 2.0
+READ_SIZE = 1 << 16
+FRAME_BUDGET = 1 << 18  # bytes gathered from one fd into one frame
+
+
+class Call:
+    def __init__(self, call_id, spec, supervisor, stdio, outputs, stdin_fd):
+        self.id = call_id
+        self.spec = spec
+        self.sup = supervisor
+        self.stdio = stdio
+        self.outputs = dict(outputs)
+        self.stdin_fd = stdin_fd
+        self.stdin_queue = collections.deque()
+        self.stdin_closing = False
+        self.stdin_registered = False
+        self.reaper_pid = None
+        self.sock = None
+        self.status_buffer = b""
+        self.started = False
+        self.exit = None
+        self.tree_done = False
+        self.drain_deadline = None
+        self.kill_deadline = None
+        self.finished = False
+
+    # -- start ---------------------------------------------------------------
+    def start(self, reaper_pid, sock):
+        """Hands the request and the command's stdio to an idle reaper."""
+        self.reaper_pid = reaper_pid
+        self.sock = sock
+        stdio, self.stdio = self.stdio, None
+        try:
+            fdchannel.send(sock, {"t": "spawn", "spec": self.spec}, stdio or ())
+        finally:
+            for fd in set(stdio or ()):
+                os.close(fd)
+        selector = self.sup.selector
+        selector.register(sock.fileno(), selectors.EVENT_READ, (self, "status"))
+        for fd in self.outputs:
+            selector.register(fd, selectors.EVENT_READ, (self, "out"))
+
+    def abandon(self, message):
+        """Ends a call that never reached a reaper."""
+        for fd in [*set(self.stdio or ()), *self.outputs, self.stdin_fd]:
+            if fd is not None:
+                os.close(fd)
+        self.stdio = None
+        self.outputs = {}
+        self.stdin_fd = None
+        self.finished = True
+        self.sup.send_json(P.SPAWN_FAILED, self.id, {"message": message})
+        self.sup.forget(self)
+
+    # -- events --------------------------------------------------------------
+    def on_event(self, fd, role, mask):
+        if role == "out":
+            self.read_output(fd)
+        elif role == "status":
+            self.read_status()
+        elif role == "stdin":
+            self.flush_stdin()
+
+    def on_tick(self, now):
+        if self.drain_deadline is not None and now >= self.drain_deadline:
+            self.finish(force=True)
+        elif self.kill_deadline is not None and now >= self.kill_deadline and not self.tree_done:
+            self.kill_deadline = None
+            self.sup.log("error", f"call {self.id}: reaper {self.reaper_pid} did not finish a kill; killing it")
+            try:
+                os.kill(self.reaper_pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+    def read_output(self, fd, drain=False):
+        chunks, size, eof = [], 0, False
+        while size < FRAME_BUDGET or drain:
+            try:
+                data = os.read(fd, READ_SIZE)
+            except BlockingIOError:
+                break
+            except OSError:  # EIO: every holder of the pty slave is gone
+                data = b""
+            if not data:
+                eof = True
+                break
+            chunks.append(data)
+            size += len(data)
+        if chunks:
+            self.sup.send(self.outputs[fd], self.id, b"".join(chunks))
+        if eof or drain:
+            self.sup.selector.unregister(fd)
+            os.close(fd)
+            del self.outputs[fd]
+            self.maybe_finish()
+
+    def read_status(self):
+        try:
+            data = self.sock.recv(65536)
+        except (ConnectionResetError, BlockingIOError):
+            data = b""
+        if not data:
+            self.on_reaper_lost()
+            return
+        self.status_buffer += data
+        while b"\n" in self.status_buffer and self.sock is not None:
+            line, self.status_buffer = self.status_buffer.split(b"\n", 1)
+            self.on_status(json.loads(line))
+
+    def on_status(self, message):
+        kind = message.get("t")
+        if kind == "started":
+            self.started = True
+            reply = {"pid": message["pid"]}
+            if "logPath" in self.spec:
+                reply["logPath"] = self.spec["logPath"]
+            self.sup.send_json(P.SPAWNED, self.id, reply)
+        elif kind == "failed":
+            if self.started:
+                self.sup.log("error", f"call {self.id}: {message.get('message')}")
+                return
+            self.sup.send_json(P.SPAWN_FAILED, self.id, {"message": message.get("message", "spawn failed")})
+            self.finished = True
+            self.tree_done = True  # nothing ran: the reaper is idle again
+            self.cleanup()
+        elif kind == "exited":
+            self.exit = {"exitCode": message.get("exitCode"), "signal": message.get("signal")}
+        elif kind == "done":
+            self.tree_done = True
+            self.kill_deadline = None
+            self.drain_deadline = time.monotonic() + DRAIN_TIMEOUT
+            self.maybe_finish()
+
+    def on_reaper_lost(self):
+        """The reaper died (or was killed by the watchdog): kill what it left behind."""
+        self.sup.selector.unregister(self.sock.fileno())
+        self.sock.close()
+        self.sock = None
+        if self.finished:
+            return
+        self.sup.log("error", f"call {self.id}: its reaper exited unexpectedly")
+        proctree.kill_strays(os.getpid(), self.sup.managed_pids() - {self.reaper_pid})
+        self.tree_done = True
+        self.kill_deadline = None
+        self.drain_deadline = time.monotonic() + DRAIN_TIMEOUT
+        if self.exit is None:
+            self.exit = {"exitCode": None, "signal": "SIGKILL"}
+        if not self.started:
+            self.sup.send_json(P.SPAWN_FAILED, self.id, {"message": "the command's reaper died before the command started"})
+            self.finished = True
+            self.cleanup()
+            return
+        self.maybe_finish()
+
+    # -- stdin (pipes mode) --------------------------------------------------
+    def queue_stdin(self, data):
+        if self.stdin_fd is None or self.stdin_closing:
+            return
+        self.stdin_queue.append(data)
+        self.flush_stdin()
+
+    def close_stdin_when_flushed(self):
+        self.stdin_closing = True
+        self.flush_stdin()
+
+    def flush_stdin(self):
+        fd = self.stdin_fd
+        if fd is None:
+            return
+        try:
+            while self.stdin_queue:
+                head = self.stdin_queue[0]
+                written = os.write(fd, head)
+                if written < len(head):
+                    self.stdin_queue[0] = head[written:]
+                else:
+                    self.stdin_queue.popleft()
+        except BlockingIOError:
+            pass
+        except OSError:  # EPIPE: the command closed its stdin; drop the rest
+            self.stdin_queue.clear()
+            self.stdin_closing = True
+        wants_write = bool(self.stdin_queue)
+        if wants_write and not self.stdin_registered:
+            self.sup.selector.register(fd, selectors.EVENT_WRITE, (self, "stdin"))
+            self.stdin_registered = True
+        elif not wants_write and self.stdin_registered:
+            self.sup.selector.unregister(fd)
+            self.stdin_registered = False
+        if not wants_write and self.stdin_closing:
+            os.close(fd)
+            self.stdin_fd = None
+
+    # -- ending --------------------------------------------------------------
+    def request_kill(self, grace_ms):
+        if self.sock is None or self.tree_done:
+            return
+        grace_ms = max(0, grace_ms)
+        try:
+            fdchannel.send(self.sock, {"t": "kill", "graceMs": grace_ms})
+        except OSError:
+            pass
+        deadline = time.monotonic() + grace_ms / 1000.0 + KILL_WATCHDOG
+        self.kill_deadline = min(self.kill_deadline or deadline, deadline)
+
+    def maybe_finish(self):
+        if not self.finished and self.tree_done and not self.outputs:
+            self.finish()
+
+    def finish(self, force=False):
+        if self.finished:
+            return
+        self.finished = True
+        if force:
+            for fd in list(self.outputs):
+                self.read_output(fd, drain=True)
+        self.sup.send_json(P.EXIT, self.id, self.exit or {"exitCode": None, "signal": None})
+        self.cleanup()
+
+    def cleanup(self):
+        selector = self.sup.selector
+        for fd in list(self.outputs):
+            selector.unregister(fd)
+            os.close(fd)
+        self.outputs = {}
+        if self.stdin_fd is not None:
+            if self.stdin_registered:
+                selector.unregister(self.stdin_fd)
+            os.close(self.stdin_fd)
+            self.stdin_fd = None
+        if self.sock is not None:
+            selector.unregister(self.sock.fileno())
+            if self.tree_done and not self.status_buffer:
+                self.sup.release_reaper(self.reaper_pid, self.sock)
+            else:
+                self.sock.close()
+            self.sock = None
+        self.drain_deadline = None
+        self.kill_deadline = None
+        self.sup.forget(self)

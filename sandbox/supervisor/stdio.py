@@ -1,0 +1,71 @@
+"""A call's request, checked, and the stdio its command gets.
+
+pty mode: stdout and stderr are one PTY (window size from the request); stdin
+is /dev/null and there is no controlling terminal, so `read` gets EOF and
+/dev/tty readers (sudo, ssh, getpass) fail at once instead of hanging.
+pipes mode: separate stdout/stderr pipes; stdin is a pipe fed by STDIN frames
+when the request says so, else /dev/null.
+background: nothing to read; output goes to a log file the command's user
+creates (launch.py).
+"""
+
+import fcntl
+import os
+import struct
+import termios
+import time
+
+import protocol as P
+
+
+def _require(condition, message):
+    if not condition:
+        raise ValueError(message)
+
+
+def _validate(spec, workspace):
+    _require(isinstance(spec, dict), "spec must be an object")
+    _require(isinstance(spec.get("command"), str), "command must be a string")
+    env = spec.get("env")
+    _require(isinstance(env, dict), "env must be an object")
+    for key, value in env.items():
+        _require(isinstance(key, str) and isinstance(value, str), "env values must be strings")
+        _require("=" not in key and "\0" not in key and "\0" not in value, f"bad env entry {key!r}")
+    _require(spec.get("mode") in ("pty", "pipes"), "mode must be pty or pipes")
+    relative = spec.get("cwd") or "."
+    _require(isinstance(relative, str) and not relative.startswith("/"), "cwd must be relative")
+    cwd = os.path.normpath(os.path.join(workspace, relative))
+    _require(cwd == workspace or cwd.startswith(workspace + "/"), "cwd leaves the workspace")
+    spec["cwd"] = cwd
+
+
+def open_stdio(spec, args, call_id):
+    """Returns (stdio for the command, {fd: frame kind} to read, stdin fd to write)."""
+    _validate(spec, args.workspace)
+    if spec.get("background"):
+        name = spec.get("logName") or f"{int(time.time() * 1000)}-{call_id}.log"
+        _require(isinstance(name, str) and "/" not in name and name not in (".", "..") and len(name) <= 200,
+                 "logName must be a plain file name")
+        spec["logPath"] = f"{args.log_dir}/{name}"
+        return None, {}, None
+    if spec["mode"] == "pty":
+        master, slave = os.openpty()
+        cols = int(spec.get("cols") or 80)
+        rows = int(spec.get("rows") or 24)
+        fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+        os.set_blocking(master, False)
+        null = os.open("/dev/null", os.O_RDONLY | os.O_CLOEXEC)
+        # No controlling terminal: /dev/tty readers (sudo, ssh) fail at once
+        # instead of waiting for input that never comes; stdin is at EOF.
+        return (null, slave, slave), {master: P.STDOUT}, None
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    os.set_blocking(out_r, False)
+    os.set_blocking(err_r, False)
+    stdin_fd = None
+    if spec.get("stdin"):
+        in_r, stdin_fd = os.pipe()
+        os.set_blocking(stdin_fd, False)
+    else:
+        in_r = os.open("/dev/null", os.O_RDONLY | os.O_CLOEXEC)
+    return (in_r, out_w, err_w), {out_r: P.STDOUT, err_r: P.STDERR}, stdin_fd

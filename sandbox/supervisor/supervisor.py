@@ -1,0 +1,268 @@
+"""toolcell's in-container supervisor: one per sandbox session.
+
+Started as the container's main process (under docker-init), as container
+root with only CAP_SETUID, CAP_SETGID and CAP_KILL, and no-new-privileges.
+It speaks the framed protocol of protocol.py over the container's attached
+stdin/stdout. Each SPAWN goes to an idle reaper (reaper.py; a few are forked
+at start-up and reused), which starts the command as the unprivileged
+sandbox user in its own session, with a PTY (pty mode), pipes (pipes mode) or
+a log file (background), and owns its process tree.
+
+It never trusts command output: output is forwarded as length-prefixed bytes.
+The host is the only writer of its stdin. Stdin EOF (the host went away) or
+SHUTDOWN kills every call and exits, which stops the container.
+"""
+
+import argparse
+import collections
+import json
+import os
+import selectors
+import signal
+import sys
+import time
+
+import fdchannel
+import protocol as P
+import reaper
+from calls import Call
+from stdio import open_stdio
+
+SHUTDOWN_TIMEOUT = 5.0
+IDLE_REAPERS = 2       # started ahead, so the first calls do not wait for a fork
+MAX_IDLE_REAPERS = 4   # more idle ones than this are retired
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(prog="supervisor")
+    parser.add_argument("--uid", type=int, required=True)
+    parser.add_argument("--gid", type=int, required=True)
+    parser.add_argument("--workspace", default="/workspace")
+    parser.add_argument("--log-dir", default="/workspace/.toolcell/background")
+    parser.add_argument("--grant-acl", action="store_true")
+    args = parser.parse_args(argv)
+    if args.uid == 0 or args.gid == 0:
+        parser.error("commands never run as root")
+    return args
+
+
+class Supervisor:
+    def __init__(self, args):
+        self.args = args
+        self.identity = (args.uid, args.gid)
+        self.selector = selectors.DefaultSelector()
+        self.writer = P.FrameWriter(1)
+        self.reader = P.FrameReader()
+        self.calls = {}
+        self.idle = collections.OrderedDict()  # reaper pid -> socket
+        self.host_gone = False
+        self.shutdown_at = None
+
+    # -- sending -------------------------------------------------------------
+    def send(self, kind, call_id, payload=b""):
+        if self.host_gone:
+            return
+        try:
+            self.writer.send(kind, call_id, payload)
+        except (BrokenPipeError, ConnectionResetError):
+            self.host_gone = True
+
+    def send_json(self, kind, call_id, value):
+        self.send(kind, call_id, json.dumps(value).encode())
+
+    def log(self, level, message):
+        self.send_json(P.LOG, 0, {"level": level, "message": message})
+
+    # -- host frames ---------------------------------------------------------
+    def on_host_readable(self):
+        try:
+            data = os.read(0, 1 << 20)
+        except BlockingIOError:
+            return
+        if not data:
+            self.selector.unregister(0)
+            self.begin_shutdown(grace_ms=0)
+            return
+        self.reader.feed(data)
+        for kind, call_id, payload in self.reader.frames():
+            self.on_frame(kind, call_id, payload)
+
+    def on_frame(self, kind, call_id, payload):
+        if kind == P.SPAWN:
+            self.spawn(call_id, payload)
+            return
+        if kind == P.SHUTDOWN:
+            self.begin_shutdown(grace_ms=0)
+            return
+        call = self.calls.get(call_id)
+        if call is None:
+            return  # a late frame for a finished call
+        if kind == P.STDIN:
+            call.queue_stdin(payload)
+        elif kind == P.STDIN_EOF:
+            call.close_stdin_when_flushed()
+        elif kind == P.KILL:
+            grace = json.loads(payload or b"{}").get("graceMs", 200)
+            call.request_kill(int(grace))
+
+    def spawn(self, call_id, payload):
+        if call_id in self.calls or self.shutdown_at is not None:
+            self.send_json(P.SPAWN_FAILED, call_id, {"message": "duplicate call id or shutting down"})
+            return
+        try:
+            spec = json.loads(payload)
+            stdio, outputs, stdin_fd = open_stdio(spec, self.args, call_id)
+        except (ValueError, KeyError, TypeError, OSError) as error:
+            self.send_json(P.SPAWN_FAILED, call_id, {"message": f"bad spawn request: {error}"})
+            return
+        call = Call(call_id, spec, self, stdio, outputs, stdin_fd)
+        self.calls[call_id] = call
+        try:
+            pid, sock = self.take_reaper()
+        except OSError as error:  # EAGAIN: the pids limit is reached
+            call.abandon(f"cannot start a process: {error}")
+            return
+        try:
+            call.start(pid, sock)
+        except OSError as error:
+            sock.close()
+            call.abandon(f"cannot hand the command to its reaper: {error}")
+
+    def forget(self, call):
+        self.calls.pop(call.id, None)
+
+    # -- reapers -------------------------------------------------------------
+    def fork_reaper(self):
+        mine, theirs = fdchannel.pair()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                mine.close()
+                null = os.open("/dev/null", os.O_RDWR)
+                os.dup2(null, 0)
+                os.dup2(null, 1)
+                signal.set_wakeup_fd(-1)
+                reaper.close_all_except({0, 1, 2, theirs.fileno()})
+                reaper.run_reaper(theirs, self.identity)
+            finally:
+                os._exit(1)
+        theirs.close()
+        return pid, mine
+
+    def take_reaper(self):
+        if self.idle:
+            pid, sock = self.idle.popitem(last=False)
+            self.selector.unregister(sock.fileno())
+            return pid, sock
+        return self.fork_reaper()
+
+    def release_reaper(self, pid, sock):
+        """Takes back a reaper whose call is over, or retires it."""
+        if self.shutdown_at is not None or len(self.idle) >= MAX_IDLE_REAPERS:
+            sock.close()
+            return
+        self.idle[pid] = sock
+        self.selector.register(sock.fileno(), selectors.EVENT_READ, ("idle", pid))
+
+    def on_idle_readable(self, pid):
+        """An idle reaper only speaks by dying (EOF)."""
+        sock = self.idle.pop(pid, None)
+        if sock is not None:
+            self.selector.unregister(sock.fileno())
+            sock.close()
+
+    def managed_pids(self):
+        """Reapers (idle or busy): anything else the supervisor adopts is a stray."""
+        pids = set(self.idle)
+        pids.update(call.reaper_pid for call in self.calls.values() if call.reaper_pid is not None)
+        return pids
+
+    # -- lifecycle -----------------------------------------------------------
+    def begin_shutdown(self, grace_ms):
+        if self.shutdown_at is None:
+            self.shutdown_at = time.monotonic()
+        for pid in list(self.idle):
+            self.on_idle_readable(pid)
+        for call in list(self.calls.values()):
+            call.request_kill(grace_ms)
+
+    def reap_children(self):
+        while True:
+            try:
+                pid, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+
+    def next_timeout(self):
+        deadlines = [d for c in self.calls.values() for d in (c.drain_deadline, c.kill_deadline) if d is not None]
+        if self.shutdown_at is not None:
+            deadlines.append(self.shutdown_at + SHUTDOWN_TIMEOUT)
+        if not deadlines:
+            return None
+        return max(0.0, min(deadlines) - time.monotonic())
+
+    def run(self):
+        wake_r, wake_w = os.pipe()
+        os.set_blocking(wake_w, False)
+        os.set_blocking(wake_r, False)
+        signal.signal(signal.SIGCHLD, lambda *_: None)
+        signal.signal(signal.SIGTERM, lambda *_: self.begin_shutdown(grace_ms=0))
+        signal.set_wakeup_fd(wake_w)
+        os.set_blocking(0, False)
+        self.selector.register(0, selectors.EVENT_READ, "host")
+        self.selector.register(wake_r, selectors.EVENT_READ, "wake")
+        for _ in range(IDLE_REAPERS):
+            self.release_reaper(*self.fork_reaper())
+        self.ready()
+        while True:
+            for key, mask in self.selector.select(self.next_timeout()):
+                if key.data == "host":
+                    self.on_host_readable()
+                elif key.data == "wake":
+                    try:
+                        os.read(wake_r, 4096)
+                    except BlockingIOError:
+                        pass
+                    self.reap_children()
+                elif key.data[0] == "idle":
+                    self.on_idle_readable(key.data[1])
+                else:
+                    call, role = key.data
+                    call.on_event(key.fd, role, mask)
+            now = time.monotonic()
+            for call in list(self.calls.values()):
+                call.on_tick(now)
+            if self.shutdown_at is not None and (not self.calls or now >= self.shutdown_at + SHUTDOWN_TIMEOUT):
+                return 0
+
+    def ready(self):
+        acl = None
+        if self.args.grant_acl:
+            import workspace_acl
+
+            acl = workspace_acl.grant(self.args.workspace, self.args.uid)
+        self.send_json(
+            P.READY,
+            0,
+            {
+                "version": P.PROTOCOL_VERSION,
+                "pid": os.getpid(),
+                "uid": self.args.uid,
+                "gid": self.args.gid,
+                "workspace": self.args.workspace,
+                "acl": acl,
+            },
+        )
+
+
+def main(argv):
+    args = parse_args(argv)
+    # Orphans of a crashed reaper come back here rather than to init.
+    reaper.set_child_subreaper()
+    return Supervisor(args).run()
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

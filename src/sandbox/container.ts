@@ -1,0 +1,109 @@
+import type { Duplex } from 'node:stream';
+import type Docker from 'dockerode';
+import { ToolcellError, ToolErrorType, isToolcellError } from '../errors.js';
+import { removeContainer } from './cleanup.js';
+import { engineCall, type EngineOptions } from './engine.js';
+import { missingImageMessage } from './ensure-image.js';
+import type { ReadyInfo } from './protocol.js';
+import { SupervisorConnection } from './supervisor-connection.js';
+
+/** What starting a container needs. */
+export interface StartContainerInput {
+  docker: Docker;
+  engine: EngineOptions;
+  spec: Docker.ContainerCreateOptions;
+  timeoutMs: number;
+}
+
+function startError(error: unknown, image: string | undefined): ToolcellError {
+  if (isToolcellError(error)) return error as ToolcellError;
+  const status = (error as { statusCode?: number }).statusCode;
+  const message = (error as Error).message ?? String(error);
+  if (status === 404 && /image/i.test(message) && image) {
+    return new ToolcellError(ToolErrorType.SANDBOX_IMAGE_MISSING, missingImageMessage(image), { cause: error });
+  }
+  return new ToolcellError(ToolErrorType.SANDBOX_UNAVAILABLE, `Cannot start a sandbox container: ${message.trim()}`, { cause: error });
+}
+
+/**
+ * One running sandbox container and its supervisor connection. Created,
+ * attached (before start, so no output is lost) and started; usable once the
+ * supervisor has said READY.
+ */
+export class SandboxContainer {
+  readonly id: string;
+  readonly connection: SupervisorConnection;
+  readonly ready: ReadyInfo;
+  readonly #docker: Docker;
+  #removal: Promise<void> | undefined;
+
+  private constructor(docker: Docker, id: string, connection: SupervisorConnection, ready: ReadyInfo) {
+    this.#docker = docker;
+    this.id = id;
+    this.connection = connection;
+    this.ready = ready;
+  }
+
+  /** Creates, attaches and starts a container; resolves when its supervisor is ready. */
+  static async start(input: StartContainerInput): Promise<SandboxContainer> {
+    const { docker, engine, spec, timeoutMs } = input;
+    let container: Docker.Container;
+    try {
+      container = await engineCall(engine, () => docker.createContainer(spec));
+    } catch (error) {
+      throw startError(error, spec.Image);
+    }
+    let connection: SupervisorConnection | undefined;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const stream = (await engineCall(engine, () =>
+        container.attach({ stream: true, stdin: true, stdout: true, stderr: true, hijack: true }),
+      )) as unknown as Duplex;
+      connection = new SupervisorConnection(stream);
+      await engineCall(engine, () => container.start());
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`the supervisor did not answer within ${timeoutMs} ms`)), timeoutMs);
+      });
+      const ready = await Promise.race([connection.ready, timeout]);
+      return new SandboxContainer(docker, container.id, connection, ready);
+    } catch (error) {
+      connection?.destroy();
+      await removeContainer(docker, container.id).catch(() => undefined);
+      throw startError(error, spec.Image);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** False once the container has exited or the connection broke. */
+  get alive(): boolean {
+    return !this.connection.ended;
+  }
+
+  /** Short id, for messages. */
+  get shortId(): string {
+    return this.id.slice(0, 12);
+  }
+
+  /** Renames the container (best effort; used to show which session adopted a spare). */
+  async rename(name: string): Promise<void> {
+    try {
+      await this.#docker.getContainer(this.id).rename({ name });
+    } catch {
+      // A name clash or a removed container: the labels still identify it.
+    }
+  }
+
+  /** Kills everything in the container and removes it. Idempotent. */
+  remove(): Promise<void> {
+    this.#removal ??= (async () => {
+      this.connection.shutdown();
+      try {
+        await removeContainer(this.#docker, this.id);
+      } finally {
+        this.connection.destroy();
+      }
+    })();
+    return this.#removal;
+  }
+}

@@ -1,0 +1,138 @@
+import { randomBytes } from 'node:crypto';
+import { isAbsolute } from 'node:path';
+import type Docker from 'dockerode';
+import type { ShellBackend, ShellSession } from '../shell/backend.js';
+import { ToolcellError, ToolErrorType } from '../errors.js';
+import { removeBackendContainers, removeLeftoverContainers } from './cleanup.js';
+import { SandboxContainer } from './container.js';
+import { DockerSession, sessionSlug, type SessionContainer } from './docker-session.js';
+import { createEngineClient, engineUnavailableError, type EngineOptions } from './engine.js';
+import { ensureSandboxImage } from './ensure-image.js';
+import { buildContainerSpec } from './hardening.js';
+import { resolveSandboxIdentity } from './identity.js';
+import { LABELS, ownerLabels } from './labels.js';
+import { resolveDockerBackendOptions, type DockerBackendOptions, type ResolvedDockerBackendOptions } from './options.js';
+import { probeDocker } from './probe.js';
+import { WarmPool } from './warm-pool.js';
+import { prepareWorkspace } from './workspace-dirs.js';
+
+/** The Docker backend: a ShellBackend plus what a host may want to know or do ahead of time. */
+export interface DockerShellBackend extends ShellBackend {
+  readonly kind: 'docker';
+  /** The image sessions run. */
+  readonly image: string;
+  /** Value of the `dev.toolcell.backend` label on this backend's containers. */
+  readonly backendId: string;
+  /** Starts spare containers for a workspace now, so its first session opens fast. */
+  prewarm(workspaceRoot: string): void;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+class DockerBackend implements DockerShellBackend {
+  readonly kind = 'docker' as const;
+  readonly image: string;
+  readonly backendId = randomBytes(6).toString('hex');
+  readonly #docker: Docker;
+  readonly #engine: EngineOptions;
+  readonly #options: ResolvedDockerBackendOptions;
+  readonly #pool: WarmPool;
+  readonly #sessions = new Map<string, DockerSession>();
+  #closing: Promise<void> | undefined;
+
+  constructor(input: { docker: Docker; engine: EngineOptions; options: ResolvedDockerBackendOptions; image: string }) {
+    this.#docker = input.docker;
+    this.#engine = input.engine;
+    this.#options = input.options;
+    this.image = input.image;
+    this.#pool = new WarmPool({ size: input.options.warmPool, start: (root) => this.#startContainer(root) });
+  }
+
+  describe(): string {
+    const runtime = this.#options.runtime ? `, runtime ${this.#options.runtime}` : '';
+    return `docker (${this.image}${runtime})`;
+  }
+
+  prewarm(workspaceRoot: string): void {
+    if (typeof workspaceRoot !== 'string' || !isAbsolute(workspaceRoot)) throw new TypeError('prewarm: workspaceRoot must be an absolute path');
+    this.#pool.fill(workspaceRoot);
+  }
+
+  async openSession(options: { sessionId: string; workspaceRoot: string }): Promise<ShellSession> {
+    const { sessionId, workspaceRoot } = options ?? ({} as { sessionId: string; workspaceRoot: string });
+    if (typeof sessionId !== 'string' || sessionId.length === 0 || sessionId.length > 200) {
+      throw new TypeError('openSession: options.sessionId must be a string of 1-200 characters');
+    }
+    if (typeof workspaceRoot !== 'string' || !isAbsolute(workspaceRoot)) {
+      throw new TypeError('openSession: options.workspaceRoot must be an absolute path');
+    }
+    this.#assertOpen();
+    if (this.#sessions.has(sessionId)) throw new TypeError(`openSession: session ${sessionId} is already open`);
+    const container = await this.#pool.take(workspaceRoot);
+    if (this.#closing || this.#sessions.has(sessionId)) {
+      await container.container.remove();
+      this.#assertOpen();
+      throw new TypeError(`openSession: session ${sessionId} is already open`);
+    }
+    void container.container.rename(`toolcell-${sessionSlug(sessionId)}-${container.container.shortId}`);
+    const session = new DockerSession({
+      id: sessionId,
+      container,
+      replace: () => this.#startContainer(workspaceRoot, sessionId),
+      onClose: () => {
+        if (this.#sessions.get(sessionId) === session) this.#sessions.delete(sessionId);
+      },
+    });
+    this.#sessions.set(sessionId, session);
+    return session;
+  }
+
+  #assertOpen(): void {
+    if (this.#closing) throw new ToolcellError(ToolErrorType.SANDBOX_UNAVAILABLE, 'The Docker sandbox backend is closed.');
+  }
+
+  async #startContainer(workspaceRoot: string, sessionId?: string): Promise<SessionContainer> {
+    const options = this.#options;
+    const identity = await resolveSandboxIdentity(workspaceRoot, options.user, options.grantWorkspaceAcl);
+    const workspace = await prepareWorkspace(workspaceRoot, identity);
+    const extra: Record<string, string> = { [LABELS.backend]: this.backendId, [LABELS.workspace]: workspace.root };
+    if (sessionId !== undefined) extra[LABELS.session] = sessionId;
+    const spec = buildContainerSpec({ image: this.image, options, identity, workspace, labels: ownerLabels(extra) });
+    const container = await SandboxContainer.start({ docker: this.#docker, engine: this.#engine, spec, timeoutMs: options.startTimeoutMs });
+    return { container, backgroundDir: workspace.backgroundDir };
+  }
+
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      await Promise.allSettled([...this.#sessions.values()].map((session) => session.close()));
+      await this.#pool.close();
+      // Anything a race left behind (a spare adopted while closing, say).
+      await removeBackendContainers(this.#docker, this.backendId).catch(() => undefined);
+    })();
+    return this.#closing;
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+}
+
+/**
+ * Creates the hardened Docker backend. Checks, in order: the options
+ * (TypeError/RangeError naming the bad one), the engine (`sandbox_unavailable`
+ * with how to start it), the image (`sandbox_image_missing` with the command
+ * that builds it); then removes containers left by dead toolcell processes and
+ * pre-starts a spare for `prewarmWorkspace`. Runs in the shell data-plane
+ * thread; `close()` removes every container it created.
+ */
+export async function createDockerBackend(options: DockerBackendOptions = {}): Promise<DockerShellBackend> {
+  const resolved = resolveDockerBackendOptions(options);
+  const engine: EngineOptions = resolved.socketPath !== undefined ? { socketPath: resolved.socketPath } : {};
+  const probe = await probeDocker({ ...engine, timeoutMs: 5000 });
+  if (!probe.available) throw engineUnavailableError(probe.reason ?? 'The Docker engine does not answer');
+  const image = await ensureSandboxImage({ ...engine, ...(resolved.image !== undefined ? { image: resolved.image } : {}) });
+  const docker = createEngineClient(engine);
+  if (resolved.removeLeftovers) await removeLeftoverContainers(docker);
+  const backend = new DockerBackend({ docker, engine, options: resolved, image });
+  if (resolved.prewarmWorkspace !== undefined) backend.prewarm(resolved.prewarmWorkspace);
+  return backend;
+}

@@ -1,0 +1,116 @@
+import type { ExitStatus, SpawnedProcess } from '../shell/backend.js';
+import { ToolcellError, ToolErrorType } from '../errors.js';
+import type { SpawnRequest } from './protocol.js';
+import type { SupervisorConnection } from './supervisor-connection.js';
+
+type Stream = 'stdout' | 'stderr';
+type DataListener = (chunk: Uint8Array, stream: Stream) => void;
+
+export const DEFAULT_KILL_GRACE_MS = 200;
+
+/**
+ * A command running under the supervisor of a session's container. Output
+ * that arrives before the first `onData` listener is kept and handed to it,
+ * so nothing is lost between `spawn()` resolving and the caller subscribing.
+ */
+export class DockerProcess implements SpawnedProcess {
+  readonly pid: number;
+  readonly logPath?: string;
+  readonly exited: Promise<ExitStatus>;
+  readonly #connection: SupervisorConnection;
+  readonly #callId: number;
+  readonly #listeners: DataListener[] = [];
+  #early: Array<[Buffer, Stream]> | null;
+  #settle!: (status: ExitStatus) => void;
+  #status: ExitStatus | undefined;
+
+  constructor(input: {
+    connection: SupervisorConnection;
+    callId: number;
+    pid: number;
+    logPath?: string;
+    early: Array<[Buffer, Stream]>;
+  }) {
+    this.#connection = input.connection;
+    this.#callId = input.callId;
+    this.pid = input.pid;
+    if (input.logPath !== undefined) this.logPath = input.logPath;
+    this.#early = input.early;
+    this.exited = new Promise<ExitStatus>((resolve) => {
+      this.#settle = resolve;
+    });
+  }
+
+  onData(listener: DataListener): void {
+    if (typeof listener !== 'function') throw new TypeError('onData: listener must be a function');
+    this.#listeners.push(listener);
+    const early = this.#early;
+    if (early !== null) {
+      this.#early = null;
+      for (const [chunk, stream] of early) listener(chunk, stream);
+    }
+  }
+
+  /** Called by the session's routing: one output chunk. */
+  deliver(chunk: Buffer, stream: Stream): void {
+    if (this.#early !== null) {
+      this.#early.push([chunk, stream]);
+      return;
+    }
+    for (const listener of this.#listeners) listener(chunk, stream);
+  }
+
+  /** Called by the session's routing: the call's last frame (all output came before it). */
+  finish(status: ExitStatus): void {
+    if (this.#status !== undefined) return;
+    this.#status = status;
+    this.#settle(status);
+  }
+
+  async kill(options: { graceMs?: number } = {}): Promise<void> {
+    const graceMs = options.graceMs ?? DEFAULT_KILL_GRACE_MS;
+    if (!Number.isInteger(graceMs) || graceMs < 0) throw new RangeError('kill: options.graceMs must be a non-negative integer');
+    if (this.#status === undefined) this.#connection.kill(this.#callId, graceMs);
+    await this.exited;
+  }
+}
+
+/**
+ * Sends a SPAWN and resolves with the process once the supervisor reports it
+ * started (after a successful exec). Rejects with `shell_execute_error` when it
+ * could not start (bad cwd, exec failure, container gone).
+ */
+export function startDockerProcess(
+  connection: SupervisorConnection,
+  request: SpawnRequest,
+  stdin: Uint8Array | undefined,
+  hostLogPath: string | undefined,
+): Promise<DockerProcess> {
+  return new Promise((resolve, reject) => {
+    let started: DockerProcess | undefined;
+    const early: Array<[Buffer, Stream]> = [];
+    const callId = connection.startCall(request, stdin, {
+      onSpawned(info) {
+        started = new DockerProcess({
+          connection,
+          callId,
+          pid: info.pid,
+          early,
+          ...(hostLogPath !== undefined ? { logPath: hostLogPath } : {}),
+        });
+        resolve(started);
+      },
+      onData(chunk, stream) {
+        if (started) started.deliver(chunk, stream);
+        else early.push([chunk, stream]);
+      },
+      onExit(status) {
+        if (started) started.finish(status);
+        else reject(new ToolcellError(ToolErrorType.SHELL_EXECUTE_ERROR, 'The sandbox container ended before the command started.'));
+      },
+      onSpawnFailed(message) {
+        reject(new ToolcellError(ToolErrorType.SHELL_EXECUTE_ERROR, `Cannot start the command in the sandbox: ${message}`));
+      },
+    });
+  });
+}

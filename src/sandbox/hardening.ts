@@ -1,0 +1,168 @@
+/*
+ * Sandbox hardening: the facts SECURITY.md states (keep them in sync).
+ *
+ * One container per session. A session's files in /tmp and its processes are
+ * never visible to another session; sessions of one workspace share only the
+ * workspace mount.
+ *
+ * Defaults (each configurable through DockerBackendOptions):
+ *   NetworkMode none · ReadonlyRootfs · tmpfs /tmp (256 MiB, mode 1777) and
+ *   /home/sandbox (64 MiB, owned by the command user), both nosuid,nodev;
+ *   exec is allowed there because the writable workspace allows it anyway ·
+ *   CapDrop ALL, CapAdd SETUID SETGID KILL (for the supervisor only, see
+ *   below) · no-new-privileges · the engine's default seccomp profile ·
+ *   PidsLimit 256 · Memory 1 GiB = MemorySwap (no swap; tmpfs pages count) ·
+ *   NanoCpus 1 CPU · ulimits fsize 1 GiB, nofile 1024 (no nproc: RLIMIT_NPROC
+ *   counts per uid across the whole host, so it would couple sessions; the
+ *   pids limit bounds each container instead) · Init (docker-init as pid 1) ·
+ *   logging driver none (output is streamed, never written to the engine's
+ *   disk) · IpcMode private · optional Runtime (e.g. runsc).
+ *
+ * Mounts: only the workspace, read-write at /workspace (the commands' cwd).
+ *   Its state folder .toolcell/ is covered by an empty read-only tmpfs, so
+ *   commands cannot read or rewrite toolcell's memory file or saved outputs;
+ *   only .toolcell/background/ (background jobs' logs) is mounted back. The
+ *   host creates these folders refusing symlinks, since Docker would follow a
+ *   symlinked bind source on the host.
+ *
+ * Identity. The supervisor (sandbox/supervisor/) is the container's main
+ *   process: container root, but with only CAP_SETUID, CAP_SETGID and
+ *   CAP_KILL, and no-new-privileges. It is trusted to (a) switch a command to
+ *   the command identity, (b) signal any process in the container, and (c)
+ *   add ACL entries to root-owned workspace files (as their owner; it has no
+ *   CAP_FOWNER or CAP_DAC_OVERRIDE, so it cannot touch files it does not own).
+ *   It never runs model-written code itself. Commands run as a non-root uid
+ *   with an empty capability set (CapEff/CapPrm 0, NoNewPrivs 1), so they
+ *   cannot signal or ptrace the supervisor or their per-call reapers (other
+ *   uid), cannot gain privileges, and cannot change identity.
+ *   Commands of one session run as the same uid: they can signal, ptrace and
+ *   read each other (including background jobs), like processes of one user.
+ *   Separate sessions are separate containers and cannot.
+ *
+ * Workspace writes. Commands run as the workspace owner's uid/gid when the
+ *   owner is not root, so files they write belong to the owner. When root
+ *   owns the workspace (CI, containers), they run as the image's `sandbox`
+ *   user (uid/gid 10001) and the supervisor grants it `u:10001:rwX` plus the
+ *   same default entry with POSIX ACLs over the workspace (not .toolcell/),
+ *   once: it skips the walk when the root folder already has both entries.
+ *   Files created later inherit the default entry; a file the host creates
+ *   with a restrictive explicit mode (e.g. 0644 while an ACL exists) gets a
+ *   mask that leaves uid 10001 read-only. Files written by commands are then
+ *   owned by uid 10001 on the host. Turn this off with grantWorkspaceAcl:
+ *   false, or choose an identity with `user: {uid, gid}`.
+ *
+ * Killing. Docker cannot kill an exec'd process (moby/moby#9098), so commands
+ *   never use exec: each runs under a per-call reaper (a child subreaper)
+ *   forked by the supervisor; setsid, nohup and double forks stay in its
+ *   subtree. A kill freezes the subtree with SIGSTOP, sends SIGTERM + SIGCONT,
+ *   waits the grace period (200 ms) and SIGKILLs until nothing is left.
+ *   Commands get oom_score_adj 1000, so the OOM killer picks them before the
+ *   supervisor. If the supervisor dies anyway, docker-init exits and the
+ *   kernel kills every process of the container.
+ *
+ * Cleanup. Containers carry labels (dev.toolcell.sandbox=1, owner pid, its
+ *   start time and host, backend id, workspace); at start-up containers whose
+ *   owner process is gone are removed; close() removes all of a backend's.
+ *   The supervisor exits when its stdin closes (StdinOnce), i.e. when the
+ *   owning process dies, and AutoRemove deletes the stopped container.
+ *
+ * Not covered: the kernel is shared (use runtime: 'runsc' for gVisor); disk
+ *   use of the workspace is not limited beyond the file-size ulimit; with
+ *   network: 'none' there is no egress, any other value is the caller's
+ *   choice.
+ */
+import type Docker from 'dockerode';
+import type { SandboxIdentity } from './identity.js';
+import type { ResolvedDockerBackendOptions } from './options.js';
+import { SANDBOX_PATHS, SUPERVISOR_PATH } from './sandbox-paths.js';
+import type { PreparedWorkspace } from './workspace-dirs.js';
+
+/** Capabilities the supervisor keeps; commands drop them at the identity switch. */
+export const SUPERVISOR_CAPABILITIES = ['SETUID', 'SETGID', 'KILL'] as const;
+
+/** Size of the read-only tmpfs that hides the state folder. */
+const STATE_DIR_COVER_BYTES = 64 * 1024;
+
+export interface ContainerSpecInput {
+  image: string;
+  options: ResolvedDockerBackendOptions;
+  identity: SandboxIdentity;
+  workspace: PreparedWorkspace;
+  labels: Record<string, string>;
+  name?: string;
+}
+
+function tmpfsOptions(sizeBytes: number, extra: string): string {
+  return `rw,nosuid,nodev,exec,size=${sizeBytes},${extra}`;
+}
+
+/** The container create request for one session: every protection above, applied. */
+export function buildContainerSpec(input: ContainerSpecInput): Docker.ContainerCreateOptions {
+  const { options, identity, workspace } = input;
+  const { limits, hardening } = options;
+  const cmd = ['python3', '-B', SUPERVISOR_PATH, '--uid', String(identity.uid), '--gid', String(identity.gid)];
+  cmd.push('--workspace', SANDBOX_PATHS.workspace, '--log-dir', SANDBOX_PATHS.backgroundLogs);
+  if (identity.grantAcl) cmd.push('--grant-acl');
+
+  const mounts: Docker.MountSettings[] = [
+    { Type: 'bind', Source: workspace.root, Target: SANDBOX_PATHS.workspace, ReadOnly: false, BindOptions: { Propagation: 'rprivate' } },
+  ];
+  if (hardening.hideStateDir) {
+    mounts.push(
+      { Type: 'tmpfs', Source: '', Target: SANDBOX_PATHS.stateDir, ReadOnly: true, TmpfsOptions: { SizeBytes: STATE_DIR_COVER_BYTES, Mode: 0o755 } },
+      { Type: 'bind', Source: workspace.backgroundDir, Target: SANDBOX_PATHS.backgroundLogs, ReadOnly: false, BindOptions: { Propagation: 'rprivate' } },
+    );
+  }
+
+  const securityOpt = [...hardening.securityOpt];
+  if (hardening.noNewPrivileges) securityOpt.unshift('no-new-privileges');
+
+  const hostConfig: Docker.HostConfig = {
+    NetworkMode: hardening.network,
+    ReadonlyRootfs: hardening.readOnlyRoot,
+    Tmpfs: {
+      [SANDBOX_PATHS.tmp]: tmpfsOptions(limits.tmpBytes, 'mode=1777'),
+      [SANDBOX_PATHS.home]: tmpfsOptions(limits.homeBytes, `mode=0700,uid=${identity.uid},gid=${identity.gid}`),
+    },
+    Mounts: mounts,
+    CapDrop: ['ALL'],
+    CapAdd: [...SUPERVISOR_CAPABILITIES],
+    SecurityOpt: securityOpt,
+    PidsLimit: limits.pids,
+    Memory: limits.memoryBytes,
+    MemorySwap: limits.memoryBytes,
+    NanoCpus: Math.round(limits.cpus * 1e9),
+    Ulimits: [
+      { Name: 'fsize', Soft: limits.fileSizeBytes, Hard: limits.fileSizeBytes },
+      { Name: 'nofile', Soft: limits.openFiles, Hard: limits.openFiles },
+      { Name: 'core', Soft: 0, Hard: 0 },
+    ],
+    Init: true,
+    IpcMode: 'private',
+    LogConfig: { Type: 'none', Config: {} },
+    AutoRemove: true,
+    Privileged: false,
+  };
+  if (options.runtime !== undefined) hostConfig.Runtime = options.runtime;
+
+  const spec: Docker.ContainerCreateOptions = {
+    Image: input.image,
+    Cmd: cmd,
+    User: '0:0',
+    WorkingDir: SANDBOX_PATHS.workspace,
+    Env: ['LANG=C.UTF-8', 'PYTHONDONTWRITEBYTECODE=1'],
+    Labels: input.labels,
+    AttachStdin: true,
+    AttachStdout: true,
+    AttachStderr: true,
+    OpenStdin: true,
+    // Closing our end of the attach stream closes the supervisor's stdin,
+    // which kills the session: a crashed host leaves nothing running.
+    StdinOnce: true,
+    Tty: false,
+    NetworkDisabled: hardening.network === 'none',
+    HostConfig: hostConfig,
+  };
+  if (input.name !== undefined) spec.name = input.name;
+  return spec;
+}

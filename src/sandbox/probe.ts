@@ -1,0 +1,38 @@
+import type Docker from 'dockerode';
+import { createEngineClient, engineAddress, unreachableReason, type EngineOptions } from './engine.js';
+
+/** What `probeDocker` found. */
+export interface DockerProbe {
+  /** True only when the engine answered in time. */
+  available: boolean;
+  /** Engine version, e.g. `20.10.24+dfsg1`. */
+  version?: string;
+  apiVersion?: string;
+  /** Why it is not available (for messages). */
+  reason?: string;
+}
+
+/**
+ * Asks the engine for its version, with a time limit. Never throws: any
+ * failure is `{available: false, reason}`, so `--sandbox auto` fails closed.
+ */
+export async function probeDocker(options: EngineOptions & { timeoutMs?: number } = {}): Promise<DockerProbe> {
+  const timeoutMs = options.timeoutMs ?? 3000;
+  if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) throw new RangeError('options.timeoutMs must be a positive integer');
+  const docker = createEngineClient(options);
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(), timeoutMs);
+  try {
+    // dockerode accepts an abortSignal here; its type declarations do not say so.
+    const versionWithSignal = docker.version as unknown as (opts: { abortSignal: AbortSignal }) => Promise<Docker.DockerVersion>;
+    const version = await versionWithSignal.call(docker, { abortSignal: abort.signal });
+    return { available: true, version: version.Version, apiVersion: version.ApiVersion };
+  } catch (error) {
+    const reason = abort.signal.aborted
+      ? `The Docker engine at ${engineAddress(options)} did not answer within ${timeoutMs} ms`
+      : unreachableReason(error, options);
+    return { available: false, reason };
+  } finally {
+    clearTimeout(timer);
+  }
+}

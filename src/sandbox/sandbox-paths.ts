@@ -1,0 +1,28 @@
+/**
+ * Fixed places inside every sandbox container. Commands see the workspace at
+ * `workspace` (their working directory), a private tmpfs at `tmp` and `home`,
+ * and nothing else writable.
+ */
+export const SANDBOX_PATHS = Object.freeze({
+  /** The bind-mounted workspace root. */
+  workspace: '/workspace',
+  /** A tmpfs owned by the command user; pass it as HOME. */
+  home: '/home/sandbox',
+  /** A tmpfs, private to the session. */
+  tmp: '/tmp',
+  /** The workspace's state folder, hidden by an empty read-only tmpfs. */
+  stateDir: '/workspace/.toolcell',
+  /** Background jobs' logs: the only part of the state folder commands can write. */
+  backgroundLogs: '/workspace/.toolcell/background',
+});
+
+/** The image's unprivileged user, used when the workspace belongs to root. */
+export const SANDBOX_UID = 10001;
+export const SANDBOX_GID = 10001;
+
+/** The workspace's state folder name (shared with the rest of toolcell). */
+export const STATE_DIR_NAME = '.toolcell';
+export const BACKGROUND_DIR_NAME = 'background';
+
+/** The supervisor inside the image. */
+export const SUPERVISOR_PATH = '/opt/toolcell/supervisor/supervisor.py';
