@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Makes the Docker sandbox usable on a fresh CI machine, idempotently:
+#  1. installs docker.io and debootstrap when absent (apt-get);
+#  2. starts dockerd in the background when the engine does not answer, and
+#     waits (up to DOCKERD_WAIT seconds, default 60) until `docker info` works;
+#  3. builds the offline base image toolcell-base:bookworm from Debian
+#     packages when absent (sandbox/build-base.sh; no registry needed), and
+#     the sandbox image itself when the CLI is already built and says it is
+#     missing (.ci/run builds it after `npm ci` otherwise).
+# Needs root. Safe to run again: every step checks first.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+log() { echo "docker.sh: $*"; }
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+missing=()
+command -v docker >/dev/null 2>&1 || missing+=(docker.io)
+command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
+if [ "${#missing[@]}" -gt 0 ]; then
+  log "installing ${missing[*]}"
+  as_root apt-get update
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y "${missing[@]}"
+fi
+
+if ! docker info >/dev/null 2>&1; then
+  log "starting dockerd (log: /var/log/toolcell-dockerd.log)"
+  as_root sh -c 'setsid nohup dockerd >/var/log/toolcell-dockerd.log 2>&1 < /dev/null &'
+  deadline=$(( $(date +%s) + ${DOCKERD_WAIT:-60} ))
+  until docker info >/dev/null 2>&1; do
+    if [ "$(date +%s)" -ge "$deadline" ]; then
+      log "dockerd did not answer within ${DOCKERD_WAIT:-60} s; last log lines:"
+      tail -n 20 /var/log/toolcell-dockerd.log >&2 || true
+      exit 1
+    fi
+    sleep 1
+  done
+fi
+log "engine answers: Docker $(docker version --format '{{.Server.Version}}')"
+
+if ! docker image inspect toolcell-base:bookworm >/dev/null 2>&1; then
+  log "building toolcell-base:bookworm from Debian packages (about a minute)"
+  as_root sh sandbox/build-base.sh
+fi
+
+if [ -f dist/src/cli/bin.js ] && [ -d node_modules ]; then
+  if ! node dist/src/cli/bin.js sandbox status >/dev/null 2>&1; then
+    log "building the sandbox image"
+    node dist/src/cli/bin.js sandbox build --offline
+  fi
+  node dist/src/cli/bin.js sandbox status
+else
+  log "CLI not built yet: build the image with \`node dist/src/cli/bin.js sandbox build --offline\` after npm ci"
+fi
