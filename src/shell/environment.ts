@@ -1,3 +1,5 @@
+import { SANDBOX_PATHS } from '../sandbox/sandbox-paths.js';
+
 /** The PATH of a Debian container (the sandbox image). */
 const CONTAINER_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
@@ -21,8 +23,7 @@ export interface ShellEnvironmentOptions {
  * The whole environment of a command: an allowlist, so no host secret
  * (tokens, keys, cloud credentials) reaches it unless the user names it.
  * Pagers are `cat` and git never prompts, so nothing waits for a person.
- * For Docker, HOME is left to the container (its user's home) and PATH is
- * the image's.
+ * For Docker, PATH and HOME are the container's (HOME is its private tmpfs).
  */
 export function buildShellEnvironment(options: ShellEnvironmentOptions): Record<string, string> {
   const { hostEnv } = options;
@@ -36,6 +37,7 @@ export function buildShellEnvironment(options: ShellEnvironmentOptions): Record<
     if (hostEnv.LC_ALL) env.LC_ALL = hostEnv.LC_ALL;
   } else {
     env.PATH = CONTAINER_PATH;
+    env.HOME = SANDBOX_PATHS.home;
     env.LANG = 'C.UTF-8';
   }
   Object.assign(env, {

@@ -14,7 +14,7 @@ test('host: only the allowlist, with the non-interactive settings', (t) => {
 test('docker: no host paths; named variables and explicit values pass', (t) => {
   const env = buildShellEnvironment({ backend: 'docker', hostEnv, passEnv: ['MY_VAR', 'UNSET_VAR'], extra: { FOO: 'bar' }, cols: 80, rows: 24 });
   t.is(env.PATH, '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin');
-  t.is(env.HOME, undefined);
+  t.is(env.HOME, '/home/sandbox');
   t.is(env.MY_VAR, 'mine');
   t.is(env.FOO, 'bar');
   t.false('UNSET_VAR' in env);

@@ -5,8 +5,8 @@
  */
 import type { ShellBackend, SpawnedProcess } from '../../src/shell/backend.js';
 
-export async function probeDocker(): Promise<{ ok: true }> {
-  return { ok: true };
+export async function probeDocker(): Promise<{ available: true }> {
+  return { available: true };
 }
 
 export async function createDockerBackend(): Promise<ShellBackend> {

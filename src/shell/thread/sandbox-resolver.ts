@@ -3,10 +3,13 @@ import type { ShellBackend } from '../backend.js';
 import { createHostBackend } from '../host/host-backend.js';
 import type { SandboxChoice } from '../run-types.js';
 
-/** The Docker helper's module (src/sandbox/docker-backend.ts), loaded on first use. */
+/**
+ * The Docker backend (src/sandbox/docker-backend.ts and probe.ts), loaded on
+ * first use so that a host-only thread never loads dockerode.
+ */
 interface DockerModule {
   createDockerBackend(options: Record<string, unknown>): Promise<ShellBackend>;
-  probeDocker(options?: Record<string, unknown>): Promise<unknown>;
+  probeDocker(options?: { socketPath?: string }): Promise<unknown>;
 }
 
 /** Where a sandbox choice leads: a backend, or the reason there is none. */
@@ -23,14 +26,15 @@ const HOW_TO_ENABLE =
  */
 export class SandboxResolver {
   readonly #dockerOptions: Record<string, unknown>;
-  readonly #dockerModuleUrl: string;
+  /** A test double exporting both functions; by default the real modules. */
+  readonly #dockerModuleUrl: string | undefined;
   #host: ShellBackend | undefined;
   #docker: Promise<ShellBackend> | undefined;
   #dockerModule: Promise<DockerModule> | undefined;
 
   constructor(options: { docker: Record<string, unknown>; dockerModule?: string }) {
     this.#dockerOptions = options.docker;
-    this.#dockerModuleUrl = options.dockerModule ?? new URL('../../sandbox/docker-backend.js', import.meta.url).href;
+    this.#dockerModuleUrl = options.dockerModule;
   }
 
   async resolve(choice: SandboxChoice): Promise<ResolvedSandbox> {
@@ -82,7 +86,8 @@ export class SandboxResolver {
       return { ok: false, reason: errorMessage(error) };
     }
     try {
-      const answer = await module.probeDocker(this.#dockerOptions);
+      const socketPath = this.#dockerOptions.socketPath;
+      const answer = await module.probeDocker(typeof socketPath === 'string' ? { socketPath } : {});
       return probeVerdict(answer);
     } catch (error) {
       return { ok: false, reason: `the Docker engine does not answer (${errorMessage(error)})` };
@@ -90,8 +95,8 @@ export class SandboxResolver {
   }
 
   #loadDocker(): Promise<DockerModule> {
-    this.#dockerModule ??= import(this.#dockerModuleUrl).then(
-      (module: Partial<DockerModule>) => {
+    this.#dockerModule ??= this.#importDocker().then(
+      (module) => {
         if (typeof module.createDockerBackend !== 'function' || typeof module.probeDocker !== 'function') {
           throw new ToolcellError(ToolErrorType.SANDBOX_UNAVAILABLE, 'the Docker backend module is incomplete');
         }
@@ -103,19 +108,19 @@ export class SandboxResolver {
     );
     return this.#dockerModule;
   }
+
+  async #importDocker(): Promise<Partial<DockerModule>> {
+    if (this.#dockerModuleUrl) return (await import(this.#dockerModuleUrl)) as Partial<DockerModule>;
+    const [backend, probe] = await Promise.all([import('../../sandbox/docker-backend.js'), import('../../sandbox/probe.js')]);
+    return { createDockerBackend: backend.createDockerBackend as DockerModule['createDockerBackend'], probeDocker: probe.probeDocker };
+  }
 }
 
-/** Reads the probe's answer: a boolean, or an object with `ok`/`available` and a reason. */
+/** Reads the probe's answer (`DockerProbe` from src/sandbox/probe.ts). */
 function probeVerdict(answer: unknown): { ok: true } | { ok: false; reason: string } {
-  if (answer === true) return { ok: true };
-  if (typeof answer === 'object' && answer !== null) {
-    const record = answer as Record<string, unknown>;
-    const ok = record.ok ?? record.available ?? record.reachable;
-    if (ok === true) return { ok: true };
-    const reason = record.reason ?? record.message ?? record.error;
-    return { ok: false, reason: typeof reason === 'string' ? reason : 'the Docker engine does not answer' };
-  }
-  return { ok: false, reason: 'the Docker engine does not answer' };
+  const probe = (typeof answer === 'object' && answer !== null ? answer : {}) as { available?: unknown; reason?: unknown };
+  if (probe.available === true) return { ok: true };
+  return { ok: false, reason: typeof probe.reason === 'string' ? probe.reason : 'the Docker engine does not answer' };
 }
 
 function asSandboxError(error: unknown): ToolcellError {
