@@ -79,11 +79,13 @@ class Call:
 
     # -- events --------------------------------------------------------------
     def on_event(self, fd, role, mask):
-        if role == "out":
+        # An event of this select() batch may concern an fd closed (and even
+        # reused) by an earlier event of the same batch: check it is ours.
+        if role == "out" and fd in self.outputs:
             self.read_output(fd)
-        elif role == "status":
+        elif role == "status" and self.sock is not None and fd == self.sock.fileno():
             self.read_status()
-        elif role == "stdin":
+        elif role == "stdin" and fd == self.stdin_fd:
             self.flush_stdin()
 
     def on_tick(self, now):

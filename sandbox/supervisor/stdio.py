@@ -54,6 +54,9 @@ def open_stdio(spec, args, call_id):
         rows = int(spec.get("rows") or 24)
         fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
         os.set_blocking(master, False)
+        # The command's user may reopen its terminal by path (stty -F, /proc/self/fd/1);
+        # only this container's processes can see its devpts instance.
+        os.fchmod(slave, 0o666)
         null = os.open("/dev/null", os.O_RDONLY | os.O_CLOEXEC)
         # No controlling terminal: /dev/tty readers (sudo, ssh) fail at once
         # instead of waiting for input that never comes; stdin is at EOF.

@@ -13,6 +13,9 @@ import { resolveSandboxIdentity } from './identity.js';
 import { LABELS, ownerLabels } from './labels.js';
 import { resolveDockerBackendOptions, type DockerBackendOptions, type ResolvedDockerBackendOptions } from './options.js';
 import { probeDocker } from './probe.js';
+
+// The shell thread loads this module by URL and needs both entry points here.
+export { probeDocker, type DockerProbe } from './probe.js';
 import { WarmPool } from './warm-pool.js';
 import { prepareWorkspace } from './workspace-dirs.js';
 
@@ -120,7 +123,7 @@ class DockerBackend implements DockerShellBackend {
  * Creates the hardened Docker backend. Checks, in order: the options
  * (TypeError/RangeError naming the bad one), the engine (`sandbox_unavailable`
  * with how to start it), the image (`sandbox_image_missing` with the command
- * that builds it); then removes containers left by dead toolcell processes and
+ * that builds it, or a build when `buildIfMissing`); then removes containers left by dead toolcell processes and
  * pre-starts a spare for `prewarmWorkspace`. Runs in the shell data-plane
  * thread; `close()` removes every container it created.
  */
@@ -129,7 +132,12 @@ export async function createDockerBackend(options: DockerBackendOptions = {}): P
   const engine: EngineOptions = resolved.socketPath !== undefined ? { socketPath: resolved.socketPath } : {};
   const probe = await probeDocker({ ...engine, timeoutMs: 5000 });
   if (!probe.available) throw engineUnavailableError(probe.reason ?? 'The Docker engine does not answer');
-  const image = await ensureSandboxImage({ ...engine, ...(resolved.image !== undefined ? { image: resolved.image } : {}) });
+  const image = await ensureSandboxImage({
+    ...engine,
+    ...(resolved.image !== undefined ? { image: resolved.image } : {}),
+    build: resolved.buildIfMissing,
+    onProgress: (line) => process.stderr.write(`toolcell sandbox build: ${line}\n`),
+  });
   const docker = createEngineClient(engine);
   if (resolved.removeLeftovers) await removeLeftoverContainers(docker);
   const backend = new DockerBackend({ docker, engine, options: resolved, image });

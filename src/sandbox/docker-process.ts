@@ -106,7 +106,7 @@ export function startDockerProcess(
       },
       onExit(status) {
         if (started) started.finish(status);
-        else reject(new ToolcellError(ToolErrorType.SHELL_EXECUTE_ERROR, 'The sandbox container ended before the command started.'));
+        else reject(new ToolcellError(ToolErrorType.SHELL_EXECUTE_ERROR, `The command could not start: ${connection.endReason || 'the sandbox container ended'}.`));
       },
       onSpawnFailed(message) {
         reject(new ToolcellError(ToolErrorType.SHELL_EXECUTE_ERROR, `Cannot start the command in the sandbox: ${message}`));

@@ -64,6 +64,8 @@ export interface DockerBackendOptions {
   removeLeftovers?: boolean;
   /** Time allowed for a container to start and its supervisor to answer. Default 30 s. */
   startTimeoutMs?: number;
+  /** Build the sandbox image when it is missing (progress on stderr) instead of failing with `sandbox_image_missing`. Default false. */
+  buildIfMissing?: boolean;
 }
 
 export interface ResolvedLimits {
@@ -96,6 +98,7 @@ export interface ResolvedDockerBackendOptions {
   prewarmWorkspace: string | undefined;
   removeLeftovers: boolean;
   startTimeoutMs: number;
+  buildIfMissing: boolean;
 }
 
 const MiB = 1024 * 1024;
@@ -204,7 +207,7 @@ function resolveUser(value: unknown): SandboxUserPolicy {
 
 const KNOWN_OPTIONS = [
   'image', 'limits', 'hardening', 'runtime', 'socketPath', 'user', 'grantWorkspaceAcl',
-  'warmPool', 'prewarmWorkspace', 'removeLeftovers', 'startTimeoutMs',
+  'warmPool', 'prewarmWorkspace', 'removeLeftovers', 'startTimeoutMs', 'buildIfMissing',
 ] as const satisfies ReadonlyArray<keyof DockerBackendOptions>;
 
 /** Validates options and fills defaults. Throws TypeError/RangeError naming the bad option. */
@@ -231,5 +234,6 @@ export function resolveDockerBackendOptions(options: DockerBackendOptions | unde
     prewarmWorkspace,
     removeLeftovers: checkBoolean(input['removeLeftovers'], 'options.removeLeftovers', true),
     startTimeoutMs: checkInteger(input['startTimeoutMs'], 'options.startTimeoutMs', 100, 600_000, 30_000),
+    buildIfMissing: checkBoolean(input['buildIfMissing'], 'options.buildIfMissing', false),
   };
 }

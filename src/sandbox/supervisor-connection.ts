@@ -82,6 +82,11 @@ export class SupervisorConnection {
     return this.#ended;
   }
 
+  /** Why the stream ended (empty while it runs), with the supervisor's last stderr lines. */
+  get endReason(): string {
+    return this.#endReason;
+  }
+
   /** The supervisor's last stderr output (its tracebacks), for error messages. */
   get stderrTail(): string {
     return this.#stderrTail;

@@ -1,0 +1,212 @@
+/**
+ * Shared machinery for tests that need the real Docker sandbox: a readiness
+ * gate that FAILS under CI=true and skips (with a message) elsewhere, a
+ * backend fixture that removes every container it made, temporary
+ * workspaces, a command runner and a view of a container's processes from
+ * the host.
+ *
+ * @example
+ * import anyTest from 'ava';
+ * const test = await requireDocker(anyTest, 'sandbox/kill');
+ * const sandbox = useSandboxBackend(test);
+ * test('true exits 0', async (t) => {
+ *   const session = await sandbox.session(t);
+ *   t.is((await runCommand(session, 'true')).status.exitCode, 0);
+ * });
+ */
+import type { ExecutionContext, TestFn } from 'ava';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, realpath, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ExitStatus, ShellSession, SpawnOptions, SpawnedProcess } from '../../src/shell/backend.js';
+import { createDockerBackend, type DockerShellBackend } from '../../src/sandbox/docker-backend.js';
+import type { DockerSession } from '../../src/sandbox/docker-session.js';
+import { createEngineClient } from '../../src/sandbox/engine.js';
+import { imageExists, sandboxImageTag } from '../../src/sandbox/image.js';
+import type { DockerBackendOptions } from '../../src/sandbox/options.js';
+import { probeDocker } from '../../src/sandbox/probe.js';
+import { SANDBOX_PATHS } from '../../src/sandbox/sandbox-paths.js';
+
+/** Whether the sandbox can run here, and if not, why. */
+export interface SandboxReadiness {
+  ready: boolean;
+  reason?: string;
+}
+
+let readiness: Promise<SandboxReadiness> | undefined;
+
+/** True when the Docker engine answers (the image may still be missing). */
+export async function dockerAvailable(): Promise<boolean> {
+  return (await probeDocker({ timeoutMs: 5000 })).available;
+}
+
+/** Engine answers AND the current recipe's image is built. Memoized per process. */
+export function sandboxReadiness(): Promise<SandboxReadiness> {
+  readiness ??= (async () => {
+    const probe = await probeDocker({ timeoutMs: 5000 });
+    if (!probe.available) return { ready: false, reason: probe.reason ?? 'the Docker engine does not answer' };
+    const tag = sandboxImageTag();
+    if (!(await imageExists({}, tag))) return { ready: false, reason: `the sandbox image ${tag} is not built (run \`toolcell sandbox build --offline\`)` };
+    return { ready: true };
+  })();
+  return readiness;
+}
+
+/** A `test` whose every test and hook is skipped (hooks do nothing). */
+function skippingTest<Context>(test: TestFn<Context>): TestFn<Context> {
+  const noop = (): void => {};
+  const hook = Object.assign(noop, { always: noop, skip: noop });
+  const skip = (...args: unknown[]): void => (test.skip as (...rest: unknown[]) => void)(...args);
+  const build = (): Record<string, unknown> =>
+    Object.assign<(...args: unknown[]) => void, Record<string, unknown>>((...args: unknown[]) => skip(...args), {
+      skip,
+      only: skip,
+      failing: skip,
+      todo: test.todo,
+      before: hook,
+      after: hook,
+      beforeEach: hook,
+      afterEach: hook,
+      macro: test.macro,
+      meta: test.meta,
+    });
+  const stub = build();
+  stub['serial'] = build();
+  return stub as unknown as TestFn<Context>;
+}
+
+/**
+ * The `test` function for files that need the Docker sandbox. Ready: `test`
+ * itself. Not ready under CI=true: one test that fails with the reason (and
+ * the file's other tests skipped). Not ready elsewhere: every test skipped,
+ * with the reason printed once.
+ */
+export async function requireDocker<Context>(test: TestFn<Context>, label: string): Promise<TestFn<Context>> {
+  const state = await sandboxReadiness();
+  if (state.ready) return test;
+  if (process.env['CI'] === 'true') {
+    test(`${label}: the Docker sandbox is required when CI=true`, (t) => {
+      t.fail(`Docker sandbox not ready: ${state.reason}`);
+    });
+  } else {
+    console.warn(`${label}: skipped: ${state.reason}`);
+  }
+  return skippingTest(test);
+}
+
+/** The environment tests give commands: what the shell service's allowlist would hold. */
+export const SANDBOX_TEST_ENV: Readonly<Record<string, string>> = Object.freeze({
+  PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+  HOME: SANDBOX_PATHS.home,
+  LANG: 'C.UTF-8',
+  TERM: 'xterm-256color',
+  PAGER: 'cat',
+  GIT_TERMINAL_PROMPT: '0',
+});
+
+/** A fresh, real-path temporary folder, removed at teardown. */
+export async function makeWorkspace(t: ExecutionContext, prefix = 'toolcell-sbx-'): Promise<string> {
+  const dir = await realpath(await mkdtemp(join(tmpdir(), prefix)));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** A unique session id for one test. */
+export function sessionId(label = 'test'): string {
+  return `${label}-${randomBytes(4).toString('hex')}`;
+}
+
+/** The shared backend of a test file, and sessions that close with their test. */
+export interface SandboxFixture {
+  /** The file's backend (created in `before`, closed in `after.always`). */
+  readonly backend: DockerShellBackend;
+  /** Opens a session on `workspaceRoot` (default: a fresh temporary folder); closed at teardown. */
+  session(t: ExecutionContext, options?: { workspaceRoot?: string; label?: string }): Promise<DockerSession>;
+}
+
+/**
+ * Creates one Docker backend for the test file (`before`) and removes all of
+ * its containers at the end (`after.always`), so no test leaves one behind.
+ */
+export function useSandboxBackend<Context>(test: TestFn<Context>, options: DockerBackendOptions = {}): SandboxFixture {
+  let backend: DockerShellBackend | undefined;
+  test.before(async () => {
+    backend = await createDockerBackend({ warmPool: 1, ...options });
+  });
+  test.after.always(async () => {
+    await backend?.close();
+  });
+  return {
+    get backend(): DockerShellBackend {
+      if (!backend) throw new Error('the sandbox backend is not created yet (use it inside a test)');
+      return backend;
+    },
+    async session(t, sessionOptions = {}) {
+      if (!backend) throw new Error('the sandbox backend is not created yet (use it inside a test)');
+      const workspaceRoot = sessionOptions.workspaceRoot ?? (await makeWorkspace(t));
+      const session = (await backend.openSession({ sessionId: sessionId(sessionOptions.label), workspaceRoot })) as DockerSession;
+      t.teardown(() => session.close());
+      return session;
+    },
+  };
+}
+
+/** What one command did. */
+export interface CommandResult {
+  status: ExitStatus;
+  stdout: string;
+  stderr: string;
+  /** Raw bytes received, both streams. */
+  bytes: number;
+  pid: number;
+  process: SpawnedProcess;
+}
+
+/** Runs a command to its end and collects its output (pty mode unless `options.mode` says otherwise). */
+export async function runCommand(session: ShellSession, command: string, options: Partial<SpawnOptions> = {}): Promise<CommandResult> {
+  const spawned = await session.spawn({ command, cwd: '.', env: { ...SANDBOX_TEST_ENV }, mode: 'pty', ...options });
+  const out: Buffer[] = [];
+  const err: Buffer[] = [];
+  let bytes = 0;
+  spawned.onData((chunk, stream) => {
+    bytes += chunk.length;
+    (stream === 'stderr' ? err : out).push(Buffer.from(chunk));
+  });
+  const status = await spawned.exited;
+  return { status, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8'), bytes, pid: spawned.pid, process: spawned };
+}
+
+/** One process of a container as the host sees it (`docker top`). */
+export interface ContainerProcess {
+  pid: number;
+  user: string;
+  args: string;
+}
+
+/** Every process in a container, listed from the host (independent of the supervisor). */
+export async function containerProcesses(containerId: string): Promise<ContainerProcess[]> {
+  const top = await createEngineClient().getContainer(containerId).top({ ps_args: '-eo pid,user:32,args' });
+  return (top.Processes ?? []).map((row: string[]) => ({ pid: Number(row[0]), user: row[1] ?? '', args: row.slice(2).join(' ') }));
+}
+
+/** Processes of a container that belong to commands (init, supervisor and reapers run as root). */
+export async function commandProcesses(containerId: string): Promise<ContainerProcess[]> {
+  return (await containerProcesses(containerId)).filter((row) => row.user !== 'root' && row.user !== '0');
+}
+
+/** Ids of the containers carrying `label=value`, running or not. */
+export async function containersWithLabel(label: string, value: string): Promise<string[]> {
+  const list = await createEngineClient().listContainers({ all: true, filters: { label: [`${label}=${value}`] } });
+  return list.map((info) => info.Id);
+}
+
+/** Polls `check` until it returns true or `timeoutMs` passes; returns the last answer. */
+export async function eventually(check: () => Promise<boolean>, timeoutMs = 5000, intervalMs = 50): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await check()) return true;
+    if (Date.now() >= deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}

@@ -1,0 +1,79 @@
+/**
+ * Containers carry labels; leftovers of dead toolcell processes are removed
+ * at start-up, and a backend removes all of its own when it closes.
+ */
+import anyTest from 'ava';
+import { spawn } from 'node:child_process';
+import { hostname } from 'node:os';
+import { createDockerBackend } from '../../src/sandbox/docker-backend.js';
+import { removeLeftoverContainers } from '../../src/sandbox/cleanup.js';
+import { createEngineClient } from '../../src/sandbox/engine.js';
+import { sandboxImageTag } from '../../src/sandbox/image.js';
+import { LABELS, ownerLabels } from '../../src/sandbox/labels.js';
+import { containersWithLabel, makeWorkspace, requireDocker, sessionId } from '../helpers/docker.js';
+
+const test = await requireDocker(anyTest, 'sandbox/cleanup');
+
+/** The pid of a process that has exited (so no live process owns it). */
+async function deadPid(): Promise<number> {
+  const child = spawn(process.execPath, ['-e', '0']);
+  const pid = child.pid!;
+  await new Promise((resolve) => child.on('exit', resolve));
+  return pid;
+}
+
+/** A stopped container labelled as a toolcell sandbox owned by `labels`. */
+async function fakeSandboxContainer(labels: Record<string, string>): Promise<string> {
+  const container = await createEngineClient().createContainer({ Image: sandboxImageTag(), Cmd: ['true'], Labels: labels, HostConfig: { NetworkMode: 'none' } });
+  return container.id;
+}
+
+async function exists(id: string): Promise<boolean> {
+  try {
+    await createEngineClient().getContainer(id).inspect();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+test.serial('start-up removes containers whose owner process is dead, and keeps live owners\' ones', async (t) => {
+  const marker = sessionId('leftover');
+  const dead = await fakeSandboxContainer({
+    [LABELS.sandbox]: '1',
+    [LABELS.ownerPid]: String(await deadPid()),
+    [LABELS.ownerStart]: '1',
+    [LABELS.ownerHost]: hostname(),
+    [LABELS.session]: marker,
+  });
+  const reusedPid = await fakeSandboxContainer({ ...ownerLabels({ [LABELS.session]: marker }), [LABELS.ownerStart]: 'not-my-start-time' });
+  const live = await fakeSandboxContainer(ownerLabels({ [LABELS.session]: marker }));
+  const otherHost = await fakeSandboxContainer({ ...ownerLabels({ [LABELS.session]: marker }), [LABELS.ownerHost]: 'another-machine', [LABELS.ownerPid]: '1' });
+  t.teardown(async () => {
+    for (const id of await containersWithLabel(LABELS.session, marker)) await createEngineClient().getContainer(id).remove({ force: true });
+  });
+  const backend = await createDockerBackend({ warmPool: 0 });
+  await backend.close();
+  t.false(await exists(dead), 'a dead owner\'s container is removed');
+  t.false(await exists(reusedPid), 'a container whose owner pid was reused is removed');
+  t.true(await exists(live), 'a live owner\'s container is kept');
+  t.true(await exists(otherHost), 'a container from another host is kept');
+  const all = await removeLeftoverContainers(createEngineClient(), { all: true, labels: { [LABELS.session]: marker } });
+  t.deepEqual(all.removed.sort(), [live, otherHost].map((id) => id.slice(0, 12)).sort(), '`clean --all` removes live owners\' containers too');
+});
+
+test.serial('close() removes every container of the backend, spares included', async (t) => {
+  const workspaceRoot = await makeWorkspace(t);
+  const backend = await createDockerBackend({ warmPool: 2, prewarmWorkspace: workspaceRoot });
+  const session = await backend.openSession({ sessionId: sessionId('close'), workspaceRoot });
+  await session.spawn({ command: 'sleep 100', cwd: '.', env: {}, mode: 'pty' });
+  const ours = await containersWithLabel(LABELS.backend, backend.backendId);
+  t.true(ours.length >= 1);
+  const labels = (await createEngineClient().getContainer(ours[0]!).inspect()).Config.Labels;
+  t.is(labels[LABELS.sandbox], '1');
+  t.is(labels[LABELS.ownerPid], String(process.pid));
+  t.is(labels[LABELS.workspace], workspaceRoot);
+  await backend.close();
+  t.deepEqual(await containersWithLabel(LABELS.backend, backend.backendId), []);
+  await t.throwsAsync(backend.openSession({ sessionId: 'after-close', workspaceRoot }), { code: 'sandbox_unavailable' });
+});

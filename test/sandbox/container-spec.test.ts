@@ -1,0 +1,52 @@
+import test from 'ava';
+import { buildContainerSpec } from '../../src/sandbox/hardening.js';
+import { resolveDockerBackendOptions } from '../../src/sandbox/options.js';
+
+const workspace = { root: '/srv/ws', backgroundDir: '/srv/ws/.toolcell/background' };
+const identity = { uid: 10001, gid: 10001, grantAcl: true };
+
+test('the default container request carries every hardening setting', (t) => {
+  const spec = buildContainerSpec({ image: 'img', options: resolveDockerBackendOptions({}), identity, workspace, labels: { a: 'b' } });
+  const host = spec.HostConfig!;
+  t.is(host.NetworkMode, 'none');
+  t.true(host.ReadonlyRootfs);
+  t.deepEqual(host.CapDrop, ['ALL']);
+  t.deepEqual(host.CapAdd, ['SETUID', 'SETGID', 'KILL']);
+  t.deepEqual(host.SecurityOpt, ['no-new-privileges']);
+  t.is(host.PidsLimit, 256);
+  t.is(host.Memory, host.MemorySwap);
+  t.is(host.NanoCpus, 1e9);
+  t.true(host.Init);
+  t.is(host.LogConfig?.Type, 'none');
+  t.deepEqual(host.Ulimits?.map((u) => u.Name), ['fsize', 'nofile', 'core']);
+  t.regex(host.Tmpfs?.['/tmp'] ?? '', /nosuid,nodev.*size=268435456/);
+  t.regex(host.Tmpfs?.['/home/sandbox'] ?? '', /uid=10001,gid=10001/);
+  t.deepEqual(host.Mounts?.map((m) => [m.Type, m.Source, m.Target, m.ReadOnly]), [
+    ['bind', '/srv/ws', '/workspace', false],
+    ['tmpfs', '', '/workspace/.toolcell', true],
+    ['bind', '/srv/ws/.toolcell/background', '/workspace/.toolcell/background', false],
+  ]);
+  t.is(host.Runtime, undefined);
+  t.is(spec.User, '0:0');
+  t.true(spec.StdinOnce);
+  t.false(spec.Tty);
+  t.deepEqual(spec.Labels, { a: 'b' });
+  t.true(spec.Cmd?.includes('--grant-acl'));
+});
+
+test('options change limits, runtime and protections', (t) => {
+  const options = resolveDockerBackendOptions({
+    runtime: 'runsc',
+    limits: { cpus: 0.5, pids: 32 },
+    hardening: { network: 'bridge', hideStateDir: false, securityOpt: ['apparmor=unconfined'] },
+  });
+  const spec = buildContainerSpec({ image: 'img', options, identity: { uid: 1000, gid: 1000, grantAcl: false }, workspace, labels: {} });
+  t.is(spec.HostConfig?.Runtime, 'runsc');
+  t.is(spec.HostConfig?.NanoCpus, 5e8);
+  t.is(spec.HostConfig?.PidsLimit, 32);
+  t.is(spec.HostConfig?.NetworkMode, 'bridge');
+  t.deepEqual(spec.HostConfig?.SecurityOpt, ['no-new-privileges', 'apparmor=unconfined']);
+  t.is(spec.HostConfig?.Mounts?.length, 1);
+  t.false(spec.Cmd?.includes('--grant-acl'));
+  t.deepEqual(spec.Cmd?.slice(3, 7), ['--uid', '1000', '--gid', '1000']);
+});

@@ -1,0 +1,100 @@
+/**
+ * The hardening as a command sees it from inside its container.
+ */
+import anyTest from 'ava';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { makeWorkspace, requireDocker, runCommand, useSandboxBackend } from '../helpers/docker.js';
+
+const test = await requireDocker(anyTest, 'sandbox/hardening-inside');
+const sandbox = useSandboxBackend(test);
+
+function field(status: string, name: string): string | undefined {
+  return new RegExp(`^${name}:[ \\t]*(.*)$`, 'm').exec(status)?.[1]?.trim();
+}
+
+test('commands have no capabilities and no way to gain privileges', async (t) => {
+  const session = await sandbox.session(t);
+  const { stdout } = await runCommand(session, 'cat /proc/self/status', { mode: 'pipes' });
+  t.is(field(stdout, 'NoNewPrivs'), '1');
+  t.is(field(stdout, 'CapEff'), '0000000000000000');
+  t.is(field(stdout, 'CapPrm'), '0000000000000000');
+  t.is(field(stdout, 'CapAmb'), '0000000000000000');
+  t.is(field(stdout, 'Seccomp'), '2', 'the engine\'s default seccomp filter applies');
+  const uids = field(stdout, 'Uid')?.split(/\s+/) ?? [];
+  t.is(uids.length, 4);
+  t.true(uids.every((uid) => uid !== '0'), `real, effective, saved and fs uid are non-root: ${uids.join(' ')}`);
+  t.is(field(stdout, 'Groups'), '', 'no supplementary groups');
+});
+
+test('the root filesystem is read-only; /tmp and home are writable tmpfs', async (t) => {
+  const session = await sandbox.session(t);
+  const root = await runCommand(session, 'touch /usr/toolcell-probe', { mode: 'pipes' });
+  t.not(root.status.exitCode, 0);
+  t.regex(root.stderr, /Read-only file system/);
+  const scratch = await runCommand(session, 'echo a > /tmp/x && echo b > "$HOME/y" && cat /tmp/x "$HOME/y" && grep -E " /(tmp|home/sandbox) " /proc/mounts', { mode: 'pipes' });
+  t.is(scratch.status.exitCode, 0, scratch.stderr);
+  t.regex(scratch.stdout, /^a\nb\n/);
+  t.regex(scratch.stdout, /tmpfs \/tmp tmpfs rw,nosuid,nodev/);
+  t.regex(scratch.stdout, /tmpfs \/home\/sandbox tmpfs rw,nosuid,nodev/);
+});
+
+test('there is no network but loopback', async (t) => {
+  const session = await sandbox.session(t);
+  const { stdout } = await runCommand(session, 'ls /sys/class/net', { mode: 'pipes' });
+  t.deepEqual(stdout.trim().split(/\s+/), ['lo']);
+});
+
+test('only the workspace is mounted from the host, at /workspace, as the working directory', async (t) => {
+  const session = await sandbox.session(t);
+  const result = await runCommand(session, 'pwd; awk \'$2 ~ /^\\/workspace/ {print $2, $4}\' /proc/mounts', { mode: 'pipes' });
+  const lines = result.stdout.trim().split('\n');
+  t.is(lines[0], '/workspace');
+  const mounts = lines.slice(1).map((line) => line.split(' ')[0]);
+  t.deepEqual(mounts, ['/workspace', '/workspace/.toolcell', '/workspace/.toolcell/background']);
+  t.regex(lines[1] ?? '', /^\/workspace rw,/);
+  t.regex(lines[2] ?? '', /^\/workspace\/\.toolcell ro,/);
+});
+
+test("the workspace's state folder is hidden from commands and stays untouched", async (t) => {
+  const workspaceRoot = await makeWorkspace(t);
+  await mkdir(join(workspaceRoot, '.toolcell'));
+  await writeFile(join(workspaceRoot, '.toolcell', 'memory.md'), 'remember this\n');
+  const session = await sandbox.session(t, { workspaceRoot });
+  const result = await runCommand(session, 'ls -A /workspace/.toolcell; cat /workspace/.toolcell/memory.md; echo injected > /workspace/.toolcell/memory.md', { mode: 'pipes' });
+  t.is(result.stdout.trim(), 'background');
+  t.regex(result.stderr, /No such file or directory/);
+  t.regex(result.stderr, /Read-only file system/);
+  t.is(await readFile(join(workspaceRoot, '.toolcell', 'memory.md'), 'utf8'), 'remember this\n');
+});
+
+test('limits: file size, open files, pids, memory without swap', async (t) => {
+  const session = await sandbox.session(t);
+  const { stdout } = await runCommand(
+    session,
+    'ulimit -f; ulimit -n; cat /sys/fs/cgroup/pids/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids.max; ' +
+      'cat /sys/fs/cgroup/memory/memory.limit_in_bytes 2>/dev/null || cat /sys/fs/cgroup/memory.max',
+    { mode: 'pipes' },
+  );
+  const [fsizeBlocks, nofile, pids, memory] = stdout.trim().split('\n');
+  t.is(Number(fsizeBlocks) * 1024, 1024 * 1024 * 1024, 'ulimit -f is in 1024-byte blocks');
+  t.is(nofile, '1024');
+  t.is(pids, '256');
+  t.is(memory, String(1024 * 1024 * 1024));
+});
+
+test('setuid programs are inert: no setuid bits in the image, and su cannot switch user', async (t) => {
+  const session = await sandbox.session(t);
+  const result = await runCommand(session, 'find / -xdev -perm /6000 -type f 2>/dev/null | head -5; su -c id root </dev/null; echo "su=$?"', { mode: 'pipes' });
+  t.regex(result.stdout, /^su=[1-9]/m);
+  t.notRegex(result.stdout, /^\/.*\n.*su=/, 'no setuid/setgid file exists');
+});
+
+test('a file written on the host is visible inside and vice versa', async (t) => {
+  const workspaceRoot = await makeWorkspace(t);
+  await writeFile(join(workspaceRoot, 'from-host.txt'), 'host\n');
+  const session = await sandbox.session(t, { workspaceRoot });
+  const result = await runCommand(session, 'cat from-host.txt && echo inside > from-inside.txt', { mode: 'pipes' });
+  t.is(result.stdout, 'host\n');
+  t.is(await readFile(join(workspaceRoot, 'from-inside.txt'), 'utf8'), 'inside\n');
+});

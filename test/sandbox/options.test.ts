@@ -1,0 +1,44 @@
+import test from 'ava';
+import { DEFAULT_LIMITS, resolveDockerBackendOptions } from '../../src/sandbox/options.js';
+import type { DockerBackendOptions } from '../../src/sandbox/options.js';
+
+test('defaults turn every protection on', (t) => {
+  const resolved = resolveDockerBackendOptions(undefined);
+  t.deepEqual(resolved.limits, { ...DEFAULT_LIMITS });
+  t.deepEqual(resolved.hardening, { network: 'none', readOnlyRoot: true, noNewPrivileges: true, hideStateDir: true, securityOpt: [] });
+  t.is(resolved.user, 'auto');
+  t.true(resolved.grantWorkspaceAcl);
+  t.is(resolved.warmPool, 1);
+  t.false(resolved.buildIfMissing);
+});
+
+test('limits are merged over the defaults', (t) => {
+  const resolved = resolveDockerBackendOptions({ limits: { memoryBytes: 512 * 1024 * 1024, pids: 64 }, runtime: 'runsc' });
+  t.is(resolved.limits.memoryBytes, 512 * 1024 * 1024);
+  t.is(resolved.limits.pids, 64);
+  t.is(resolved.limits.cpus, DEFAULT_LIMITS.cpus);
+  t.is(resolved.runtime, 'runsc');
+});
+
+const bad: Array<[string, unknown, RegExp, typeof TypeError | typeof RangeError]> = [
+  ['not an object', 42, /^options must be an object/, TypeError],
+  ['unknown option', { memory: 1 }, /options\.memory is not a known option/, TypeError],
+  ['unknown limit', { limits: { swap: 1 } }, /options\.limits\.swap is not a known option/, TypeError],
+  ['memory as a string', { limits: { memoryBytes: '1g' } }, /options\.limits\.memoryBytes must be a number/, TypeError],
+  ['memory too small', { limits: { memoryBytes: 1024 } }, /options\.limits\.memoryBytes must be between/, RangeError],
+  ['fractional pids', { limits: { pids: 10.5 } }, /options\.limits\.pids must be an integer/, TypeError],
+  ['zero cpus', { limits: { cpus: 0 } }, /options\.limits\.cpus must be between/, RangeError],
+  ['root user', { user: { uid: 0, gid: 0 } }, /options\.user\.uid must be between 1/, RangeError],
+  ['user as a name', { user: 'nobody' }, /options\.user must be 'auto' or \{uid, gid\}/, TypeError],
+  ['runtime with spaces', { runtime: 'run sc' }, /options\.runtime/, TypeError],
+  ['warm pool too big', { warmPool: 100 }, /options\.warmPool must be between 0 and 8/, RangeError],
+  ['relative prewarm path', { prewarmWorkspace: 'ws' }, /options\.prewarmWorkspace must be an absolute path/, TypeError],
+  ['no-new-privileges smuggled as securityOpt', { hardening: { securityOpt: ['no-new-privileges:false'] } }, /noNewPrivileges/, TypeError],
+  ['readOnlyRoot as a string', { hardening: { readOnlyRoot: 'no' } }, /options\.hardening\.readOnlyRoot must be a boolean/, TypeError],
+];
+
+for (const [label, options, message, type] of bad) {
+  test(`rejects ${label}, naming the option`, (t) => {
+    t.throws(() => resolveDockerBackendOptions(options as DockerBackendOptions), { instanceOf: type, message });
+  });
+}

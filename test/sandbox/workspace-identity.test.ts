@@ -1,0 +1,62 @@
+/**
+ * Workspace writes work by default whoever owns the workspace, and commands
+ * never run as root.
+ */
+import anyTest from 'ava';
+import { chown, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { SANDBOX_UID } from '../../src/sandbox/sandbox-paths.js';
+import { makeWorkspace, requireDocker, runCommand, useSandboxBackend } from '../helpers/docker.js';
+
+const test = await requireDocker(anyTest, 'sandbox/workspace-identity');
+const sandbox = useSandboxBackend(test);
+const hostIsRoot = process.getuid?.() === 0;
+
+test('a root-owned workspace: commands run as the sandbox uid and can write everywhere in it', async (t) => {
+  if (!hostIsRoot) {
+    t.pass('needs a root host user to create a root-owned workspace');
+    return;
+  }
+  const workspaceRoot = await makeWorkspace(t);
+  await mkdir(join(workspaceRoot, 'src', 'deep'), { recursive: true });
+  await writeFile(join(workspaceRoot, 'src', 'deep', 'existing.txt'), 'old\n');
+  t.is((await stat(workspaceRoot)).uid, 0);
+  const session = await sandbox.session(t, { workspaceRoot });
+  const result = await runCommand(
+    session,
+    'id -u; echo new > created.txt && echo more >> src/deep/existing.txt && mkdir -p src/deep/newdir && echo x > src/deep/newdir/f && echo ok',
+    { mode: 'pipes' },
+  );
+  t.is(result.stderr, '');
+  t.is(result.stdout, `${SANDBOX_UID}\nok\n`);
+  t.is(await readFile(join(workspaceRoot, 'created.txt'), 'utf8'), 'new\n');
+  t.is(await readFile(join(workspaceRoot, 'src', 'deep', 'existing.txt'), 'utf8'), 'old\nmore\n');
+  t.is((await stat(join(workspaceRoot, 'created.txt'))).uid, SANDBOX_UID, 'files written in the sandbox belong to the sandbox uid');
+});
+
+test('a file the host creates after the session started is writable too (default ACL)', async (t) => {
+  if (!hostIsRoot) {
+    t.pass('needs a root host user');
+    return;
+  }
+  const workspaceRoot = await makeWorkspace(t);
+  const session = await sandbox.session(t, { workspaceRoot });
+  await writeFile(join(workspaceRoot, 'later.txt'), 'host\n');
+  const result = await runCommand(session, 'echo sandbox >> later.txt && cat later.txt', { mode: 'pipes' });
+  t.is(result.stdout, 'host\nsandbox\n', result.stderr);
+});
+
+test('a workspace owned by a regular user: commands run as that user', async (t) => {
+  if (!hostIsRoot) {
+    t.pass('needs a root host user to chown the workspace');
+    return;
+  }
+  const workspaceRoot = await makeWorkspace(t);
+  await chown(workspaceRoot, 4242, 4343);
+  const session = await sandbox.session(t, { workspaceRoot });
+  const result = await runCommand(session, 'id -u; id -g; echo hi > mine.txt && echo ok', { mode: 'pipes' });
+  t.is(result.stdout, '4242\n4343\nok\n', result.stderr);
+  const info = await stat(join(workspaceRoot, 'mine.txt'));
+  t.is(info.uid, 4242);
+  t.is(info.gid, 4343);
+});
