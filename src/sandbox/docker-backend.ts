@@ -119,11 +119,24 @@ class DockerBackend implements DockerShellBackend {
   }
 }
 
+/** Fails early, with what to do, when the engine does not know the requested OCI runtime. */
+async function assertRuntime(docker: Docker, runtime: string): Promise<void> {
+  const info = (await docker.info()) as { Runtimes?: Record<string, unknown> };
+  const known = Object.keys(info.Runtimes ?? {});
+  if (known.includes(runtime)) return;
+  throw new ToolcellError(
+    ToolErrorType.SANDBOX_UNAVAILABLE,
+    `The Docker engine has no runtime named ${runtime} (it has: ${known.join(', ') || 'none'}). ` +
+      (runtime === 'runsc' ? 'Install gVisor and register it with `runsc install`, then restart dockerd.' : 'Register it in /etc/docker/daemon.json and restart dockerd.'),
+  );
+}
+
 /**
  * Creates the hardened Docker backend. Checks, in order: the options
  * (TypeError/RangeError naming the bad one), the engine (`sandbox_unavailable`
  * with how to start it), the image (`sandbox_image_missing` with the command
- * that builds it, or a build when `buildIfMissing`); then removes containers left by dead toolcell processes and
+ * that builds it, or a build when `buildIfMissing`), the runtime when one is
+ * named (`sandbox_unavailable` saying how to register it); then removes containers left by dead toolcell processes and
  * pre-starts a spare for `prewarmWorkspace`. Runs in the shell data-plane
  * thread; `close()` removes every container it created.
  */
@@ -139,6 +152,7 @@ export async function createDockerBackend(options: DockerBackendOptions = {}): P
     onProgress: (line) => process.stderr.write(`toolcell sandbox build: ${line}\n`),
   });
   const docker = createEngineClient(engine);
+  if (resolved.runtime !== undefined) await assertRuntime(docker, resolved.runtime);
   if (resolved.removeLeftovers) await removeLeftoverContainers(docker);
   const backend = new DockerBackend({ docker, engine, options: resolved, image });
   if (resolved.prewarmWorkspace !== undefined) backend.prewarm(resolved.prewarmWorkspace);

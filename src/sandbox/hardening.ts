@@ -27,16 +27,26 @@
  *
  * Identity. The supervisor (sandbox/supervisor/) is the container's main
  *   process: container root, but with only CAP_SETUID, CAP_SETGID and
- *   CAP_KILL, and no-new-privileges. It is trusted to (a) switch a command to
- *   the command identity, (b) signal any process in the container, and (c)
- *   add ACL entries to root-owned workspace files (as their owner; it has no
- *   CAP_FOWNER or CAP_DAC_OVERRIDE, so it cannot touch files it does not own).
- *   It never runs model-written code itself. Commands run as a non-root uid
- *   with an empty capability set (CapEff/CapPrm 0, NoNewPrivs 1), so they
- *   cannot signal or ptrace the supervisor or their per-call reapers (other
- *   uid), cannot gain privileges, and cannot change identity.
+ *   CAP_KILL, and no-new-privileges. With its per-call reapers (forked at
+ *   start-up, reused, also root) it is trusted to (a) start commands as the
+ *   command identity, (b) signal any process in the container, and (c) add
+ *   ACL entries to root-owned workspace files (as their owner; it has no
+ *   CAP_FOWNER or CAP_DAC_OVERRIDE, so it cannot touch files it does not
+ *   own). It never runs model-written code itself and reads nothing from
+ *   commands but their output bytes, which it frames by length. Commands run
+ *   as a non-root uid with an empty capability set (CapEff/CapPrm 0,
+ *   NoNewPrivs 1, no supplementary groups), so they cannot ptrace the
+ *   supervisor or a reaper (other uid, not dumpable), cannot signal them
+ *   (signals need a matching real/saved uid), cannot gain privileges and
+ *   cannot change identity. One exception, by design of the fast path: while
+ *   a reaper starts a command (posix_spawn with RESETIDS, a fraction of a
+ *   millisecond) its real uid is the command uid, so another command of the
+ *   same session could signal it then; a reaper that stops answering a kill
+ *   is SIGKILLed by the supervisor after the grace period + 2 s and its
+ *   orphans are killed as strays, so this buys nothing a command of the
+ *   session could not already do to its sibling commands.
  *   Commands of one session run as the same uid: they can signal, ptrace and
- *   read each other (including background jobs), like processes of one user.
+ *   read each other (background jobs included), like processes of one user.
  *   Separate sessions are separate containers and cannot.
  *
  * Workspace writes. Commands run as the workspace owner's uid/gid when the
@@ -52,13 +62,15 @@
  *   false, or choose an identity with `user: {uid, gid}`.
  *
  * Killing. Docker cannot kill an exec'd process (moby/moby#9098), so commands
- *   never use exec: each runs under a per-call reaper (a child subreaper)
- *   forked by the supervisor; setsid, nohup and double forks stay in its
- *   subtree. A kill freezes the subtree with SIGSTOP, sends SIGTERM + SIGCONT,
- *   waits the grace period (200 ms) and SIGKILLs until nothing is left.
- *   Commands get oom_score_adj 1000, so the OOM killer picks them before the
- *   supervisor. If the supervisor dies anyway, docker-init exits and the
- *   kernel kills every process of the container.
+ *   never use exec: each runs under a reaper that is a child subreaper
+ *   (PR_SET_CHILD_SUBREAPER), so setsid, nohup and double forks stay in its
+ *   subtree. A kill freezes the subtree with SIGSTOP (until no new process
+ *   appears), sends SIGTERM + SIGCONT, waits the grace period (200 ms) and
+ *   SIGKILLs until nothing is left; a call that ends on its own gets the same
+ *   treatment for whatever it left behind, unless it is a background call.
+ *   Commands get oom_score_adj 1000 (inherited from their reaper), so the OOM
+ *   killer picks them before the supervisor. If the supervisor dies anyway,
+ *   docker-init exits and the kernel kills every process of the container.
  *
  * Cleanup. Containers carry labels (dev.toolcell.sandbox=1, owner pid, its
  *   start time and host, backend id, workspace); at start-up containers whose

@@ -42,3 +42,10 @@ test('a missing image gives sandbox_image_missing with the command to run', asyn
   const message = await t.throwsAsync(ensureSandboxImage({ image: 'toolcell-sandbox:does-not-exist' }));
   t.regex(message?.message ?? '', /does not exist/);
 });
+
+test('an unknown runtime is refused at creation, saying how to register it', async (t) => {
+  const error = await t.throwsAsync(createDockerBackend({ runtime: 'toolcell-no-such-runtime', warmPool: 0 }));
+  t.is((error as { code?: string }).code, ToolErrorType.SANDBOX_UNAVAILABLE);
+  t.regex(error?.message ?? '', /no runtime named toolcell-no-such-runtime \(it has: .*runc/);
+  t.regex(error?.message ?? '', /daemon\.json/);
+});
