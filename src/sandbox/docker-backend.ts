@@ -96,7 +96,8 @@ class DockerBackend implements DockerShellBackend {
   async #startContainer(workspaceRoot: string, sessionId?: string): Promise<SessionContainer> {
     const options = this.#options;
     const identity = await resolveSandboxIdentity(workspaceRoot, options.user, options.grantWorkspaceAcl);
-    const workspace = await prepareWorkspace(workspaceRoot, identity);
+    const socket = this.#engine.socketPath ?? unixSocketOf(process.env['DOCKER_HOST']);
+    const workspace = await prepareWorkspace(workspaceRoot, identity, socket !== undefined ? { engineSocket: socket } : {});
     const extra: Record<string, string> = { [LABELS.backend]: this.backendId, [LABELS.workspace]: workspace.root };
     if (sessionId !== undefined) extra[LABELS.session] = sessionId;
     const spec = buildContainerSpec({ image: this.image, options, identity, workspace, labels: ownerLabels(extra) });
@@ -117,6 +118,11 @@ class DockerBackend implements DockerShellBackend {
   [Symbol.asyncDispose](): Promise<void> {
     return this.close();
   }
+}
+
+/** The path of a `unix://` DOCKER_HOST. */
+function unixSocketOf(dockerHost: string | undefined): string | undefined {
+  return dockerHost?.startsWith('unix://') ? dockerHost.slice('unix://'.length) : undefined;
 }
 
 /** Fails early, with what to do, when the engine does not know the requested OCI runtime. */

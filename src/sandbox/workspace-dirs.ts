@@ -29,12 +29,35 @@ async function ensureRealDirectory(path: string, mode: number): Promise<void> {
   }
 }
 
+const SYSTEM_ROOTS = ['/proc', '/sys', '/dev'];
+
+/**
+ * Refuses workspaces whose read-write mount would hand the container the
+ * host: the root folder, kernel filesystems, or any folder holding the
+ * Docker engine's socket (control of the engine is root on the host).
+ */
+function assertMountable(root: string, engineSocket: string | undefined): void {
+  const inside = (path: string): boolean => path === root || path.startsWith(root === '/' ? '/' : `${root}/`);
+  const socket = engineSocket ?? '/var/run/docker.sock';
+  const sockets = [socket, socket.replace(/^\/var\/run\//, '/run/'), '/run/docker.sock', '/var/run/docker.sock'];
+  if (root === '/' || SYSTEM_ROOTS.some((dir) => inside(dir) || root.startsWith(`${dir}/`)) || sockets.some(inside)) {
+    throw new ToolcellError(
+      ToolErrorType.POLICY_VIOLATION,
+      `Refusing to mount ${root} into the sandbox: it is the root folder, a kernel filesystem, or holds the Docker engine's socket.`,
+    );
+  }
+}
+
 /**
  * Resolves the workspace root and creates `.toolcell/background/` (never
  * through a symlink). When toolcell runs as root, the background folder is
  * given to the command identity so background jobs can create their logs.
  */
-export async function prepareWorkspace(workspaceRoot: string, identity: SandboxIdentity): Promise<PreparedWorkspace> {
+export async function prepareWorkspace(
+  workspaceRoot: string,
+  identity: SandboxIdentity,
+  options: { engineSocket?: string } = {},
+): Promise<PreparedWorkspace> {
   let root: string;
   try {
     root = await realpath(workspaceRoot);
@@ -45,6 +68,7 @@ export async function prepareWorkspace(workspaceRoot: string, identity: SandboxI
   if (!rootInfo.isDirectory()) {
     throw new ToolcellError(ToolErrorType.PATH_IS_NOT_A_DIRECTORY, `Workspace ${workspaceRoot} is not a directory`);
   }
+  assertMountable(root, options.engineSocket);
   const stateDir = join(root, STATE_DIR_NAME);
   const backgroundDir = join(stateDir, BACKGROUND_DIR_NAME);
   await ensureRealDirectory(stateDir, 0o755);
