@@ -2,7 +2,10 @@ import { realpath, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ToolcellError } from '../errors.js';
 import { loadSettings } from '../config/load-settings.js';
+import { shellCommandRunner } from '../discovery/shell-command-runner.js';
 import { registerExtensionTools } from '../extensions.js';
+import { registerShellTool } from '../tools/shell/register-shell-tool.js';
+import { LazyShellSession } from './lazy-shell-session.js';
 import { WorkerPool, type WorkerPoolOptions } from '../exec/worker-pool.js';
 import { ToolRegistry } from '../registry/tool-registry.js';
 import type { ApprovalMode } from '../scheduler/approval.js';
@@ -85,10 +88,18 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
 
   try {
     for (const tool of await pool.createTools({ workspace })) registry.register(tool);
-    // Discovered and MCP tools (issue 5); problems (an unreachable server…) are warnings, not failures.
     const root = workspace.roots[0]!;
     const settings = loadSettings({ workspace: root, ...(options.settingsFile ? { settingsFile: options.settingsFile } : {}) });
-    const extensions = await registerExtensionTools({ registry, settings, workspace: root });
+    // One sandbox session per runtime, opened on the first command; fail closed (see ShellService.openSession).
+    const shellSession = new LazyShellSession({ sandbox: options.sandbox ?? 'auto', workspaceRoot: root });
+    closers.push(() => shellSession.close());
+    registerShellTool(registry, {
+      session: shellSession,
+      workspace,
+      ...(options.timeoutSeconds !== undefined ? { wallTimeoutMs: options.timeoutSeconds * 1000 } : {}),
+    });
+    // Discovered and MCP tools (issue 5); problems (an unreachable server…) are warnings, not failures.
+    const extensions = await registerExtensionTools({ registry, settings, workspace: root, commandRunner: shellCommandRunner(shellSession) });
     closers.push(() => extensions.close());
     for (const problem of extensions.problems) onWarning(problem);
   } catch (error) {

@@ -58,8 +58,8 @@ const DESCRIPTION = `Runs a shell command as \`bash -c <command>\` in the worksp
 The result lists: Command, Directory, Output, Error, Exit Code, Signal, Background PIDs, Process Group PGID.`;
 
 export interface ShellToolOptions {
-  /** The sandbox session commands run in (see ShellService.openSession). */
-  session: ShellSessionHandle;
+  /** The sandbox session commands run in (see ShellService.openSession), or anything with its `run` and `describe`. */
+  session: Pick<ShellSessionHandle, 'run' | 'describe'>;
   /** The workspace `dir_path` is confined to; its primary root is the session's workspace root. */
   workspace: WorkspaceInfo;
   /** Stop a command after this long without output. Default 300 000 ms; 0 disables it. */
@@ -82,7 +82,7 @@ export class ShellTool implements Tool<ShellToolParams> {
   readonly canUpdateOutput = true;
   readonly isOutputMarkdown = false;
   readonly source: ToolSource = { type: 'builtin' };
-  readonly #session: ShellSessionHandle;
+  readonly #session: Pick<ShellSessionHandle, 'run' | 'describe'>;
   readonly #workspace: WorkspaceInfo;
   readonly #inactivityMs: number;
   readonly #wallMs: number | undefined;
