@@ -1,0 +1,142 @@
+/**
+ * The shell service over the real Docker sandbox: the same behaviours as the
+ * host tests, end to end (main thread → shell thread → container
+ * supervisor → PTY). Skipped without Docker locally; fails under CI=true.
+ */
+import anyTest, { type ExecutionContext } from 'ava';
+import { ShellService } from '../../src/shell/shell-service.js';
+import type { ShellSessionHandle } from '../../src/shell/session-handle.js';
+import type { LiveOutput } from '../../src/tools/tool.js';
+import { makeWorkspace, requireDocker } from '../helpers/docker.js';
+import { abortWhenOutput, processesWith, uniqueSleepToken } from './support.js';
+
+const test = await requireDocker(anyTest, 'shell/docker');
+
+// A host secret that must not reach the container; set before the service reads the environment.
+process.env.TOOLCELL_DOCKER_TEST_SECRET = 'docker-hunter2';
+
+let service: ShellService | undefined;
+test.before(async () => {
+  service = await ShellService.create({ liveUpdateIntervalMs: 0, maxOutputBytes: 256 * 1024, outputTailBytes: 4096 });
+});
+test.after.always(async () => {
+  await service?.close();
+});
+
+async function dockerSession(t: ExecutionContext): Promise<{ session: ShellSessionHandle; workspace: string }> {
+  const workspace = await makeWorkspace(t, 'toolcell-shell-docker-');
+  const session = await service!.openSession({ sandbox: 'docker', workspaceRoot: workspace });
+  t.teardown(() => session.close());
+  return { session, workspace };
+}
+
+test('a command runs in the container, in /workspace, not as root, rendered like a terminal', async (t) => {
+  const { session } = await dockerSession(t);
+  t.is(session.backend, 'docker');
+  t.regex(session.describe(), /^docker \(/);
+  const result = await session.run({ command: "pwd; id -u; printf 'step 1\\rstep 2\\n'; printf '\\033[32mgreen\\033[0m\\n'; exit 5" });
+  const [cwd, uid, ...rest] = result.output.split('\n');
+  t.is(cwd, '/workspace');
+  t.not(uid, '0');
+  t.deepEqual(rest, ['step 2', 'green']);
+  t.is(result.exitCode, 5);
+});
+
+test('auto picks the Docker sandbox when the engine answers', async (t) => {
+  const workspace = await makeWorkspace(t, 'toolcell-shell-docker-');
+  const session = await service!.openSession({ sandbox: 'auto', workspaceRoot: workspace });
+  t.teardown(() => session.close());
+  t.is(session.backend, 'docker');
+  t.is((await session.run({ command: 'pwd' })).output, '/workspace');
+});
+
+test('pipes mode in the container: stdin payload in, stdout and stderr apart', async (t) => {
+  const { session } = await dockerSession(t);
+  const result = await session.run({ command: 'tr a-z A-Z; echo problem >&2; exit 2', mode: 'pipes', stdin: 'quiet words\n' });
+  t.is(result.stdout, 'QUIET WORDS\n');
+  t.is(result.stderr, 'problem\n');
+  t.is(result.exitCode, 2);
+});
+
+test('stdin reads end-of-file in the container: prompts do not hang', async (t) => {
+  const { session } = await dockerSession(t);
+  const result = await session.run({
+    command: 'read -p "Name? " name; echo "read rc=$?"; python3 -c "input()" 2>/dev/null; echo "python rc=$?"; cat; echo "cat rc=$?"',
+    timeouts: { wallMs: 60_000 },
+  });
+  t.is(result.timedOut, null);
+  t.regex(result.output, /read rc=1/);
+  t.regex(result.output, /python rc=1/);
+  t.regex(result.output, /cat rc=0/);
+});
+
+test('the environment in the container is the allowlist: no host secret', async (t) => {
+  const { session } = await dockerSession(t);
+  const result = await session.run({ command: 'env' });
+  t.notRegex(result.output, /docker-hunter2/);
+  t.regex(result.output, /^HOME=\/home\/sandbox$/m);
+  t.regex(result.output, /^GIT_TERMINAL_PROMPT=0$/m);
+  t.regex(result.output, /^PAGER=cat$/m);
+});
+
+test('binary output from the container is detected and described, never shown', async (t) => {
+  const { session } = await dockerSession(t);
+  const events: LiveOutput[] = [];
+  const result = await session.run({ command: 'head -c 50000 /dev/urandom', mode: 'pipes', onOutput: (event) => events.push(event) });
+  t.deepEqual(result.binary, { bytes: 50000 });
+  t.regex(result.output, /^\[Binary output detected: the command wrote 50000 bytes/);
+  t.true(events.some((event) => typeof event === 'object' && event.type === 'binary_detected'));
+});
+
+test('a flood from the container is capped: counted in full, start and end kept', async (t) => {
+  const { session } = await dockerSession(t);
+  const result = await session.run({ command: 'echo FIRST; seq 1 1000000; echo LAST' });
+  t.true(result.truncated);
+  t.true(result.totalBytes >= 6 + 6_888_896 + 5);
+  t.true(result.output.startsWith('FIRST\n1\n2\n'));
+  t.true(result.output.endsWith('999999\n1000000\nLAST'));
+  t.true(result.output.length < 1_100_000);
+});
+
+const escapes: Array<[string, (token: string) => string]> = [
+  ['setsid', (token) => `setsid sleep ${token} & echo ready; sleep ${token}`],
+  ['nohup', (token) => `nohup sleep ${token} >/dev/null 2>&1 & echo ready; sleep ${token}`],
+  ['a double fork', (token) => `( (sleep ${token} &) & ); echo ready; sleep ${token}`],
+  ['setsid plus a double fork', (token) => `setsid sh -c '(sleep ${token} &)'; echo ready; sleep ${token}`],
+  ['a tree ignoring SIGTERM', (token) => `trap '' TERM; sleep ${token} & echo ready; sleep ${token}`],
+];
+
+for (const [name, command] of escapes) {
+  test(`abort in the container kills ${name}`, async (t) => {
+    const { session } = await dockerSession(t);
+    const token = uniqueSleepToken();
+    const { signal, onOutput } = abortWhenOutput(/ready/);
+    const result = await session.run({ command: command(token), signal, onOutput });
+    t.true(result.aborted);
+    t.regex(result.output, /ready/);
+    // Container processes are visible in the host's /proc (same kernel).
+    t.deepEqual(processesWith(token), []);
+    t.notRegex((await session.run({ command: 'ps -eo args' })).output, new RegExp(token.replace('.', '\\.')));
+  });
+}
+
+test('inactivity and wall-clock limits end commands in the container', async (t) => {
+  const { session } = await dockerSession(t);
+  const idle = await session.run({ command: 'echo before; sleep 60', timeouts: { inactivityMs: 700 } });
+  t.is(idle.timedOut, 'inactivity');
+  t.is(idle.output, 'before');
+  const busy = await session.run({ command: 'while true; do echo tick; sleep 0.05; done', timeouts: { wallMs: 900, inactivityMs: 60_000 } });
+  t.is(busy.timedOut, 'wall');
+  t.regex(busy.output, /tick/);
+});
+
+test('a background job in the container survives the call and ends with the session', async (t) => {
+  const { session } = await dockerSession(t);
+  const token = uniqueSleepToken();
+  const result = await session.run({ command: `echo started; sleep ${token}`, background: true });
+  t.is(typeof result.backgroundPid, 'number');
+  t.truthy(result.logPath);
+  t.true(processesWith(token).length > 0);
+  await session.close();
+  t.deepEqual(processesWith(token), []);
+});
