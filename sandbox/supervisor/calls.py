@@ -48,6 +48,8 @@ class Call:
         self.drain_deadline = None
         self.kill_deadline = None
         self.finished = False
+        self.quota_base = None  # workspace filesystem sample at start (foreground calls)
+        self.quota_killed = False
 
     # -- start ---------------------------------------------------------------
     def start(self, reaper_pid, sock):
@@ -60,6 +62,8 @@ class Call:
         finally:
             for fd in set(stdio or ()):
                 os.close(fd)
+        if self.sup.quota.enabled and not self.spec.get("background"):
+            self.quota_base = self.sup.quota.sample()
         selector = self.sup.selector
         selector.register(sock.fileno(), selectors.EVENT_READ, (self, "status"))
         for fd in self.outputs:
@@ -229,6 +233,16 @@ class Call:
             pass
         deadline = time.monotonic() + grace_ms / 1000.0 + KILL_WATCHDOG
         self.kill_deadline = min(self.kill_deadline or deadline, deadline)
+
+    def kill_for_quota(self, message):
+        """Tells the command's reader why, then kills the whole tree at once."""
+        self.quota_killed = True
+        self.sup.log("warning", f"call {self.id}: {message}")
+        if self.spec["mode"] == "pty":
+            self.sup.send(P.STDOUT, self.id, f"\r\n{message}\r\n".encode())
+        else:
+            self.sup.send(P.STDERR, self.id, f"\n{message}\n".encode())
+        self.request_kill(0)
 
     def maybe_finish(self):
         if not self.finished and self.tree_done and not self.outputs:

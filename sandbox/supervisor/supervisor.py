@@ -26,6 +26,7 @@ import fdchannel
 import protocol as P
 import reaper
 from calls import Call
+from quota import POLL_INTERVAL, WorkspaceQuota
 from stdio import open_stdio
 
 SHUTDOWN_TIMEOUT = 5.0
@@ -40,6 +41,8 @@ def parse_args(argv):
     parser.add_argument("--workspace", default="/workspace")
     parser.add_argument("--log-dir", default="/workspace/.toolcell/background")
     parser.add_argument("--grant-acl", action="store_true")
+    parser.add_argument("--workspace-bytes", type=int, default=0, help="per-call growth limit of the workspace filesystem (0: none)")
+    parser.add_argument("--workspace-files", type=int, default=0, help="per-call limit of new inodes there (0: none)")
     args = parser.parse_args(argv)
     if args.uid == 0 or args.gid == 0:
         parser.error("commands never run as root")
@@ -57,6 +60,8 @@ class Supervisor:
         self.idle = collections.OrderedDict()  # reaper pid -> socket
         self.host_gone = False
         self.shutdown_at = None
+        self.quota = WorkspaceQuota(args.workspace, [args.log_dir], self.identity, args.workspace_bytes, args.workspace_files)
+        self.quota_checked = 0.0
 
     # -- sending -------------------------------------------------------------
     def send(self, kind, call_id, payload=b""):
@@ -195,8 +200,29 @@ class Supervisor:
             if pid == 0:
                 return
 
+    def quota_watched(self):
+        return [c for c in self.calls.values() if c.quota_base is not None and not c.tree_done and not c.quota_killed]
+
+    def check_quota(self, now):
+        if now - self.quota_checked < POLL_INTERVAL:
+            return
+        self.quota_checked = now
+        watched = self.quota_watched()
+        if not watched:
+            return
+        sample = self.quota.sample()
+        for call in watched:
+            verdict = self.quota.check(call.quota_base, sample)
+            if verdict is None:
+                continue
+            message, call.quota_base = verdict
+            if message:
+                call.kill_for_quota(message)
+
     def next_timeout(self):
         deadlines = [d for c in self.calls.values() for d in (c.drain_deadline, c.kill_deadline) if d is not None]
+        if self.quota_watched():
+            deadlines.append(self.quota_checked + POLL_INTERVAL)
         if self.shutdown_at is not None:
             deadlines.append(self.shutdown_at + SHUTDOWN_TIMEOUT)
         if not deadlines:
@@ -234,6 +260,8 @@ class Supervisor:
             now = time.monotonic()
             for call in list(self.calls.values()):
                 call.on_tick(now)
+            if self.quota.enabled:
+                self.check_quota(now)
             if self.shutdown_at is not None and (not self.calls or now >= self.shutdown_at + SHUTDOWN_TIMEOUT):
                 return 0
 

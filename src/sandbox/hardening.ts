@@ -78,8 +78,18 @@
  *   The supervisor exits when its stdin closes (StdinOnce), i.e. when the
  *   owning process dies, and AutoRemove deletes the stopped container.
  *
- * Not covered: the kernel is shared (use runtime: 'runsc' for gVisor); disk
- *   use of the workspace is not limited beyond the file-size ulimit; with
+ * Workspace disk use. RLIMIT_FSIZE bounds single files only, and the
+ *   workspace's disk is the host's. The supervisor samples the workspace
+ *   filesystem (statvfs) every 5 ms while foreground commands run and kills
+ *   a command (whole tree, SIGKILL, with a line saying why in its output)
+ *   once the filesystem lost more than 1 GiB or 100,000 inodes since it
+ *   started. The measure is filesystem-wide: commands cannot hide from it,
+ *   but other writers on that filesystem during the command count too.
+ *   Background jobs are exempt; several commands can each use their limit.
+ *
+ * Not covered: the kernel is shared (use runtime: 'runsc' for gVisor); total
+ *   workspace disk use across commands is not limited (use a quota'd
+ *   filesystem for the workspace for that); with
  *   network: 'none' there is no egress, any other value is the caller's
  *   choice.
  */
@@ -114,6 +124,7 @@ export function buildContainerSpec(input: ContainerSpecInput): Docker.ContainerC
   const { limits, hardening } = options;
   const cmd = ['python3', '-B', SUPERVISOR_PATH, '--uid', String(identity.uid), '--gid', String(identity.gid)];
   cmd.push('--workspace', SANDBOX_PATHS.workspace, '--log-dir', SANDBOX_PATHS.backgroundLogs);
+  cmd.push('--workspace-bytes', String(limits.workspaceGrowthBytes), '--workspace-files', String(limits.workspaceGrowthFiles));
   if (identity.grantAcl) cmd.push('--grant-acl');
 
   const mounts: Docker.MountSettings[] = [

@@ -20,6 +20,14 @@ export interface SandboxLimits {
   fileSizeBytes?: number;
   /** RLIMIT_NOFILE: open files per process. Default 1024. */
   openFiles?: number;
+  /**
+   * How much one foreground command may grow the workspace's filesystem
+   * (sampled with statvfs; exceeding it kills the command). 0: no limit.
+   * Default 1 GiB.
+   */
+  workspaceGrowthBytes?: number;
+  /** How many files (inodes) one foreground command may add to the workspace's filesystem. 0: no limit. Default 100,000. */
+  workspaceGrowthFiles?: number;
 }
 
 /** Protections that are on by default; set one to false only deliberately. */
@@ -76,6 +84,8 @@ export interface ResolvedLimits {
   homeBytes: number;
   fileSizeBytes: number;
   openFiles: number;
+  workspaceGrowthBytes: number;
+  workspaceGrowthFiles: number;
 }
 
 export interface ResolvedHardening {
@@ -112,6 +122,8 @@ export const DEFAULT_LIMITS: Readonly<ResolvedLimits> = Object.freeze({
   homeBytes: 64 * MiB,
   fileSizeBytes: 1 * GiB,
   openFiles: 1024,
+  workspaceGrowthBytes: 1 * GiB,
+  workspaceGrowthFiles: 100_000,
 });
 
 const LIMIT_RANGES: Record<keyof ResolvedLimits, [min: number, max: number, integer: boolean]> = {
@@ -122,6 +134,8 @@ const LIMIT_RANGES: Record<keyof ResolvedLimits, [min: number, max: number, inte
   homeBytes: [1 * MiB, 1024 * GiB, true],
   fileSizeBytes: [1 * MiB, 2 ** 53, true],
   openFiles: [64, 1_048_576, true],
+  workspaceGrowthBytes: [0, 2 ** 53, true],
+  workspaceGrowthFiles: [0, 2 ** 32, true],
 };
 
 function checkObject(value: unknown, name: string): Record<string, unknown> {

@@ -1,0 +1,167 @@
+"""A per-call bound on how much a call grows the workspace's filesystem.
+
+The workspace is a host folder mounted read-write, so what a command writes
+there lands on the host's disk, where neither the container's memory limit
+nor its tmpfs sizes apply, and RLIMIT_FSIZE bounds only single files.
+
+Two steps keep this cheap and unevadable:
+1. While foreground calls run, the supervisor samples the workspace
+   filesystem (statvfs: free bytes and inodes) every POLL_INTERVAL. That
+   measure cannot be hidden from, but it counts every writer on the host
+   filesystem.
+2. When a call's sample shows more growth than the limit, the supervisor
+   confirms it: as the command user, it sums the files of that user changed
+   since the call started (ctime, which commands cannot set back) in the
+   workspace and the background-log folder, plus files the session's
+   processes still hold open after deleting them. A folder it cannot read or
+   a process it cannot inspect (the user hid them) counts as confirmation.
+   Confirmed: the call is killed (SIGKILL to its tree). Not confirmed (another
+   writer on the filesystem): the call's baseline moves forward.
+
+Background calls are exempt (they run for hours, while step 1 would keep
+triggering on the host's own activity).
+"""
+
+import os
+import stat
+import time
+
+POLL_INTERVAL = 0.005
+
+
+def _fmt(size):
+    value = float(size)
+    for unit in ("bytes", "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":
+            return f"{int(value)} bytes" if unit == "bytes" else f"{value:.1f} {unit}"
+        value /= 1024.0
+    return str(size)
+
+
+class Usage:
+    """What a scan attributed to the command user since a moment."""
+
+    def __init__(self):
+        self.bytes = 0
+        self.files = 0
+        self.hidden = 0
+
+
+class WorkspaceQuota:
+    def __init__(self, path, extra_roots, identity, max_bytes, max_files):
+        self.path = path
+        self.roots = [path, *extra_roots]
+        self.uid, self.gid = identity
+        self.max_bytes = max_bytes
+        self.max_files = max_files
+
+    @property
+    def enabled(self):
+        return self.max_bytes > 0 or self.max_files > 0
+
+    def sample(self):
+        """(free bytes, free inodes, wall-clock time) of the workspace filesystem, or None."""
+        try:
+            st = os.statvfs(self.path)
+        except OSError:
+            return None
+        return st.f_bavail * st.f_frsize, st.f_favail, time.time()
+
+    def over(self, grown_bytes, grown_files):
+        return (self.max_bytes > 0 and grown_bytes > self.max_bytes) or (self.max_files > 0 and grown_files > self.max_files)
+
+    def check(self, base, now):
+        """None when within limits; else (message or None, new base): a message
+        means kill; no message means the growth was not the user's."""
+        if base is None or now is None or not self.over(base[0] - now[0], base[1] - now[1]):
+            return None
+        usage = self.scan(since=base[2])
+        if usage.hidden or self.over(usage.bytes, usage.files):
+            return self.message(usage), base
+        # Someone else wrote: keep counting only what the user did.
+        return None, (now[0] + usage.bytes, now[1] + usage.files, base[2])
+
+    def message(self, usage):
+        if self.max_bytes > 0 and usage.bytes > self.max_bytes:
+            what = f"grew the workspace's disk use by {_fmt(usage.bytes)} (the limit is {_fmt(self.max_bytes)} per command)"
+        elif self.max_files > 0 and usage.files > self.max_files:
+            what = f"created or changed {usage.files} files in the workspace (the limit is {self.max_files} per command)"
+        else:
+            what = "grew the workspace's disk use past the limit while hiding files or processes from inspection"
+        return f"toolcell: killed: this command {what}"
+
+    def scan(self, since):
+        """Sums the user's changes since `since`, seen with the user's own rights."""
+        usage = Usage()
+        os.setresgid(0, self.gid, 0)
+        os.setresuid(0, self.uid, 0)
+        try:
+            device = os.lstat(self.path).st_dev
+            seen = set()
+            for root in self.roots:
+                self._walk(root, device, since, usage, seen)
+            self._open_unlinked(device, usage, seen)
+        finally:
+            os.setresuid(0, 0, 0)
+            os.setresgid(0, 0, 0)
+        return usage
+
+    def _walk(self, root, device, since, usage, seen):
+        stack = [(root, False)]
+        while stack:
+            folder, users_own = stack.pop()
+            try:
+                entries = os.scandir(folder)
+            except PermissionError:
+                if users_own:
+                    usage.hidden += 1  # the user locked its own folder
+                continue
+            except OSError:
+                continue
+            with entries:
+                for entry in entries:
+                    try:
+                        st = entry.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    if st.st_dev != device or (st.st_dev, st.st_ino) in seen:
+                        continue  # another filesystem (the state folder's cover), or counted
+                    seen.add((st.st_dev, st.st_ino))
+                    if st.st_uid == self.uid and st.st_ctime >= since:
+                        usage.bytes += st.st_blocks * 512
+                        usage.files += 1
+                    if stat.S_ISDIR(st.st_mode):
+                        stack.append((entry.path, st.st_uid == self.uid))
+
+    def _open_unlinked(self, device, usage, seen):
+        for name in os.listdir("/proc"):
+            if not name.isdigit():
+                continue
+            try:
+                fds = os.listdir(f"/proc/{name}/fd")
+            except PermissionError:
+                if self._owned_by_user(name):
+                    usage.hidden += 1  # made itself non-dumpable
+                continue
+            except OSError:
+                continue
+            for fd in fds:
+                try:
+                    st = os.stat(f"/proc/{name}/fd/{fd}")
+                except OSError:
+                    continue
+                key = (st.st_dev, st.st_ino)
+                if st.st_nlink == 0 and st.st_dev == device and stat.S_ISREG(st.st_mode) and key not in seen:
+                    seen.add(key)
+                    usage.bytes += st.st_blocks * 512
+                    usage.files += 1
+
+    def _owned_by_user(self, pid):
+        try:
+            with open(f"/proc/{pid}/status") as f:
+                for line in f:
+                    if line.startswith("Uid:"):
+                        return int(line.split()[1]) == self.uid
+        except OSError:
+            pass
+        return False
