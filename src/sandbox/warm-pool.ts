@@ -1,10 +1,15 @@
 import { resolve } from 'node:path';
 import type { SessionContainer } from './docker-session.js';
 
+/** Workspaces that keep spares at once; the least recently used one loses its spares. */
+const MAX_WARM_WORKSPACES = 4;
+
 /**
  * Pre-started containers per workspace, so a new session skips container
  * creation (~250 ms) and only adopts a ready supervisor. A container is
- * handed to one session only and never returns to the pool.
+ * handed to one session only and never returns to the pool. Only the
+ * MAX_WARM_WORKSPACES most recently used workspaces keep spares, so a host
+ * serving many tenants does not keep an idle container for each.
  */
 export class WarmPool {
   readonly #size: number;
@@ -22,7 +27,13 @@ export class WarmPool {
     if (this.#closed) return;
     const key = resolve(workspaceRoot);
     const spares = this.#spares.get(key) ?? [];
-    this.#spares.set(key, spares);
+    this.#spares.delete(key);
+    this.#spares.set(key, spares); // most recently used last
+    for (const [stale, staleSpares] of this.#spares) {
+      if (this.#spares.size <= MAX_WARM_WORKSPACES) break;
+      this.#spares.delete(stale);
+      void WarmPool.#discard(staleSpares);
+    }
     while (spares.length < this.#size) {
       const spare = this.#start(key);
       spare.catch(() => undefined); // a failed spare is noticed (and replaced) by take()
@@ -56,6 +67,10 @@ export class WarmPool {
     this.#closed = true;
     const spares = [...this.#spares.values()].flat();
     this.#spares.clear();
+    await WarmPool.#discard(spares);
+  }
+
+  static async #discard(spares: Array<Promise<SessionContainer>>): Promise<void> {
     await Promise.all(
       spares.map(async (spare) => {
         try {

@@ -10,7 +10,7 @@ import { removeLeftoverContainers } from '../../src/sandbox/cleanup.js';
 import { createEngineClient } from '../../src/sandbox/engine.js';
 import { sandboxImageTag } from '../../src/sandbox/image.js';
 import { LABELS, ownerLabels } from '../../src/sandbox/labels.js';
-import { containersWithLabel, makeWorkspace, requireDocker, sessionId } from '../helpers/docker.js';
+import { containersWithLabel, eventually, makeWorkspace, requireDocker, sessionId } from '../helpers/docker.js';
 
 const test = await requireDocker(anyTest, 'sandbox/cleanup');
 
@@ -76,4 +76,18 @@ test.serial('close() removes every container of the backend, spares included', a
   await backend.close();
   t.deepEqual(await containersWithLabel(LABELS.backend, backend.backendId), []);
   await t.throwsAsync(backend.openSession({ sessionId: 'after-close', workspaceRoot }), { code: 'sandbox_unavailable' });
+});
+
+test.serial('spares are kept for the 4 most recently used workspaces only', async (t) => {
+  const backend = await createDockerBackend({ warmPool: 1 });
+  t.teardown(() => backend.close());
+  const workspaces = await Promise.all([1, 2, 3, 4, 5, 6].map(() => makeWorkspace(t)));
+  for (const workspace of workspaces) backend.prewarm(workspace);
+  const settled = await eventually(async () => {
+    const ids = await containersWithLabel(LABELS.backend, backend.backendId);
+    const inspected = await Promise.all(ids.map((id) => createEngineClient().getContainer(id).inspect().catch(() => undefined)));
+    const roots = inspected.filter((info) => info?.State.Running).map((info) => info!.Config.Labels[LABELS.workspace]);
+    return roots.length === 4 && workspaces.slice(2).every((workspace) => roots.includes(workspace));
+  }, 30_000, 200);
+  t.true(settled, 'exactly the last four workspaces keep a running spare');
 });
