@@ -23,7 +23,9 @@
  *   commands cannot read or rewrite toolcell's memory file or saved outputs;
  *   only .toolcell/background/ (background jobs' logs) is mounted back. The
  *   host creates these folders refusing symlinks, since Docker would follow a
- *   symlinked bind source on the host.
+ *   symlinked bind source on the host. Workspaces that would hand over the
+ *   host are refused: /, /proc, /sys, /dev, and any folder holding the
+ *   engine's socket.
  *
  * Identity. The supervisor (sandbox/supervisor/) is the container's main
  *   process: container root, but with only CAP_SETUID, CAP_SETGID and
@@ -79,19 +81,21 @@
  *   owning process dies, and AutoRemove deletes the stopped container.
  *
  * Workspace disk use. RLIMIT_FSIZE bounds single files only, and the
- *   workspace's disk is the host's. The supervisor samples the workspace
- *   filesystem (statvfs) every 5 ms while foreground commands run and kills
- *   a command (whole tree, SIGKILL, with a line saying why in its output)
- *   once the filesystem lost more than 1 GiB or 100,000 inodes since it
- *   started. The measure is filesystem-wide: commands cannot hide from it,
- *   but other writers on that filesystem during the command count too.
- *   Background jobs are exempt; several commands can each use their limit.
+ *   workspace's disk is the host's. While foreground commands run, the
+ *   supervisor samples the workspace filesystem (statvfs) every 5 ms; when it
+ *   lost more than 1 GiB or 100,000 inodes since a command started, the
+ *   supervisor confirms the growth is the command user's (as that user: its
+ *   files changed since then, by ctime, plus deleted files its processes hold
+ *   open; a folder or process the user made uninspectable counts as
+ *   confirmation) and kills the command (whole tree, SIGKILL, with a line
+ *   saying why in its output). Growth by other writers on the filesystem
+ *   moves the command's baseline instead. Background jobs are exempt, and
+ *   each command has its own allowance.
  *
  * Not covered: the kernel is shared (use runtime: 'runsc' for gVisor); total
- *   workspace disk use across commands is not limited (use a quota'd
- *   filesystem for the workspace for that); with
- *   network: 'none' there is no egress, any other value is the caller's
- *   choice.
+ *   workspace disk use across commands is not limited (put the workspace on
+ *   a filesystem with quotas for that); with network 'none' there is no
+ *   egress, any other network is the caller's choice.
  */
 import type Docker from 'dockerode';
 import type { SandboxIdentity } from './identity.js';
