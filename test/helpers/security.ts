@@ -6,9 +6,9 @@
  * checks every attack ends with: nothing of the call survives, and the next
  * call in the same session still works.
  *
- * Docker is required: under CI=true a missing engine or image fails the
- * suite (requireDocker from test/helpers/docker.ts); locally it skips with a
- * message.
+ * Docker is required: each file gates itself with requireDocker from
+ * test/helpers/docker.ts, which fails under CI=true when the engine or the
+ * image is missing and skips with a message elsewhere.
  */
 import type { ExecutionContext } from 'ava';
 import { execFile, spawn } from 'node:child_process';
@@ -33,6 +33,14 @@ export interface CallOutcome {
   response: Record<string, unknown>;
   /** Everything the model reads for this call: `output`, then `error`, as text. */
   text: string;
+  /**
+   * For run_shell_command, only what the command printed (the `Output:`
+   * section of Gemini CLI's result block), so that assertions are not fooled
+   * by the echoed `Command:` line; for other tools, the same as `text`.
+   */
+  output: string;
+  /** run_shell_command's `Exit Code:` (null when none, e.g. killed by a signal). */
+  exitCode: number | null;
   /** Stable error type when the call failed or was cancelled. */
   errorType?: string;
   /** What people see (`resultDisplay`), as text. */
@@ -61,15 +69,34 @@ function outcomeOf(call: CompletedToolCall): CallOutcome {
   if (response['output'] !== undefined) pieces.push(String(response['output']));
   if (response['error'] !== undefined) pieces.push(String(response['error']));
   const display = call.response.resultDisplay;
+  const text = pieces.join('\n');
+  const block = call.request.name === 'run_shell_command' ? parseShellBlock(text) : undefined;
   return {
     callId: call.request.callId,
     status: call.status,
     response,
-    text: pieces.join('\n'),
+    text,
+    output: block?.output ?? text,
+    exitCode: block?.exitCode ?? null,
     ...(call.response.error ? { errorType: call.response.error.type } : {}),
     display: typeof display === 'string' ? display : display ? JSON.stringify(display) : '',
     durationMs: call.durationMs,
   };
+}
+
+/**
+ * Splits run_shell_command's result block (Command / Directory / Output /
+ * Error / Exit Code / Signal / Background PIDs / Process Group PGID) from its
+ * fixed trailing lines, so output that itself contains such words is kept.
+ */
+export function parseShellBlock(text: string): { output: string; exitCode: number | null } | undefined {
+  const directory = text.indexOf('\nDirectory: ');
+  const start = directory === -1 ? -1 : text.indexOf('\nOutput: ', directory);
+  const tail = /\nError: [^\n]*\nExit Code: ([^\n]*)\nSignal: [^\n]*\nBackground PIDs: [^\n]*\nProcess Group PGID: [^\n]*$/.exec(text);
+  if (start === -1 || !tail) return undefined;
+  const output = text.slice(start + '\nOutput: '.length, tail.index);
+  const code = Number(tail[1]);
+  return { output: output === '(empty)' ? '' : output, exitCode: Number.isInteger(code) ? code : null };
 }
 
 export interface SessionOptions {
@@ -164,7 +191,7 @@ export class SandboxSession {
     const marker = nonce('alive');
     const outcome = await this.shell(`echo ${marker}`);
     t.is(outcome.status, 'success', `${label}: ${outcome.text.slice(0, 500)}`);
-    t.true(outcome.text.includes(marker), `${label} must print its marker; got: ${outcome.text.slice(0, 500)}`);
+    t.is(outcome.output.trim(), marker, `${label} must print its marker; got: ${outcome.text.slice(0, 500)}`);
   }
 
   /** IDs of the session's running containers (found through the hostname the command sees). */
@@ -338,20 +365,6 @@ export async function dockerInspect(id: string): Promise<Record<string, unknown>
   return first;
 }
 
-/**
- * Why the suite cannot run here, or undefined when the Docker engine
- * answers. Under CI=true a missing engine is an error, never a skip.
- */
-export async function sandboxUnavailableReason(): Promise<string | undefined> {
-  try {
-    await dockerText(['version', '--format', '{{.Server.Version}}']);
-    return undefined;
-  } catch (error) {
-    const reason = `the Docker engine does not answer (${(error as Error).message.split('\n')[0]})`;
-    if (process.env['CI'] === 'true') throw new Error(`CI=true: the security suite needs Docker: ${reason}`);
-    return reason;
-  }
-}
 
 /**
  * Processes of a container that belong to commands (anyone but root: the

@@ -5,6 +5,7 @@
  * being killed outright, and the text it prints for people.
  */
 import anyTest from 'ava';
+import { requireDocker } from '../helpers/docker.js';
 import { join } from 'node:path';
 import {
   assertNoRawControls,
@@ -13,12 +14,10 @@ import {
   nonce,
   responseText,
   runCli,
-  sandboxUnavailableReason,
 } from '../helpers/security.js';
 
-const unavailable = await sandboxUnavailableReason();
-if (unavailable) console.warn(`test/security/cli: skipped: ${unavailable}`);
-const test = unavailable ? anyTest.skip : anyTest.serial;
+const docker = await requireDocker(anyTest, 'security/cli');
+const test = docker.serial;
 
 /** Container ids (full) that exist right now, running or not. */
 async function allContainers(): Promise<string[]> {

@@ -5,14 +5,14 @@
  * SECURITY.md lists.
  */
 import anyTest from 'ava';
+import { requireDocker } from '../helpers/docker.js';
 import { spawn } from 'node:child_process';
 import { readFile, readdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { SandboxSession, commandProcesses, dockerInspect, makeTempDir, nonce, sandboxUnavailableReason } from '../helpers/security.js';
+import { SandboxSession, commandProcesses, dockerInspect, makeTempDir, nonce } from '../helpers/security.js';
 
-const unavailable = await sandboxUnavailableReason();
-if (unavailable) console.warn(`test/security/host-isolation: skipped: ${unavailable}`);
-const test = unavailable ? anyTest.skip : anyTest.serial;
+const docker = await requireDocker(anyTest, 'security/host-isolation');
+const test = docker.serial;
 
 /** A secret in the toolcell process's own environment, set before the sandbox starts. */
 const CANARY_NAME = 'TOOLCELL_SECURITY_CANARY';
@@ -24,15 +24,13 @@ process.env['GITHUB_TOKEN'] = CANARY;
 let session: SandboxSession;
 let containerId: string;
 
-if (!unavailable) {
-  anyTest.before(async () => {
-    session = await SandboxSession.open({ timeoutSeconds: 20 });
-    [containerId = ''] = await session.containerIds();
-  });
-  anyTest.after.always(async () => {
-    await session?.close();
-  });
-}
+docker.before(async () => {
+  session = await SandboxSession.open({ timeoutSeconds: 20 });
+  [containerId = ''] = await session.containerIds();
+});
+docker.after.always(async () => {
+  await session?.close();
+});
 
 async function assertContained(t: import('ava').ExecutionContext, label: string): Promise<void> {
   t.deepEqual(await commandProcesses(containerId), [], `${label}: no process of the call may survive`);
@@ -47,12 +45,12 @@ test("the host's files are not visible: /etc/shadow is the image's, a host file 
   const outcome = await session.shell(
     `cat /etc/shadow; cat ${hostDir}/secret.txt; cat ../../../../../..${hostDir}/secret.txt; ls -la /root; cat /etc/hostname`,
   );
-  t.false(outcome.text.includes(secret), 'a host file is not readable');
+  t.false(outcome.output.includes(secret), 'a host file is not readable');
   for (const line of hostShadow.split('\n')) {
     const hash = line.split(':')[1] ?? '';
-    if (hash.length > 10) t.false(outcome.text.includes(hash), "the host's password hashes are not visible");
+    if (hash.length > 10) t.false(outcome.output.includes(hash), "the host's password hashes are not visible");
   }
-  t.regex(outcome.text, /shadow: Permission denied/, 'even the image shadow file is unreadable for the sandbox user');
+  t.regex(outcome.output, /shadow: Permission denied/, 'even the image shadow file is unreadable for the sandbox user');
   await assertContained(t, 'host files');
 });
 
@@ -63,9 +61,9 @@ test("the host's processes are not visible (own pid namespace), and pid 1 is the
   const outcome = await session.shell(
     `ps -eo pid,user,args; cat /proc/*/cmdline 2>/dev/null | tr '\\0' ' '; echo; cat /proc/1/comm; ls /proc | grep -c '^[0-9]'`,
   );
-  t.false(outcome.text.includes(marker), "a host process's command line is not visible");
-  t.false(outcome.text.includes(String(process.pid) + ' ') && outcome.text.includes('ava'), 'the test runner is not visible');
-  t.notRegex(outcome.text, /dockerd|containerd|systemd/, "the host's daemons are not visible");
+  t.false(outcome.output.includes(marker), "a host process's command line is not visible");
+  t.false(outcome.output.includes(String(process.pid) + ' ') && outcome.output.includes('ava'), 'the test runner is not visible');
+  t.notRegex(outcome.output, /dockerd|containerd|systemd/, "the host's daemons are not visible");
   await assertContained(t, 'host proc');
 });
 
@@ -73,10 +71,10 @@ test("the host's environment does not reach commands: a secret env var of the to
   const outcome = await session.shell(
     `env; echo "direct=[$${CANARY_NAME}]"; cat /proc/self/environ /proc/1/environ /proc/*/environ 2>/dev/null | tr '\\0' '\\n'`,
   );
-  t.false(outcome.text.includes(CANARY), 'the canary value must not appear anywhere');
-  t.regex(outcome.text, /direct=\[\]/);
-  t.regex(outcome.text, /PAGER=cat/);
-  t.regex(outcome.text, /GIT_TERMINAL_PROMPT=0/);
+  t.false(outcome.output.includes(CANARY), 'the canary value must not appear anywhere');
+  t.regex(outcome.output, /direct=\[\]/);
+  t.regex(outcome.output, /PAGER=cat/);
+  t.regex(outcome.output, /GIT_TERMINAL_PROMPT=0/);
   const inspect = await dockerInspect(containerId);
   const env = ((inspect['Config'] as Record<string, unknown>)['Env'] as string[] | null) ?? [];
   t.false(env.some((entry) => entry.includes(CANARY)), "the container's own environment does not carry it either");
@@ -96,8 +94,8 @@ test('writes outside the workspace fail: read-only root, no host path, sibling f
       'pwd',
     ].join('; '),
   );
-  for (const key of ['root', 'etc', 'usr', 'parent']) t.regex(outcome.text, new RegExp(`${key}=1`), `${key}: ${outcome.text}`);
-  t.regex(outcome.text, /Read-only file system/);
+  for (const key of ['root', 'etc', 'usr', 'parent']) t.regex(outcome.output, new RegExp(`${key}=1`), `${key}: ${outcome.output}`);
+  t.regex(outcome.output, /Read-only file system/);
   const hostParent = await readdir(dirname(session.workspace));
   t.false(hostParent.includes('pwned'), "nothing appeared beside the workspace on the host");
   t.false(hostParent.includes(sibling.split('/').pop()!), 'no sibling folder appeared on the host');
@@ -113,15 +111,15 @@ try:
 except OSError as e:
     print("refused", e.strerror)'`,
   );
-  t.false(outcome.text.includes('CONNECTED'));
-  t.regex(outcome.text, /refused/);
+  t.false(outcome.output.includes('CONNECTED'));
+  t.regex(outcome.output, /refused/);
   await assertContained(t, 'docker socket');
 });
 
 test('commands run as an unprivileged user without the docker/root groups', async (t) => {
   const outcome = await session.shell('id; id -u');
-  t.notRegex(outcome.text, /uid=0\(/);
-  t.notRegex(outcome.text, /\(docker\)|\(root\)|\(sudo\)/);
+  t.notRegex(outcome.output, /uid=0\(/);
+  t.notRegex(outcome.output, /\(docker\)|\(root\)|\(sudo\)/);
   await assertContained(t, 'identity');
 });
 
@@ -151,9 +149,16 @@ test('the session container carries the hardening defaults (inspected from the h
   t.truthy(host['Tmpfs'], 'tmpfs scratch');
   const mounts = (inspect['Mounts'] as Array<{ Type: string; Source: string; Destination: string; RW: boolean }>) ?? [];
   t.deepEqual(
-    mounts.filter((m) => m.Type === 'bind').map((m) => m.Source),
-    [session.workspace],
-    'only the workspace is bind-mounted',
+    mounts
+      .filter((m) => m.Type === 'bind')
+      .map((m) => `${m.Source} -> ${m.Destination}`)
+      .sort(),
+    [`${session.workspace} -> /workspace`, `${session.workspace}/.toolcell/background -> /workspace/.toolcell/background`],
+    'only the workspace is bind-mounted (and its background-log folder, back over the state-folder cover)',
+  );
+  t.true(
+    mounts.some((m) => m.Type === 'tmpfs' && m.Destination === '/workspace/.toolcell' && m.RW === false),
+    "the state folder is covered by a read-only tmpfs",
   );
   t.false(mounts.some((m) => /docker\.sock/.test(m.Source)), 'no Docker socket');
   t.is(config['Tty'], false);

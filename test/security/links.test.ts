@@ -9,13 +9,13 @@
  * leak.
  */
 import anyTest from 'ava';
+import { requireDocker } from '../helpers/docker.js';
 import { lstat, mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { SandboxSession, makeTempDir, nonce, sandboxUnavailableReason, type CallOutcome } from '../helpers/security.js';
+import { SandboxSession, makeTempDir, nonce, type CallOutcome } from '../helpers/security.js';
 
-const unavailable = await sandboxUnavailableReason();
-if (unavailable) console.warn(`test/security/links: skipped: ${unavailable}`);
-const test = unavailable ? anyTest.skip : anyTest.serial;
+const docker = await requireDocker(anyTest, 'security/links');
+const test = docker.serial;
 
 let session: SandboxSession;
 /** A host folder outside the workspace, with a secret file and a file the attacks try to overwrite. */
@@ -23,24 +23,22 @@ let outside: string;
 const SECRET = nonce('outside-secret');
 const VICTIM = nonce('victim-original');
 
-if (!unavailable) {
-  anyTest.before(async () => {
-    session = await SandboxSession.open({ timeoutSeconds: 20 });
-    outside = join(session.workspace, '..', `${session.workspace.split('/').pop()}-outside`);
-    await mkdir(outside, { recursive: true });
-    await writeFile(join(outside, 'secret.txt'), `${SECRET}\n`);
-    await writeFile(join(outside, 'victim.txt'), `${VICTIM}\n`);
-  });
-  anyTest.after.always(async () => {
-    await session?.close();
-    if (outside) await rm(outside, { recursive: true, force: true });
-  });
-}
+docker.before(async () => {
+  session = await SandboxSession.open({ timeoutSeconds: 20 });
+  outside = join(session.workspace, '..', `${session.workspace.split('/').pop()}-outside`);
+  await mkdir(outside, { recursive: true });
+  await writeFile(join(outside, 'secret.txt'), `${SECRET}\n`);
+  await writeFile(join(outside, 'victim.txt'), `${VICTIM}\n`);
+});
+docker.after.always(async () => {
+  await session?.close();
+  if (outside) await rm(outside, { recursive: true, force: true });
+});
 
 /** Plants links with a sandboxed command (the only writer the attack controls). */
 async function plant(t: import('ava').ExecutionContext, script: string): Promise<void> {
   const outcome = await session.shell(`set -e; ${script}; echo planted`);
-  t.true(outcome.text.includes('planted'), `planting failed: ${outcome.text}`);
+  t.true(outcome.output.includes('planted'), `planting failed: ${outcome.output}`);
 }
 
 /** Nothing outside changed: the same two files, the same content. */
@@ -51,8 +49,8 @@ async function assertOutsideUntouched(t: import('ava').ExecutionContext): Promis
 }
 
 function assertRefused(t: import('ava').ExecutionContext, outcome: CallOutcome, label: string): void {
-  t.is(outcome.status, 'error', `${label} must be refused: ${outcome.text.slice(0, 300)}`);
-  t.false(outcome.text.includes(SECRET), `${label}: the secret leaked`);
+  t.is(outcome.status, 'error', `${label} must be refused: ${outcome.output.slice(0, 300)}`);
+  t.false(outcome.output.includes(SECRET), `${label}: the secret leaked`);
   t.false(outcome.display.includes(SECRET), `${label}: the secret leaked to the display`);
 }
 
@@ -62,7 +60,7 @@ test('read_file refuses a planted symlink to a host file (absolute and ../ targe
   assertRefused(t, await session.tool('read_file', { file_path: 'rel-link' }), 'relative symlink');
   const shadow = await session.tool('read_file', { file_path: 'shadow-link' });
   t.is(shadow.status, 'error');
-  t.notRegex(shadow.text, /root:[^:]*:\d+/, "the host's /etc/shadow must not be read");
+  t.notRegex(shadow.output, /root:[^:]*:\d+/, "the host's /etc/shadow must not be read");
   await assertOutsideUntouched(t);
   await session.assertAlive(t);
 });
@@ -88,22 +86,22 @@ test('a symlinked directory leading out is refused by every file tool', async (t
   assertRefused(t, await session.tool('write_file', { file_path: 'out-dir/new.txt', content: 'PWNED' }), 'write through dir link');
   assertRefused(t, await session.tool('replace', { file_path: 'out-dir/victim.txt', old_string: VICTIM, new_string: 'x' }), 'replace through dir link');
   const listing = await session.tool('list_directory', { dir_path: 'out-dir' });
-  t.false(listing.text.includes('secret.txt'), `list_directory listed the outside folder: ${listing.text}`);
+  t.false(listing.output.includes('secret.txt'), `list_directory listed the outside folder: ${listing.output}`);
   const globbed = await session.tool('glob', { pattern: '**/*.txt' });
-  t.false(globbed.text.includes('secret.txt'), `glob followed the link: ${globbed.text}`);
+  t.false(globbed.output.includes('secret.txt'), `glob followed the link: ${globbed.output}`);
   const grepped = await session.tool('grep_search', { pattern: SECRET });
-  t.false(grepped.text.includes(SECRET), `grep_search followed the link: ${grepped.text}`);
+  t.false(grepped.output.includes(SECRET), `grep_search followed the link: ${grepped.output}`);
   const many = await session.tool('read_many_files', { include: ['out-dir/**', '**/*.txt'] });
-  t.false(many.text.includes(SECRET), 'read_many_files followed the link');
+  t.false(many.output.includes(SECRET), 'read_many_files followed the link');
   await assertOutsideUntouched(t);
   await session.assertAlive(t);
 });
 
 test('hard links out of the workspace cannot be planted (the workspace is its own mount)', async (t) => {
   const outcome = await session.shell('ln /etc/passwd pw-hard; echo "etc=$?"; echo x > /tmp/h; ln /tmp/h tmp-hard; echo "tmp=$?"; ls pw-hard tmp-hard 2>&1');
-  t.regex(outcome.text, /etc=1/);
-  t.regex(outcome.text, /tmp=1/);
-  t.regex(outcome.text, /Invalid cross-device link/);
+  t.regex(outcome.output, /etc=1/);
+  t.regex(outcome.output, /tmp=1/);
+  t.regex(outcome.output, /Invalid cross-device link/);
   await plant(t, 'echo inside > hard-a; ln -f hard-a hard-b');
   const written = await session.tool('write_file', { file_path: 'hard-b', content: 'new content' });
   t.not(written.status, 'cancelled');
@@ -114,11 +112,11 @@ test('hard links out of the workspace cannot be planted (the workspace is its ow
 test('a FIFO or a link to a device planted as a file does not hang or feed the host tools', async (t) => {
   await plant(t, 'rm -f fifo; mkfifo fifo; ln -sfn /dev/zero zero-link; ln -sfn /proc/self/environ env-link');
   const fifo = await session.tool('read_file', { file_path: 'fifo' });
-  t.is(fifo.status, 'error', fifo.text);
+  t.is(fifo.status, 'error', fifo.output);
   assertRefused(t, await session.tool('read_file', { file_path: 'zero-link' }), 'link to /dev/zero');
   const env = await session.tool('read_file', { file_path: 'env-link' });
   t.is(env.status, 'error');
-  t.false(env.text.includes('PATH='), "the host process's environment must not be read");
+  t.false(env.output.includes('PATH='), "the host process's environment must not be read");
   const grep = await session.tool('grep_search', { pattern: 'x' });
   t.not(grep.status, 'cancelled');
   await session.assertAlive(t);
@@ -139,7 +137,7 @@ test('a symlink swapped in and out while host tools run (TOCTOU race) never lets
     `rm -f stop-race; while [ ! -e stop-race ]; do ln -sfn ${outside} race.tmp && mv -T race.tmp race; ln -sfn race-real race.tmp && mv -T race.tmp race; done`,
     { background: true },
   );
-  t.is(started.status, 'success', started.text);
+  t.is(started.status, 'success', started.output);
   let leaks = 0;
   for (let round = 0; round < 40; round++) {
     const [read, write, replaced] = await session.batch([
@@ -162,8 +160,8 @@ test("the state folder's subfolders (.toolcell/tool-outputs, settings) cannot be
   const attempt = await session.shell(
     `rm -rf .toolcell/tool-outputs; ln -sfn ${target} .toolcell/tool-outputs; echo "link=$?"; ln -sfn ${target}/settings.json .toolcell/settings.json; echo "settings=$?"; ls -la .toolcell`,
   );
-  t.notRegex(attempt.text, /link=0\b/, 'the state folder must not be writable from the sandbox');
-  t.notRegex(attempt.text, /settings=0\b/);
+  t.notRegex(attempt.output, /link=0\b/, 'the state folder must not be writable from the sandbox');
+  t.notRegex(attempt.output, /settings=0\b/);
   const flood = await session.shell(`echo ${nonce('flood')}; yes injected-line | head -c 2M`);
   t.not(flood.status, 'cancelled');
   t.deepEqual(await readdir(target), [], 'nothing was written through a planted link');
@@ -176,7 +174,7 @@ test("the state folder's subfolders (.toolcell/tool-outputs, settings) cannot be
 test('the state folder itself (.toolcell) cannot be swapped for a symlink leading out (save_memory, saved outputs)', async (t) => {
   const target = await makeTempDir(t, 'toolcell-sec-state-');
   const attempt = await session.shell(`mv .toolcell .toolcell-moved; echo "mv=$?"; rm -rf .toolcell; ln -sfn ${target} .toolcell; echo "ln=$?"`);
-  t.notRegex(attempt.text, /mv=0\b/);
+  t.notRegex(attempt.output, /mv=0\b/);
   const memory = await session.tool('save_memory', { fact: `remember ${nonce('fact')}` });
   t.not(memory.status, 'cancelled');
   await session.shell('yes another-flood | head -c 2M');
@@ -191,7 +189,7 @@ test('symlinks planted in the background-log folder (the one writable part of .t
   await plant(t, `ln -sfn ${target}/secret.log .toolcell/background/planted.log; ln -sfn ${target} .toolcell/background/dir`);
   assertRefused(t, await session.tool('read_file', { file_path: '.toolcell/background/planted.log' }), 'read of a planted log link');
   const job = await session.shell('echo bg-output', { background: true });
-  t.is(job.status, 'success', job.text);
+  t.is(job.status, 'success', job.output);
   t.deepEqual((await readdir(target)).sort(), ['secret.log'], 'a background log was not created through a link');
   await session.assertAlive(t);
 });

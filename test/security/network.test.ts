@@ -6,24 +6,22 @@
  * suite never sends traffic from the host.
  */
 import anyTest from 'ava';
-import { SandboxSession, commandProcesses, sandboxUnavailableReason } from '../helpers/security.js';
+import { requireDocker } from '../helpers/docker.js';
+import { SandboxSession, commandProcesses } from '../helpers/security.js';
 
-const unavailable = await sandboxUnavailableReason();
-if (unavailable) console.warn(`test/security/network: skipped: ${unavailable}`);
-const test = unavailable ? anyTest.skip : anyTest.serial;
+const docker = await requireDocker(anyTest, 'security/network');
+const test = docker.serial;
 
 let session: SandboxSession;
 let containerId: string;
 
-if (!unavailable) {
-  anyTest.before(async () => {
-    session = await SandboxSession.open({ timeoutSeconds: 20 });
-    [containerId = ''] = await session.containerIds();
-  });
-  anyTest.after.always(async () => {
-    await session?.close();
-  });
-}
+docker.before(async () => {
+  session = await SandboxSession.open({ timeoutSeconds: 20 });
+  [containerId = ''] = await session.containerIds();
+});
+docker.after.always(async () => {
+  await session?.close();
+});
 
 async function assertContained(t: import('ava').ExecutionContext, label: string): Promise<void> {
   t.deepEqual(await commandProcesses(containerId), [], `${label}: no process of the call may survive`);
@@ -42,8 +40,8 @@ except OSError as e:
 
 test('only the loopback interface exists', async (t) => {
   const outcome = await session.shell("cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d ' '; cat /proc/net/route | wc -l");
-  const interfaces = outcome.text.split('\n').map((l) => l.trim()).filter((l) => /^[a-z]/.test(l));
-  t.deepEqual(interfaces, ['lo'], outcome.text);
+  const interfaces = outcome.output.split('\n').map((l) => l.trim()).filter((l) => /^[a-z]/.test(l));
+  t.deepEqual(interfaces, ['lo'], outcome.output);
   await assertContained(t, 'interfaces');
 });
 
@@ -55,16 +53,16 @@ try:
 except Exception as e:
     print("blocked", type(e).__name__)'; command -v curl >/dev/null && curl -sS -m 3 http://93.184.215.14/ 2>&1; echo curl=$?`,
   );
-  t.false(outcome.text.includes('FETCHED'));
-  t.regex(outcome.text, /blocked/);
-  t.notRegex(outcome.text, /curl=0\b/);
+  t.false(outcome.output.includes('FETCHED'));
+  t.regex(outcome.output, /blocked/);
+  t.notRegex(outcome.output, /curl=0\b/);
   await assertContained(t, 'http');
 });
 
 test('raw IP connects fail with the network unreachable', async (t) => {
   const outcome = await session.shell(`${connect('1.1.1.1', 443)}; ${connect('8.8.8.8', 53)}`);
-  t.false(outcome.text.includes('CONNECTED'));
-  t.regex(outcome.text, /blocked 1\.1\.1\.1 Network is unreachable/);
+  t.false(outcome.output.includes('CONNECTED'));
+  t.regex(outcome.output, /blocked 1\.1\.1\.1 Network is unreachable/);
   await assertContained(t, 'raw ip');
 });
 
@@ -81,10 +79,10 @@ try:
 except OSError as e:
     print("udp-blocked", e.strerror)'`,
   );
-  t.notRegex(outcome.text, /getent=0\b/);
-  t.false(outcome.text.includes('RESOLVED'));
-  t.false(outcome.text.includes('SENT'));
-  t.regex(outcome.text, /udp-blocked Network is unreachable/);
+  t.notRegex(outcome.output, /getent=0\b/);
+  t.false(outcome.output.includes('RESOLVED'));
+  t.false(outcome.output.includes('SENT'));
+  t.regex(outcome.output, /udp-blocked Network is unreachable/);
   await assertContained(t, 'dns');
 });
 
@@ -92,16 +90,16 @@ test("bash's /dev/tcp and /dev/udp fail", async (t) => {
   const outcome = await session.shell(
     'echo > /dev/tcp/1.1.1.1/80; echo "tcp=$?"; echo > /dev/udp/8.8.8.8/53; echo "udp=$?"; exec 3<>/dev/tcp/169.254.169.254/80; echo "meta=$?"',
   );
-  t.regex(outcome.text, /tcp=1/);
-  t.regex(outcome.text, /udp=1/);
-  t.notRegex(outcome.text, /meta=0\b/);
+  t.regex(outcome.output, /tcp=1/);
+  t.regex(outcome.output, /udp=1/);
+  t.notRegex(outcome.output, /meta=0\b/);
   await assertContained(t, '/dev/tcp');
 });
 
 test('the cloud metadata address (169.254.169.254) and the Docker bridge gateway are unreachable', async (t) => {
   const outcome = await session.shell(`${connect('169.254.169.254', 80)}; ${connect('172.17.0.1', 2375)}; ${connect('172.17.0.1', 22)}`);
-  t.false(outcome.text.includes('CONNECTED'), outcome.text);
-  t.regex(outcome.text, /blocked 169\.254\.169\.254/);
+  t.false(outcome.output.includes('CONNECTED'), outcome.output);
+  t.regex(outcome.output, /blocked 169\.254\.169\.254/);
   await assertContained(t, 'metadata');
 });
 
@@ -112,9 +110,9 @@ for name, args in [("raw", (socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP
         socket.socket(*args); print("OPENED", name)
     except OSError as e:
         print("refused", name, e.strerror)'`);
-  t.false(outcome.text.includes('OPENED'));
-  t.regex(outcome.text, /refused raw/);
-  t.regex(outcome.text, /refused packet/);
+  t.false(outcome.output.includes('OPENED'));
+  t.regex(outcome.output, /refused raw/);
+  t.regex(outcome.output, /refused packet/);
   await assertContained(t, 'raw sockets');
 });
 
@@ -126,6 +124,6 @@ for name in ["\\0/containerd-shim", "\\0containerd", "\\0/tmp/.X11-unix/X0"]:
         s.connect(name); print("CONNECTED", repr(name))
     except OSError as e:
         print("refused", e.strerror)'`);
-  t.false(outcome.text.includes('CONNECTED'));
+  t.false(outcome.output.includes('CONNECTED'));
   await assertContained(t, 'abstract sockets');
 });

@@ -5,43 +5,41 @@
  * design and SECURITY.md says so; this file pins both facts down.
  */
 import anyTest from 'ava';
+import { requireDocker } from '../helpers/docker.js';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { SandboxSession, commandProcesses, dockerText, nonce, sandboxUnavailableReason } from '../helpers/security.js';
+import { SandboxSession, commandProcesses, dockerText, nonce } from '../helpers/security.js';
 
-const unavailable = await sandboxUnavailableReason();
-if (unavailable) console.warn(`test/security/sessions: skipped: ${unavailable}`);
-const test = unavailable ? anyTest.skip : anyTest.serial;
+const docker = await requireDocker(anyTest, 'security/sessions');
+const test = docker.serial;
 
 let alice: SandboxSession;
 let bob: SandboxSession;
 
-if (!unavailable) {
-  anyTest.before(async () => {
-    [alice, bob] = await Promise.all([SandboxSession.open({ timeoutSeconds: 20 }), SandboxSession.open({ timeoutSeconds: 20 })]);
-  });
-  anyTest.after.always(async () => {
-    await Promise.all([alice?.close(), bob?.close()]);
-  });
-}
+docker.before(async () => {
+  [alice, bob] = await Promise.all([SandboxSession.open({ timeoutSeconds: 20 }), SandboxSession.open({ timeoutSeconds: 20 })]);
+});
+docker.after.always(async () => {
+  await Promise.all([alice?.close(), bob?.close()]);
+});
 
 test("one session cannot see another's /tmp files, processes or workspace, nor signal them", async (t) => {
   const secret = nonce('alice-tmp');
   const seconds = `${5000 + Math.floor(Math.random() * 999)}.${Math.floor(Math.random() * 1e6)}`;
   await writeFile(join(alice.workspace, 'alice-only.txt'), secret);
   const planted = await alice.shell(`echo ${secret} > /tmp/alice-secret; chmod 644 /tmp/alice-secret; cat /tmp/alice-secret`);
-  t.true(planted.text.includes(secret));
+  t.true(planted.output.includes(secret));
   const job = await alice.shell(`sleep ${seconds}`, { background: true });
-  t.is(job.status, 'success', job.text);
+  t.is(job.status, 'success', job.output);
 
   // Bob's own command line must not contain the markers, or ps and pkill would find bob himself.
   const half = (text: string): string => `"${text.slice(0, 4)}""${text.slice(4)}"`;
   const look = await bob.shell(
     `ls -la /tmp; cat /tmp/alice-secret 2>&1; grep -rs ${half(secret)} /tmp /workspace . 2>/dev/null; ps -eo pid,args; pkill -f ${half(seconds)}; echo "pkill=$?"; ls`,
   );
-  t.false(look.text.includes(secret), `bob saw alice's data: ${look.text}`);
-  t.false(look.text.includes(seconds), "bob saw alice's process");
-  t.regex(look.text, /pkill=1/, 'no process matched in bob\'s session');
+  t.false(look.output.includes(secret), `bob saw alice's data: ${look.output}`);
+  t.false(look.output.includes(seconds), "bob saw alice's process");
+  t.regex(look.output, /pkill=1/, 'no process matched in bob\'s session');
 
   const [aliceId = ''] = await alice.containerIds();
   const [bobId = ''] = await bob.containerIds();
@@ -54,9 +52,9 @@ test("one session cannot see another's /tmp files, processes or workspace, nor s
 test('inside one session, commands share one user: a later call can see and end an earlier background job', async (t) => {
   const seconds = `${6000 + Math.floor(Math.random() * 999)}.${Math.floor(Math.random() * 1e6)}`;
   const job = await alice.shell(`sleep ${seconds}`, { background: true });
-  t.is(job.status, 'success', job.text);
+  t.is(job.status, 'success', job.output);
   const peek = await alice.shell(`pkill -f 'slee[p] ${seconds.replace('.', '[.]')}'; echo "pkill=$?"`);
-  t.regex(peek.text, /pkill=0/, 'same-session commands may signal each other (documented)');
+  t.regex(peek.output, /pkill=0/, 'same-session commands may signal each other (documented)');
   const [aliceId = ''] = await alice.containerIds();
   t.false((await commandProcesses(aliceId)).some((row) => row.includes(seconds)));
   await alice.assertAlive(t);

@@ -8,14 +8,14 @@
  * (a FIFO), or make it read a host file (a symlink).
  */
 import anyTest from 'ava';
+import { requireDocker } from '../helpers/docker.js';
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { makeTempDir, nonce, responseText, runCli, sandboxUnavailableReason } from '../helpers/security.js';
+import { makeTempDir, nonce, responseText, runCli } from '../helpers/security.js';
 
-const unavailable = await sandboxUnavailableReason();
-if (unavailable) console.warn(`test/security/workspace-config: skipped: ${unavailable}`);
-const test = unavailable ? anyTest.skip : anyTest.serial;
+const docker = await requireDocker(anyTest, 'security/workspace-config');
+const test = docker.serial;
 
 /**
  * Has a sandboxed command try to write `.toolcell/settings.json` (the
