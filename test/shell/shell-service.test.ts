@@ -166,13 +166,24 @@ test('live updates are throttled: a long interval gives exactly one update for a
   t.is(typeof updates[0], 'string');
 });
 
-test('live updates: with no interval, updates replace each other and grow to the latest state', async (t) => {
-  const { session } = await useShellSession(t, { service: { liveUpdateIntervalMs: 0, liveLines: 5 } });
+test('live updates replace each other and show the latest lines while the command runs', async (t) => {
+  const { session, workspace } = await useShellSession(t, { service: { liveUpdateIntervalMs: 0, liveLines: 2 } });
+  // The command waits for the test to have seen each step (at most 20 s), so no timing is assumed.
+  const waitFor = (file: string): string => `for n in $(seq 1000); do [ -e ${file} ] && break; sleep 0.02; done`;
   const updates: string[] = [];
-  await session.run({ command: 'for i in 1 2 3 4 5 6 7 8; do echo step $i; sleep 0.05; done', onOutput: (output) => updates.push(String(output)) });
-  t.true(updates.length > 1);
-  t.true(updates.every((update) => update.split('\n').length <= 5), 'each update is the last lines only');
-  t.true(updates.some((update) => update.includes('step 8')));
+  const result = await session.run({
+    command: `echo step 1; ${waitFor('seen1')}; echo step 2; ${waitFor('seen2')}; echo step 3`,
+    onOutput: (output) => {
+      const text = String(output);
+      updates.push(text);
+      if (text.includes('step 1')) workspace.write('seen1', '');
+      if (text.includes('step 2')) workspace.write('seen2', '');
+    },
+  });
+  t.is(result.output, 'step 1\nstep 2\nstep 3', JSON.stringify(updates));
+  t.is(updates[0], 'step 1');
+  t.true(updates.includes('step 1\nstep 2'), 'a later update replaces the earlier one with the whole current state');
+  t.true(updates.every((update) => update.split('\n').length <= 2), 'each update holds the last lines only');
 });
 
 test('inactivity timeout ends a silent command and keeps its output', async (t) => {

@@ -101,7 +101,7 @@ export class TerminalRenderer {
     return new Promise((resolve) => this.#idleWaiters.push(resolve));
   }
 
-  /** The last `maxLines` lines of what the terminal shows now (for live updates). */
+  /** The last `maxLines` lines of what the terminal shows now, blank lines at the end left out (for live updates). */
   snapshot(maxLines: number): string {
     const buffer = this.#terminal.buffer.active;
     const end = lastUsedLine(buffer) + 1;
@@ -116,6 +116,7 @@ export class TerminalRenderer {
       if (line.isWrapped && lines.length > 0) lines[lines.length - 1] += text;
       else lines.push(text);
     }
+    while (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
     return lines.slice(-maxLines).join('\n');
   }
 
@@ -197,11 +198,10 @@ export class TerminalRenderer {
   }
 }
 
-/** Index of the last row that holds text or the cursor. */
+/** Index of the last row that holds text (-1 when there is none). */
 function lastUsedLine(buffer: IBuffer): number {
-  const cursorLine = buffer.baseY + buffer.cursorY;
-  for (let i = buffer.length - 1; i > cursorLine; i--) {
+  for (let i = buffer.length - 1; i >= 0; i--) {
     if (buffer.getLine(i)?.translateToString(true).length) return i;
   }
-  return cursorLine;
+  return -1;
 }
