@@ -55,7 +55,8 @@ test("a batch of attacks through the CLI: the CLI's secret env is invisible, not
   t.is(run.exitCode, 0, run.stderr);
   t.false(run.stdout.includes(secret), 'the secret env var of the CLI reached the model');
   t.regex(responseText(run.responses.get('net')), /net=1/);
-  t.regex(responseText(run.responses.get('caps')), /NoNewPrivs:\s+1[\s\S]*CapEff:\s+0{16}/);
+  t.regex(responseText(run.responses.get('caps')), /NoNewPrivs:\s+1/);
+  t.regex(responseText(run.responses.get('caps')), /CapEff:\s+0{16}/);
   t.regex(responseText(run.responses.get('root')), /root=1/);
   t.truthy(run.responses.get('read')?.['error'], 'read_file outside the workspace is an error');
   t.regex(responseText(run.responses.get('ok')), /benign-ok/);

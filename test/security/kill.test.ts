@@ -36,7 +36,7 @@ async function assertNothingLeft(t: import('ava').ExecutionContext, label: strin
 /** Runs `setup` (which starts escapees and prints `marker` once they run), cancels it, and checks the tree is gone. */
 async function cancelAndCheck(t: import('ava').ExecutionContext, setup: string, label: string): Promise<void> {
   const marker = nonce('armed');
-  const outcome = await session.shellCancelledOn(`${setup}; echo ${marker}; sleep 1000`, marker);
+  const outcome = await session.shellCancelledOn(`${setup}\necho ${marker}\nsleep 1000`, marker);
   t.is(outcome.status, 'cancelled', outcome.output.slice(0, 300));
   t.true(outcome.output.includes(marker), 'the partial output is kept');
   await assertNothingLeft(t, label);

@@ -7,12 +7,16 @@
  */
 import anyTest from 'ava';
 import { requireDocker } from '../helpers/docker.js';
+import { lstat, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { SandboxSession, commandProcesses } from '../helpers/security.js';
 
 const docker = await requireDocker(anyTest, 'security/workspace-quota');
 const test = docker.serial;
 
 const GiB = 1024 ** 3;
+/** The per-call quota is enforced by sampling every few ms: allow what is written between two samples. */
+const OVERSHOOT = 64 * 1024 ** 2;
 let session: SandboxSession;
 let containerId: string;
 
@@ -25,12 +29,25 @@ docker.after.always(async () => {
   await session?.close();
 });
 
+/** Bytes and entries under a host folder (not following symlinks). */
+async function usage(dir: string): Promise<{ bytes: number; entries: number }> {
+  let bytes = 0;
+  let entries = 0;
+  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
+    entries++;
+    if (entry.isFile()) bytes += (await lstat(join(entry.parentPath ?? entry.path, entry.name)).catch(() => ({ size: 0 }))).size;
+  }
+  return { bytes, entries };
+}
+
 test('one call cannot grow the workspace past the file-size limit by writing many files', async (t) => {
   // 12 files of 256 MiB: each is under the 1 GiB RLIMIT_FSIZE; together 3 GiB.
-  const outcome = await session.shell('for i in $(seq 1 12); do head -c 256M /dev/zero > fill.$i || break; done; du -sb . | cut -f1 | sed "s/^/total=/"');
-  const total = Number(/total=(\d+)/.exec(outcome.output)?.[1] ?? NaN);
+  const outcome = await session.shell('for i in $(seq 1 12); do head -c 256M /dev/zero > fill.$i || break; done; echo wrote');
+  const { bytes } = await usage(session.workspace);
   await session.shell('rm -f fill.*');
-  t.true(total <= 1 * GiB, `one call grew the host's disk use by ${(total / GiB).toFixed(2)} GiB through the workspace`);
+  t.log(outcome.text.slice(0, 400));
+  t.regex(outcome.output, /limit is 1\.0 GiB per command/, 'the call was stopped by the workspace quota');
+  t.true(bytes <= 1 * GiB + OVERSHOOT, `one call grew the host's disk use by ${(bytes / GiB).toFixed(2)} GiB through the workspace`);
   t.deepEqual(await commandProcesses(containerId), []);
   await session.assertAlive(t);
 });
@@ -45,8 +62,29 @@ try:
     print("created", n + 1)
 except OSError as e:
     print("stopped", n, e.strerror)'`);
+  const { entries } = await usage(session.workspace);
   await session.shell('rm -rf inodes');
-  t.notRegex(outcome.output, /created 300000/, `one call created 300,000 files on the host filesystem: ${outcome.output.slice(0, 200)}`);
+  t.log(outcome.text.slice(0, 400));
+  t.true(entries <= 100_000 + 1_000, `one call created ${entries} files on the host filesystem`);
   t.deepEqual(await commandProcesses(containerId), []);
+  await session.assertAlive(t);
+});
+
+test('a background job cannot fill the host disk through the workspace either', async (t) => {
+  // 12 × 256 MiB in the background, then a marker file once done (or stopped).
+  const started = await session.shell('for i in $(seq 1 12); do head -c 256M /dev/zero > fill.bg.$i || break; done; touch bg-done', { background: true });
+  t.is(started.status, 'success', started.text);
+  const deadline = Date.now() + 60_000;
+  let finished = false;
+  while (Date.now() < deadline) {
+    const left = await commandProcesses(containerId);
+    finished = left.length === 0;
+    if (finished) break;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  const { bytes } = await usage(session.workspace);
+  await session.shell('rm -f fill.bg.* bg-done');
+  t.true(finished, 'the background job ended (or was stopped) within a minute');
+  t.true(bytes <= 1 * GiB + OVERSHOOT, `a background job grew the host's disk use by ${(bytes / GiB).toFixed(2)} GiB through the workspace`);
   await session.assertAlive(t);
 });
