@@ -25,7 +25,7 @@ export interface ServeHttpOptions {
   allowedHosts?: string[];
   /** At most this many sessions at once (each holds a sandbox); default 16. */
   maxSessions?: number;
-  /** A session without requests for this long is closed; default 30 minutes. */
+  /** A session with no running call and no request for this long is closed; default 30 minutes. */
   sessionIdleMs?: number;
   /** Problems worth a line on stderr (a session that failed to open, …). */
   onLog?: (message: string) => void;
@@ -44,6 +44,8 @@ interface SessionEntry {
   transport: StreamableHTTPServerTransport;
   session: ServeSession;
   lastActivity: number;
+  /** POST responses still open (a running call streams its result): the session is not idle. */
+  openResponses: number;
 }
 
 /**
@@ -95,7 +97,7 @@ export async function serveHttp(options: ServeHttpOptions): Promise<RunningHttpS
     if (typeof sessionId === 'string') {
       const entry = sessions.get(sessionId);
       if (!entry) return sendError(res, 404, -32001, 'Session not found');
-      entry.lastActivity = Date.now();
+      track(entry, req, res);
       return entry.transport.handleRequest(req, res);
     }
     if (req.method !== 'POST') return sendError(res, 400, -32000, 'Bad Request: no Mcp-Session-Id header; start a session with an initialize request');
@@ -118,7 +120,7 @@ export async function serveHttp(options: ServeHttpOptions): Promise<RunningHttpS
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => id,
       onsessioninitialized: (sessionId) => {
-        sessions.set(sessionId, { transport, session, lastActivity: Date.now() });
+        sessions.set(sessionId, { transport, session, lastActivity: Date.now(), openResponses: 0 });
       },
     });
     transport.onclose = () => void closeSession(id);
@@ -144,7 +146,7 @@ export async function serveHttp(options: ServeHttpOptions): Promise<RunningHttpS
 
   const sweeper = setInterval(() => {
     const now = Date.now();
-    for (const [id, entry] of sessions) if (now - entry.lastActivity > idleMs) void closeSession(id);
+    for (const [id, entry] of sessions) if (entry.openResponses === 0 && now - entry.lastActivity > idleMs) void closeSession(id);
   }, Math.min(idleMs, 60_000));
   sweeper.unref();
 
@@ -164,6 +166,22 @@ export async function serveHttp(options: ServeHttpOptions): Promise<RunningHttpS
       await closed;
     },
   };
+}
+
+/**
+ * Activity is a request's start and end. A POST counts as open until its
+ * response closes (a call may run for long); a GET (the client's standing
+ * event stream) does not keep a session alive, or a forgotten client would
+ * hold its sandbox forever.
+ */
+function track(entry: SessionEntry, req: IncomingMessage, res: ServerResponse): void {
+  entry.lastActivity = Date.now();
+  if (req.method !== 'POST') return;
+  entry.openResponses++;
+  res.once('close', () => {
+    entry.openResponses--;
+    entry.lastActivity = Date.now();
+  });
 }
 
 function sendError(res: ServerResponse, status: number, code: number, message: string): void {
