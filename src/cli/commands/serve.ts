@@ -13,7 +13,7 @@ import type { ToolServerOptions } from '../../mcp/server/create-tool-server.js';
 import { Scheduler } from '../../scheduler/scheduler.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from '../exit-codes.js';
 import { approvalOption, type RunnerCliOptions, sandboxOption, settingsOption, timeoutOption, workspaceOption } from '../options.js';
-import { createRuntime, type Runtime } from '../runtime.js';
+import { createRuntime, type Runtime, type SandboxMode } from '../runtime.js';
 
 interface ServeOptions extends RunnerCliOptions {
   stdio?: boolean;
@@ -69,12 +69,15 @@ async function runServe(options: ServeOptions, context: { sandboxFromFlag: boole
 
   let runtime: Runtime;
   let settings: Settings;
+  let sandbox: SandboxMode;
   try {
     settings = loadSettings({ workspace: options.workspace, ...(options.settings ? { settingsFile: options.settings } : {}) });
+    // `--sandbox` given on the command line wins over settings' sandbox.mode, which wins over the default.
+    sandbox = context.sandboxFromFlag ? options.sandbox : (settings.sandbox.mode ?? options.sandbox);
     runtime = await createRuntime({
       workspace: options.workspace,
       approvalMode: options.approval,
-      sandbox: options.sandbox,
+      sandbox,
       ...(options.timeout ? { timeoutSeconds: options.timeout } : {}),
       ...(options.settings ? { settingsFile: options.settings } : {}),
       onWarning: (message) => process.stderr.write(`toolcell serve: ${message}\n`),
@@ -86,7 +89,6 @@ async function runServe(options: ServeOptions, context: { sandboxFromFlag: boole
   const createScheduler: ToolServerOptions['createScheduler'] = ({ registry, onOutput }) =>
     new Scheduler({ registry, approvalMode: options.approval, onOutput, output: { saveDir: join(runtime.workspace.stateDir, 'tool-outputs') } });
   // Each MCP session gets a shell session of its own (its own container with docker).
-  const sandbox = context.sandboxFromFlag ? options.sandbox : (settings.sandbox.mode ?? options.sandbox);
   let shell: ShellService;
   try {
     shell = await ShellService.create({
