@@ -24,6 +24,7 @@ import proctree
 
 DRAIN_TIMEOUT = 1.0
 KILL_WATCHDOG = 2.0
+BACKGROUND_QUOTA_WINDOW = 600.0  # a background job may grow the workspace by the limit per window
 READ_SIZE = 1 << 16
 FRAME_BUDGET = 1 << 18  # bytes gathered from one fd into one frame
 
@@ -48,7 +49,9 @@ class Call:
         self.drain_deadline = None
         self.kill_deadline = None
         self.finished = False
-        self.quota_base = None  # workspace filesystem sample at start (foreground calls)
+        self.quota_base = None  # workspace filesystem sample at start (see quota.py)
+        self.quota_window_end = None  # background calls: when the allowance renews
+        self.quota_attributed = (0, 0)  # bytes, files the last confirmation scan found
         self.quota_killed = False
 
     # -- start ---------------------------------------------------------------
@@ -62,8 +65,10 @@ class Call:
         finally:
             for fd in set(stdio or ()):
                 os.close(fd)
-        if self.sup.quota.enabled and not self.spec.get("background"):
+        if self.sup.quota.enabled:
             self.quota_base = self.sup.quota.sample()
+            if self.spec.get("background"):
+                self.quota_window_end = time.monotonic() + BACKGROUND_QUOTA_WINDOW
         selector = self.sup.selector
         selector.register(sock.fileno(), selectors.EVENT_READ, (self, "status"))
         for fd in self.outputs:

@@ -1,31 +1,27 @@
-"""Starting a command as the sandbox user, without forking Python.
+"""Starting a command as the sandbox user, with no moment at which a command
+could signal or trace the reaper.
 
-Forking the Python reaper costs about a millisecond in a VM; posix_spawn
-(vfork + exec in glibc) costs a tenth of that. posix_spawn cannot change
-identity by itself, so the reaper briefly takes the command's uid/gid as its
-real and effective ids while keeping saved uid/gid 0 (which keeps its
-permitted capabilities), spawns with POSIX_SPAWN_RESETIDS, and returns to
-root. At execve the kernel sets the child's saved ids to its effective ids,
-so the command ends with real = effective = saved = the sandbox ids and an
-empty capability set (it is not root, and there are no file capabilities).
+The reaper stays root in its real and saved uid throughout. It takes the
+command's uid as its *effective* uid only (signals and ptrace check the real
+and saved ids, which stay 0) to enter the working directory and to create a
+background job's log, so access is checked as the command's user and a
+symlink planted in place of the log is never followed. Back as root, it
+forks through subprocess's C child (no Python code between fork and exec),
+whose child drops supplementary groups, then gid, then uid, starts a new
+session, restores default signal dispositions and execs `bash -c`. At execve
+the command has real = effective = saved = the sandbox ids and an empty
+capability set (it is not root and there are no file capabilities).
 
-The working directory and a background job's log are opened inside that
-window too, so access is checked as the command's user and a symlink planted
-in place of the log is never followed.
-
-While its real uid is the command's (a fraction of a millisecond), the reaper
-could be signalled by another command of the session; the supervisor's kill
-watchdog covers a reaper that stops answering (see calls.py).
+(posix_spawn would be a little faster, but it can only change identity
+through POSIX_SPAWN_RESETIDS, which needs the reaper's *real* uid to be the
+command's for an instant: the new command, its child, could signal its
+reaper in that instant. We measured that race being won.)
 """
 
 import os
-import signal
+import subprocess
 
 SHELL = "/bin/bash"
-
-# Python ignores these; a command must start with the default dispositions
-# (e.g. `yes | head` relies on SIGPIPE killing `yes`).
-_DEFAULT_SIGNALS = (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGCHLD)
 _LOG_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_APPEND | os.O_CLOEXEC
 
 
@@ -39,7 +35,8 @@ class SpawnError(Exception):
 
 
 def spawn_command(spec, identity, stdio):
-    """Starts `bash -c command` in its own session as `identity`; returns its pid.
+    """Starts `bash -c command` in its own session as `identity`; returns the
+    subprocess.Popen (the caller reaps it and sets `returncode`).
 
     `stdio` is (stdin, stdout, stderr) fds, or None for a background call,
     whose output goes to spec["logPath"]. Raises SpawnError.
@@ -48,33 +45,39 @@ def spawn_command(spec, identity, stdio):
     opened = []
     step = "switch identity"
     try:
-        os.setresgid(gid, gid, 0)
-        os.setresuid(uid, uid, 0)
-        step = "chdir " + spec["cwd"]
-        os.chdir(spec["cwd"])
-        if stdio is None:
-            step = "open log " + spec["logPath"]
-            log_fd = _open_log(spec["logPath"])
-            null_fd = os.open("/dev/null", os.O_RDONLY | os.O_CLOEXEC)
-            opened = [log_fd, null_fd]
-            stdio = (null_fd, log_fd, log_fd)
+        try:
+            os.setresgid(0, gid, 0)
+            os.setresuid(0, uid, 0)
+            step = "chdir " + spec["cwd"]
+            os.chdir(spec["cwd"])
+            if stdio is None:
+                step = "open log " + spec["logPath"]
+                log_fd = _open_log(spec["logPath"])
+                opened.append(log_fd)
+                null_fd = os.open("/dev/null", os.O_RDONLY | os.O_CLOEXEC)
+                opened.append(null_fd)
+                stdio = (null_fd, log_fd, log_fd)
+        finally:
+            os.setresuid(0, 0, 0)
+            os.setresgid(0, 0, 0)
         step = "exec " + SHELL
-        actions = [(os.POSIX_SPAWN_DUP2, fd, target) for target, fd in enumerate(stdio)]
-        return os.posix_spawn(
-            SHELL,
+        return subprocess.Popen(
             ["bash", "-c", spec["command"]],
-            spec["env"],
-            file_actions=actions,
-            setsid=True,
-            resetids=True,
-            setsigmask=(),
-            setsigdef=_DEFAULT_SIGNALS,
+            executable=SHELL,
+            stdin=stdio[0],
+            stdout=stdio[1],
+            stderr=stdio[2],
+            env=spec["env"],
+            close_fds=True,
+            restore_signals=True,
+            start_new_session=True,
+            user=uid,
+            group=gid,
+            extra_groups=[],
         )
-    except (OSError, ValueError) as error:
+    except (OSError, ValueError, subprocess.SubprocessError) as error:
         raise SpawnError(f"{step}: {error}") from None
     finally:
-        os.setresuid(0, 0, 0)
-        os.setresgid(0, 0, 0)
         os.chdir("/")
         for fd in opened:
             os.close(fd)

@@ -73,6 +73,12 @@ def freeze(root):
     return list(procs)
 
 
+def thaw(pids):
+    """Resumes processes stopped by `freeze`."""
+    for pid in pids:
+        _signal(pid, signal.SIGCONT)
+
+
 def end_tree(root, grace_seconds, reap):
     """Ends every descendant of `root`: SIGTERM, `grace_seconds`, then SIGKILL
     until none is left. `reap` collects exited children of `root`."""

@@ -5,8 +5,9 @@ there lands on the host's disk, where neither the container's memory limit
 nor its tmpfs sizes apply, and RLIMIT_FSIZE bounds only single files.
 
 Two steps keep this cheap and unevadable:
-1. While foreground calls run, the supervisor samples the workspace
-   filesystem (statvfs: free bytes and inodes) every POLL_INTERVAL. That
+1. While calls run, the supervisor samples the workspace filesystem
+   (statvfs: free bytes and inodes) every POLL_INTERVAL (every
+   BACKGROUND_POLL_INTERVAL when only background jobs run). That
    measure cannot be hidden from, but it counts every writer on the host
    filesystem.
 2. When a call's sample shows more growth than the limit, the supervisor
@@ -15,11 +16,15 @@ Two steps keep this cheap and unevadable:
    workspace and the background-log folder, plus files the session's
    processes still hold open after deleting them. A folder it cannot read or
    a process it cannot inspect (the user hid them) counts as confirmation.
-   Confirmed: the call is killed (SIGKILL to its tree). Not confirmed (another
-   writer on the filesystem): the call's baseline moves forward.
+   The call's tree is frozen (SIGSTOP) while this runs, so it cannot keep
+   writing meanwhile. Confirmed: the call is killed (SIGKILL to its tree).
+   Not confirmed (another writer on the filesystem): the tree is thawed and
+   the call's baseline moves forward. The baseline also ratchets up whenever
+   free space rises above it, so space others free is no allowance.
 
-Background calls are exempt (they run for hours, while step 1 would keep
-triggering on the host's own activity).
+A background job's allowance renews every BACKGROUND_QUOTA_WINDOW (calls.py):
+it runs for hours, during which the session's other commands, whose changes
+step 2 cannot tell apart from the job's, also write.
 """
 
 import os
@@ -27,6 +32,7 @@ import stat
 import time
 
 POLL_INTERVAL = 0.005
+BACKGROUND_POLL_INTERVAL = 0.05
 
 
 def _fmt(size):
@@ -70,16 +76,26 @@ class WorkspaceQuota:
     def over(self, grown_bytes, grown_files):
         return (self.max_bytes > 0 and grown_bytes > self.max_bytes) or (self.max_files > 0 and grown_files > self.max_files)
 
-    def check(self, base, now):
-        """None when within limits; else (message or None, new base): a message
-        means kill; no message means the growth was not the user's."""
-        if base is None or now is None or not self.over(base[0] - now[0], base[1] - now[1]):
-            return None
+    def ratchet(self, base, attributed, now):
+        """Moves the baseline up when free space rises above it (less what the
+        call is known to have written), so space that others free never
+        becomes an allowance for the call."""
+        if base is None or now is None:
+            return base
+        return (max(base[0], now[0] + attributed[0]), max(base[1], now[1] + attributed[1]), base[2])
+
+    def grew_past(self, base, now):
+        """Step 1: did the filesystem lose more than a limit since `base`?"""
+        return base is not None and now is not None and self.over(base[0] - now[0], base[1] - now[1])
+
+    def confirm(self, base, now):
+        """Step 2 (the call's tree is frozen meanwhile): (message, base,
+        attributed) means kill; (None, new base, attributed) means the growth
+        was someone else's."""
         usage = self.scan(since=base[2])
         if usage.hidden or self.over(usage.bytes, usage.files):
-            return self.message(usage), base
-        # Someone else wrote: keep counting only what the user did.
-        return None, (now[0] + usage.bytes, now[1] + usage.files, base[2])
+            return self.message(usage), base, (usage.bytes, usage.files)
+        return None, (now[0] + usage.bytes, now[1] + usage.files, base[2]), (usage.bytes, usage.files)
 
     def message(self, usage):
         if self.max_bytes > 0 and usage.bytes > self.max_bytes:

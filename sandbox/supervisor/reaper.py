@@ -9,9 +9,9 @@ status, ends the tree when told to or when the command exits (unless the call
 is a background one), says "done" once nothing is left, and waits for the
 next call.
 
-A reaper stays root with CAP_KILL; the commands (another uid, no
-capabilities) cannot ptrace it (it is not dumpable once it has switched
-identity) and can signal it only during the instant of a spawn.
+A reaper stays root (real and saved uid 0) with CAP_KILL; the commands
+(another uid, no capabilities) can neither signal nor ptrace it, at any
+moment (see launch.py).
 
 Supervisor -> reaper (fdchannel messages on `sock`):
   {"t": "spawn", "spec": {...}} with the command's stdio fds (none for background)
@@ -92,7 +92,7 @@ class Reaper:
 
     def run_call(self, spec, fds):
         try:
-            main_pid = launch.spawn_command(spec, self.identity, tuple(fds) if fds else None)
+            command = launch.spawn_command(spec, self.identity, tuple(fds) if fds else None)
         except launch.SpawnError as error:
             # Nothing started, so nothing to wait for: the reaper is idle again.
             self.report({"t": "failed", "message": str(error)})
@@ -100,9 +100,11 @@ class Reaper:
         finally:
             for fd in fds:  # the command has its own copies
                 os.close(fd)
-        self.report({"t": "started", "pid": main_pid})
-        call = _CallTree(self, main_pid, bool(spec.get("background")))
+        self.report({"t": "started", "pid": command.pid})
+        call = _CallTree(self, command.pid, bool(spec.get("background")))
         call.run()
+        # We reaped it ourselves; tell subprocess so it never waits for it.
+        command.returncode = call.returncode
         self.report({"t": "done"})
 
 
@@ -114,6 +116,7 @@ class _CallTree:
         self.main_pid = main_pid
         self.background = background
         self.main_exited = False
+        self.returncode = -9
         self.kill_grace = None
 
     def reap(self):
@@ -126,6 +129,7 @@ class _CallTree:
                 return
             if pid == self.main_pid and not self.main_exited:
                 self.main_exited = True
+                self.returncode = os.waitstatus_to_exitcode(code)
                 self.reaper.report({"t": "exited", **_status(code)})
 
     def read_messages(self):

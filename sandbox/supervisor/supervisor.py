@@ -23,10 +23,11 @@ import sys
 import time
 
 import fdchannel
+import proctree
 import protocol as P
 import reaper
-from calls import Call
-from quota import POLL_INTERVAL, WorkspaceQuota
+from calls import BACKGROUND_QUOTA_WINDOW, Call
+from quota import BACKGROUND_POLL_INTERVAL, POLL_INTERVAL, WorkspaceQuota
 from stdio import open_stdio
 
 SHUTDOWN_TIMEOUT = 5.0
@@ -203,26 +204,37 @@ class Supervisor:
     def quota_watched(self):
         return [c for c in self.calls.values() if c.quota_base is not None and not c.tree_done and not c.quota_killed]
 
+    def quota_interval(self, watched):
+        """Fast while foreground calls run; background jobs alone are sampled less often."""
+        return POLL_INTERVAL if any(c.quota_window_end is None for c in watched) else BACKGROUND_POLL_INTERVAL
+
     def check_quota(self, now):
-        if now - self.quota_checked < POLL_INTERVAL:
+        watched = self.quota_watched()
+        if not watched or now - self.quota_checked < self.quota_interval(watched):
             return
         self.quota_checked = now
-        watched = self.quota_watched()
-        if not watched:
-            return
         sample = self.quota.sample()
         for call in watched:
-            verdict = self.quota.check(call.quota_base, sample)
-            if verdict is None:
+            if call.quota_window_end is not None and now >= call.quota_window_end:
+                call.quota_base = sample
+                call.quota_attributed = (0, 0)
+                call.quota_window_end = now + BACKGROUND_QUOTA_WINDOW
                 continue
-            message, call.quota_base = verdict
+            call.quota_base = self.quota.ratchet(call.quota_base, call.quota_attributed, sample)
+            if not self.quota.grew_past(call.quota_base, sample):
+                continue
+            frozen = proctree.freeze(call.reaper_pid)
+            message, call.quota_base, call.quota_attributed = self.quota.confirm(call.quota_base, sample)
             if message:
-                call.kill_for_quota(message)
+                call.kill_for_quota(message)  # the reaper kills the frozen tree
+            else:
+                proctree.thaw(frozen)
 
     def next_timeout(self):
         deadlines = [d for c in self.calls.values() for d in (c.drain_deadline, c.kill_deadline) if d is not None]
-        if self.quota_watched():
-            deadlines.append(self.quota_checked + POLL_INTERVAL)
+        watched = self.quota_watched()
+        if watched:
+            deadlines.append(self.quota_checked + self.quota_interval(watched))
         if self.shutdown_at is not None:
             deadlines.append(self.shutdown_at + SHUTDOWN_TIMEOUT)
         if not deadlines:

@@ -88,9 +88,13 @@
  *   files changed since then, by ctime, plus deleted files its processes hold
  *   open; a folder or process the user made uninspectable counts as
  *   confirmation) and kills the command (whole tree, SIGKILL, with a line
- *   saying why in its output). Growth by other writers on the filesystem
- *   moves the command's baseline instead. Background jobs are exempt, and
- *   each command has its own allowance.
+ *   saying why in its output); the command's tree is frozen while this is
+ *   checked. Growth by other writers on the filesystem moves the command's
+ *   baseline instead, and space others free never becomes an allowance,
+ *   except that what others free while the command runs can hide growth the
+ *   command made since the last check (so the bound can be exceeded by about
+ *   that much). Each command has its own allowance; a background job's
+ *   renews every 10 minutes.
  *
  * Not covered: the kernel is shared (use runtime: 'runsc' for gVisor); total
  *   workspace disk use across commands is not limited (put the workspace on
