@@ -40,13 +40,13 @@
  *   NoNewPrivs 1, no supplementary groups), so they cannot ptrace the
  *   supervisor or a reaper (other uid, not dumpable), cannot signal them
  *   (signals need a matching real/saved uid), cannot gain privileges and
- *   cannot change identity. One exception, by design of the fast path: while
- *   a reaper starts a command (posix_spawn with RESETIDS, a fraction of a
- *   millisecond) its real uid is the command uid, so another command of the
- *   same session could signal it then; a reaper that stops answering a kill
- *   is SIGKILLed by the supervisor after the grace period + 2 s and its
- *   orphans are killed as strays, so this buys nothing a command of the
- *   session could not already do to its sibling commands.
+ *   cannot change identity, at any moment: a reaper takes the command uid
+ *   only as its effective uid (to enter the working directory and create a
+ *   background log as the user) and forks the command as root, the child
+ *   dropping groups, gid and uid before exec, so its real and saved uid stay
+ *   0 and signals from commands are refused even while it spawns. A reaper
+ *   that stops answering a kill is still SIGKILLed by the supervisor after the
+ *   grace period + 2 s, and its orphans are killed as strays.
  *   Commands of one session run as the same uid: they can signal, ptrace and
  *   read each other (background jobs included), like processes of one user.
  *   Separate sessions are separate containers and cannot.
