@@ -164,3 +164,20 @@ test('the session container carries the hardening defaults (inspected from the h
   t.is(config['Tty'], false);
   t.truthy(config['Labels'], 'containers carry labels');
 });
+
+test('a workspace that would hand over the host (a kernel filesystem) is refused with an error, promptly', async (t) => {
+  const within = <T>(promise: Promise<T>, ms: number): Promise<T | 'hung'> =>
+    Promise.race([promise, new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), ms).unref())]);
+  for (const workspace of ['/proc']) {
+    const risky = await SandboxSession.open({ workspace, timeoutSeconds: 10 });
+    const outcome = await within(risky.shell('ls /workspace | head -3'), 30_000);
+    void within(risky.close(), 10_000);
+    if (outcome === 'hung') {
+      t.fail(`${workspace}: the call neither ran nor failed within 30 s (it must fail closed with a clear error)`);
+      continue;
+    }
+    t.is(outcome.status, 'error', `${workspace}: ${outcome.text}`);
+    t.regex(outcome.text, /Refusing to mount/, workspace);
+  }
+  await session.assertAlive(t);
+});
