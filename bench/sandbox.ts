@@ -144,7 +144,7 @@ const mbps = (bytes: number, ms: number) => `${(bytes / MiB / (ms / 1000)).toFix
 
 const hostCat = await timeEach(3, () => sh('sh', ['-c', `cat ${flood} > /dev/null`]), 1);
 const inContainerCat = await timeEach(3, () => session.run({ command: 'cat flood.txt > /dev/null' }), 1);
-const endToEnd = await timeEach(3, () => session.run({ command: 'cat flood.txt' }), 1);
+const endToEnd = await timeEach(2, () => session.run({ command: 'cat flood.txt' }), 0);
 const endToEndPipes = await timeEach(3, () => session.run({ command: 'cat flood.txt', mode: 'pipes' }), 1);
 console.log('throughput of 256 MB of text output');
 row('toolcell end to end (pty: supervisor → host → pipeline)', `${mbps(FLOOD_BYTES, p50(endToEnd))} (${fmt(p50(endToEnd))})`, 'target ≥ 50 MB/s');
@@ -165,7 +165,7 @@ const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, process.memoryUsa
 const delay = monitorEventLoopDelay({ resolution: 1 });
 delay.enable();
 const floodStart = performance.now();
-const results = await Promise.all(floodSessions.map((s) => s.run({ command: 'cat flood.txt; yes | head -c 256M' })));
+const results = await Promise.all(floodSessions.map((s) => s.run({ command: 'cat flood.txt' })));
 const floodMs = performance.now() - floodStart;
 delay.disable();
 clearInterval(sampler);

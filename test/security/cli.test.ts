@@ -99,3 +99,50 @@ test('the text the CLI prints for people carries no raw terminal escapes from a 
   t.true(run.stdout.includes('visible-text'), run.stdout);
   assertNoRawControls(t, run.stdout, 'CLI text output');
 });
+
+test('auto without a reachable engine fails closed: the shell call errors and nothing runs on the host', async (t) => {
+  const workspace = await makeTempDir(t);
+  const hostDir = await makeTempDir(t, 'toolcell-sec-marker-');
+  const marker = join(hostDir, 'ran-on-host');
+  const run = await runCli([{ id: 'cmd', name: 'run_shell_command', args: { command: `touch ${marker}; echo ran` } }], {
+    workspace,
+    sandbox: 'auto',
+    env: { DOCKER_HOST: `unix://${join(hostDir, 'no-engine.sock')}` },
+  });
+  const { existsSync } = await import('node:fs');
+  t.false(existsSync(marker), 'the command ran on the host');
+  t.regex(String(run.responses.get('cmd')?.['error'] ?? ''), /sandbox|docker/i, run.stdout + run.stderr);
+});
+
+test('discovered tools configured by the user run in the sandbox, not on the host', async (t) => {
+  const workspace = await makeTempDir(t);
+  const hostDir = await makeTempDir(t, 'toolcell-sec-marker-');
+  const marker = join(hostDir, 'discovered-ran-on-host');
+  const declarations = JSON.stringify([{ name: 'probe', description: 'Reports where it runs.', parameters: { type: 'object', properties: {} } }]);
+  const settingsFile = join(hostDir, 'settings.json');
+  const { writeFile } = await import('node:fs/promises');
+  await writeFile(
+    settingsFile,
+    JSON.stringify({ tools: { discoveryCommand: `echo '${declarations}'`, callCommand: `touch ${marker} 2>/dev/null; echo "uid=$(id -u) host=$(cat /etc/hostname)"; true`, discoveryTrusted: true } }),
+  );
+  const run = await runCli([{ id: 'probe', name: 'discovered_tool_probe', args: {} }], { workspace, env: {}, timeoutSeconds: 30, settings: settingsFile });
+  const { existsSync } = await import('node:fs');
+  t.false(existsSync(marker), 'the discovered tool ran on the host');
+  t.regex(responseText(run.responses.get('probe')), /uid=(?!0\b)\d+/, run.stdout + run.stderr);
+});
+
+test('containers left by a dead toolcell process are removed when toolcell next starts', async (t) => {
+  const { hostname } = await import('node:os');
+  const image = (await dockerText(['images', '--format', '{{.Repository}}:{{.Tag}}', 'toolcell-sandbox'])).split('\n')[0]!;
+  const leftover = (
+    await dockerText([
+      'run', '-d', '--network', 'none', '--label', 'dev.toolcell.sandbox=1', '--label', 'dev.toolcell.owner-pid=2147483646',
+      '--label', 'dev.toolcell.owner-start=1', '--label', `dev.toolcell.owner-host=${hostname()}`, image, 'sleep', '600',
+    ])
+  ).trim();
+  t.teardown(() => dockerText(['rm', '-f', leftover]).catch(() => ''));
+  const workspace = await makeTempDir(t);
+  const run = await runCli([{ id: 'ok', name: 'run_shell_command', args: { command: 'echo started' } }], { workspace });
+  t.regex(responseText(run.responses.get('ok')), /started/);
+  t.false((await allContainers()).includes(leftover), 'the leftover container is still there');
+});

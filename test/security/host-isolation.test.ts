@@ -165,6 +165,25 @@ test('the session container carries the hardening defaults (inspected from the h
   t.truthy(config['Labels'], 'containers carry labels');
 });
 
+test('the `runtime` option (gVisor: runsc) is passed to the engine, with every other protection kept', async (t) => {
+  const { ShellService } = await import('../../src/shell/shell-service.js');
+  const workspace = await makeTempDir(t);
+  const service = await ShellService.create({ docker: { runtime: 'runc' } });
+  t.teardown(() => service.close());
+  const shell = await service.openSession({ sandbox: 'docker', workspaceRoot: workspace });
+  t.regex(shell.describe(), /runtime runc/);
+  const result = await shell.run({ command: "cat /etc/hostname; grep -E '^(NoNewPrivs|CapEff)' /proc/self/status" });
+  const id = /^([0-9a-f]{12})$/m.exec(result.output)?.[1] ?? '';
+  const inspect = await dockerInspect(id);
+  const host = inspect['HostConfig'] as Record<string, unknown>;
+  t.is(host['Runtime'], 'runc');
+  t.is(host['NetworkMode'], 'none');
+  t.is(host['ReadonlyRootfs'], true);
+  t.regex(result.output, /NoNewPrivs:\s+1/);
+  t.regex(result.output, /CapEff:\s+0{16}/);
+});
+
+// Last: until the warm pool stops retrying a refused workspace, this leaves a spinning thread behind.
 test('a workspace that would hand over the host (a kernel filesystem) is refused with an error, promptly', async (t) => {
   const within = <T>(promise: Promise<T>, ms: number): Promise<T | 'hung'> =>
     Promise.race([promise, new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), ms).unref())]);
