@@ -146,3 +146,18 @@ test('containers left by a dead toolcell process are removed when toolcell next 
   t.regex(responseText(run.responses.get('ok')), /started/);
   t.false((await allContainers()).includes(leftover), 'the leftover container is still there');
 });
+
+test('escape sequences in the model\'s own arguments and call ids never reach people\'s terminal raw', async (t) => {
+  const workspace = await makeTempDir(t);
+  const run = await runCli(
+    [
+      { id: 'id\u001b]0;pwned\u0007', name: 'run_shell_command', args: { command: 'echo "arg\u001b]52;c;cHduZWQ=\u0007\u001b[2J\u009b31mtext"', description: 'desc\u001b[8mhidden' } },
+      { id: 'w', name: 'write_file', args: { file_path: 'esc.txt', content: 'line\u001b]0;title\u0007\n' } },
+      { id: 'r', name: 'read_file', args: { file_path: 'esc.txt' } },
+    ],
+    { workspace, text: true },
+  );
+  t.is(run.exitCode, 0, run.stderr);
+  assertNoRawControls(t, run.stdout, 'CLI text output');
+  assertNoRawControls(t, run.stderr, 'CLI stderr');
+});

@@ -130,3 +130,36 @@ test('a stdin prompt gets end-of-file at once instead of hanging until the timeo
   t.notRegex(outcome.text, /time limit|no output for/);
   await assertContained(t, 'stdin prompt');
 });
+
+test('file names carrying terminal escapes reach the model and people without raw controls (list_directory, glob, grep_search)', async (t) => {
+  const planted = await session.shell(
+    `mkdir -p names && cd names && touch "$(printf 'evil\\033]0;pwned\\007name')" "$(printf 'clip\\033]52;c;cHduZWQ=\\007')" "$(printf 'bell\\a\\033[2Jx')" && printf 'needle\\n' > "$(printf 'hit\\033[31mred')" && ls | wc -l`,
+  );
+  t.regex(planted.output, /^4\s*$/m, planted.output);
+  for (const [name, args] of [
+    ['list_directory', { dir_path: 'names' }],
+    ['glob', { pattern: 'names/*' }],
+    ['grep_search', { pattern: 'needle', dir_path: 'names' }],
+  ] as const) {
+    const outcome = await session.tool(name, args);
+    assertNoRawControls(t, outcome.text, `${name} model text`);
+    assertNoRawControls(t, outcome.display, `${name} display`);
+  }
+  await session.shell('rm -rf names');
+  await assertContained(t, 'escape file names');
+});
+
+test('a 10 MB command line fails cleanly (or runs) and the session goes on', async (t) => {
+  const outcome = await session.shell(`echo ${'A'.repeat(10 * 1024 * 1024)} | wc -c`);
+  t.not(outcome.status, 'cancelled');
+  t.true(outcome.text.length <= MAX_MODEL_CHARS + 1000 || outcome.status === 'error', `model text is ${outcome.text.length} chars`);
+  await assertContained(t, 'huge command');
+});
+
+test('a batch of 300 parallel calls (beyond the pids limit) is contained to the session and the next call works', async (t) => {
+  const outcomes = await session.batch(Array.from({ length: 300 }, (_, i) => ({ name: 'run_shell_command', args: { command: `sleep 1; echo call-${i}` } })));
+  t.is(outcomes.length, 300);
+  const done = outcomes.filter((o) => /call-\d+/.test(o.output)).length;
+  t.true(done > 0, 'some calls ran');
+  await assertContained(t, 'parallel batch');
+});
