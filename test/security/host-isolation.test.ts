@@ -75,6 +75,10 @@ test("the host's environment does not reach commands: a secret env var of the to
   t.regex(outcome.output, /direct=\[\]/);
   t.regex(outcome.output, /PAGER=cat/);
   t.regex(outcome.output, /GIT_TERMINAL_PROMPT=0/);
+  const names = await session.shell("env | cut -d= -f1 | sort | tr '\\n' ' '");
+  const allowlist = new Set(['COLUMNS', 'GIT_PAGER', 'GIT_TERMINAL_PROMPT', 'HOME', 'LANG', 'LINES', 'PAGER', 'PATH', 'TERM', 'TOOLCELL', 'PWD', 'SHLVL', '_']);
+  const extra = names.output.trim().split(/\s+/).filter((name) => !allowlist.has(name));
+  t.deepEqual(extra, [], 'only allowlisted variables reach a command');
   const inspect = await dockerInspect(containerId);
   const env = ((inspect['Config'] as Record<string, unknown>)['Env'] as string[] | null) ?? [];
   t.false(env.some((entry) => entry.includes(CANARY)), "the container's own environment does not carry it either");
@@ -137,7 +141,9 @@ test('the session container carries the hardening defaults (inspected from the h
   t.true(Number(host['PidsLimit']) > 0, 'pids limit');
   t.true(Number(host['Memory']) > 0, 'memory limit');
   t.is(host['MemorySwap'], host['Memory'], 'no swap beyond the memory limit');
-  t.true(Number(host['NanoCpus']) > 0 || Number(host['CpuQuota']) > 0, 'CPU limit');
+  t.is(Number(host['NanoCpus']), 1e9, 'one CPU');
+  t.is(Number(host['PidsLimit']), 256, 'pids limit 256');
+  t.is(Number(host['Memory']), 1024 ** 3, 'memory 1 GiB');
   const ulimits = ((host['Ulimits'] as Array<{ Name: string; Soft: number; Hard: number }> | null) ?? []).map((u) => u.Name);
   t.true(ulimits.includes('fsize'), 'file-size ulimit');
   t.true(ulimits.includes('nofile'), 'open-files ulimit');

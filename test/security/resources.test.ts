@@ -5,6 +5,8 @@
  */
 import anyTest from 'ava';
 import { requireDocker } from '../helpers/docker.js';
+import { stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import { SandboxSession, commandProcesses, nonce } from '../helpers/security.js';
 
 const docker = await requireDocker(anyTest, 'security/resources');
@@ -61,6 +63,8 @@ while True:
     chunks.append(bytearray(64 << 20))'; echo "exit=$?"`);
   // 137 = SIGKILL from the OOM killer; a MemoryError (exit 1) is also a contained outcome.
   t.regex(outcome.output, /exit=(137|1)\b/, outcome.output.slice(0, 500));
+  const adj = await session.shell('cat /proc/self/oom_score_adj');
+  t.is(adj.output.trim(), '1000', 'commands are the OOM killer\'s first choice, before the supervisor');
   await assertContained(t, 'memory bomb');
 });
 
@@ -107,22 +111,31 @@ except OSError as e:
   t.is(outcome.status, 'success', outcome.output);
   const limit = /nofile (\d+) (\d+)/.exec(outcome.output);
   t.truthy(limit, outcome.output);
-  t.true(Number(limit?.[2]) <= 65536, `the hard limit is bounded (${limit?.[2]})`);
+  t.is(Number(limit?.[2]), 1024, `the hard limit is the 1024 default (${limit?.[2]})`);
   t.regex(outcome.output, /stopped \d+ Too many open files/);
   await assertContained(t, 'fd exhaustion');
 });
 
-test('a single huge file in the workspace stops at the file-size ulimit', async (t) => {
-  const outcome = await session.shell('ulimit -f; head -c 20G /dev/zero > big.bin; echo "exit=$?"; stat -c "size=%s" big.bin; rm -f big.bin');
-  t.regex(outcome.output, /exit=(153|1)\b/, 'SIGXFSZ (128+25) or EFBIG ends the write');
-  const size = Number(/size=(\d+)/.exec(outcome.output)?.[1] ?? NaN);
-  t.true(size < 20 * 1024 ** 3, `the file stopped short (${size} bytes)`);
+test('a single huge file in the workspace stops at the file-size ulimit (1 GiB)', async (t) => {
+  const limit = await session.shell('ulimit -f');
+  t.is(limit.output.trim(), String(1024 ** 2), 'RLIMIT_FSIZE is 1 GiB (bash reports 1024-byte blocks)');
+  const outcome = await session.shell('head -c 20G /dev/zero > big.bin; echo "exit=$?"');
+  const size = (await stat(join(session.workspace, 'big.bin')).catch(() => ({ size: 0 }))).size;
+  await session.shell('rm -f big.bin');
+  // SIGXFSZ (exit 153) or EFBIG at the limit; the workspace growth limit (also 1 GiB) may kill it first.
+  t.regex(outcome.text, /exit=(153|1)\b|the limit is 1\.0 GiB per command/, outcome.text.slice(0, 500));
+  t.true(size <= 1024 ** 3, `the file stopped at ${size} bytes`);
   await assertContained(t, 'workspace file size');
 });
 
 test('filling /tmp stops at the tmpfs size, and the session still works with /tmp full', async (t) => {
-  const outcome = await session.shell('df -k /tmp | tail -1; head -c 20G /dev/zero > /tmp/fill; echo "exit=$?"; stat -c "size=%s" /tmp/fill');
+  const outcome = await session.shell(
+    'df -k /tmp "$HOME" /dev/shm | tail -n +2 | awk \'{print "fs " $6 " " $2}\'; head -c 20G /dev/zero > /tmp/fill; echo "exit=$?"; head -c 1G /dev/zero > "$HOME/fill"; echo "home=$?"; rm -f "$HOME/fill"',
+  );
   t.regex(outcome.output, /No space left on device|File too large/, outcome.output.slice(0, 500));
+  t.regex(outcome.output, /^fs \/tmp 262144$/m, '/tmp is a 256 MiB tmpfs');
+  t.regex(outcome.output, /^fs \/home\/sandbox 65536$/m, 'HOME is a 64 MiB tmpfs');
+  t.regex(outcome.output, /home=1/);
   await assertContained(t, 'tmp fill (full)');
   const cleanup = await session.shell('rm -f /tmp/fill; echo cleaned');
   t.true(cleanup.output.includes('cleaned'));
