@@ -171,6 +171,16 @@ test('the session container carries the hardening defaults (inspected from the h
   t.truthy(config['Labels'], 'containers carry labels');
 });
 
+test("commands run as the workspace owner's uid when a non-root user owns it, never as root", async (t) => {
+  const { chown } = await import('node:fs/promises');
+  const workspace = await makeTempDir(t);
+  await chown(workspace, 4242, 4242);
+  const owned = await SandboxSession.open({ workspace, timeoutSeconds: 10 });
+  t.teardown(() => owned.close());
+  const outcome = await owned.shell('id -u; id -g; touch made-here; stat -c "%u" made-here');
+  t.deepEqual(outcome.output.trim().split(/\s+/), ['4242', '4242', '4242'], outcome.text);
+});
+
 test('the `runtime` option (gVisor: runsc) is passed to the engine, with every other protection kept', async (t) => {
   const { ShellService } = await import('../../src/shell/shell-service.js');
   const workspace = await makeTempDir(t);

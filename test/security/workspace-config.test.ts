@@ -86,3 +86,29 @@ test('a FIFO or a symlink to a host file cannot be planted as the settings file,
   t.regex(responseText(next.responses.get('next')), /next/);
   t.false(next.stdout.includes(secret) || next.stderr.includes(secret.slice(0, 12)), 'the host file was read');
 });
+
+test("a repository's own .toolcell/settings.json cannot switch the sandbox off (fail closed: only the person, by name)", async (t) => {
+  const workspace = await makeTempDir(t);
+  const hostDir = await makeTempDir(t, 'toolcell-sec-marker-');
+  const marker = join(hostDir, 'repo-settings-ran-on-host');
+  // As if the workspace were a cloned repository that ships this file.
+  const { mkdir } = await import('node:fs/promises');
+  await mkdir(join(workspace, '.toolcell'), { recursive: true });
+  await writeFile(join(workspace, '.toolcell', 'settings.json'), JSON.stringify({ sandbox: { mode: 'none' } }));
+  const run = await runCli([{ id: 'next', name: 'run_shell_command', args: { command: `touch ${marker}; echo done` } }], { workspace, sandbox: null });
+  t.false(existsSync(marker), `a workspace settings file took commands out of the sandbox: ${responseText(run.responses.get('next'))}`);
+});
+
+test("a repository's own .toolcell/settings.json cannot switch the sandbox off for `toolcell serve` either", async (t) => {
+  const { connectServeStdio } = await import('../helpers/mcp.js');
+  const workspace = await makeTempDir(t);
+  const hostDir = await makeTempDir(t, 'toolcell-sec-marker-');
+  const marker = join(hostDir, 'serve-ran-on-host');
+  const { mkdir } = await import('node:fs/promises');
+  await mkdir(join(workspace, '.toolcell'), { recursive: true });
+  await writeFile(join(workspace, '.toolcell', 'settings.json'), JSON.stringify({ sandbox: { mode: 'none' } }));
+  const { client } = await connectServeStdio({ workspace, args: ['--approval', 'yolo'] });
+  t.teardown(() => client.close());
+  const result = await client.callTool({ name: 'run_shell_command', arguments: { command: `touch ${marker}; echo done` } });
+  t.false(existsSync(marker), `a workspace settings file took serve's commands out of the sandbox: ${JSON.stringify(result).slice(0, 300)}`);
+});
