@@ -88,3 +88,20 @@ test('a background job cannot fill the host disk through the workspace either', 
   t.true(bytes <= 1 * GiB + OVERSHOOT, `a background job grew the host's disk use by ${(bytes / GiB).toFixed(2)} GiB through the workspace`);
   await session.assertAlive(t);
 });
+
+test('growth hidden in files the command user does not own (root-owned files the ACL grant made writable) still counts', async (t) => {
+  // A root-owned workspace with files that exist before the session (a CI checkout).
+  const { mkdtemp, realpath, rm, writeFile } = await import('node:fs/promises');
+  const { tmpdir } = await import('node:os');
+  const workspace = await realpath(await mkdtemp(join(tmpdir(), 'toolcell-sec-ws-owned-')));
+  t.teardown(() => rm(workspace, { recursive: true, force: true }));
+  for (let i = 0; i < 4; i++) await writeFile(join(workspace, `checked-out.${i}`), 'x\n');
+  const own = await SandboxSession.open({ workspace, timeoutSeconds: 90 });
+  t.teardown(() => own.close());
+  const outcome = await own.shell('for f in checked-out.*; do head -c 900M /dev/zero >> "$f" || break; done; stat -c "%U %s" checked-out.*');
+  const { bytes } = await usage(workspace);
+  await own.shell('for f in checked-out.*; do : > "$f"; done');
+  t.log(outcome.output.slice(0, 300));
+  t.true(bytes <= 1 * GiB + OVERSHOOT, `one call grew the host's disk use by ${(bytes / GiB).toFixed(2)} GiB by appending to files it does not own`);
+  await own.assertAlive(t);
+});
