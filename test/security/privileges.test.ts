@@ -145,3 +145,21 @@ test('kernel knobs used by container escapes are read-only: core_pattern, releas
   t.false(outcome.output.includes('|/tmp/x'), 'core_pattern unchanged');
   await assertContained(t, 'kernel knobs');
 });
+
+test('system calls that kernel exploits and known escapes rely on are filtered (Shocker, keyrings, eBPF, perf, userfaultfd, io_uring, modules)', async (t) => {
+  // x86_64 numbers; each call gets harmless arguments, so anything but EPERM means the filter let it reach the kernel.
+  const outcome = await session.shell(`python3 - <<'PY'
+import ctypes, os, platform
+libc = ctypes.CDLL(None, use_errno=True)
+calls = {"open_by_handle_at": 304, "keyctl": 250, "add_key": 248, "request_key": 249, "bpf": 321, "perf_event_open": 298,
+         "userfaultfd": 323, "io_uring_setup": 425, "kexec_load": 246, "init_module": 175, "finit_module": 313}
+print("arch", platform.machine())
+for name, nr in calls.items():
+    r = libc.syscall(nr, 0, 0, 0, 0, 0)
+    print(name, "filtered" if r < 0 and ctypes.get_errno() == 1 else "REACHED " + os.strerror(ctypes.get_errno()))
+PY`);
+  t.regex(outcome.output, /arch x86_64/, 'the syscall numbers here are for x86_64');
+  const reached = [...outcome.output.matchAll(/^(\w+) REACHED/gm)].map((m) => m[1]);
+  t.deepEqual(reached, [], `these system calls reach the host kernel: ${reached.join(', ')}`);
+  await assertContained(t, 'syscall filter');
+});
