@@ -5,8 +5,8 @@
  * being killed outright, and the text it prints for people.
  */
 import anyTest from 'ava';
-import { requireDocker } from '../helpers/docker.js';
 import { join } from 'node:path';
+import { requireDocker } from '../helpers/docker.js';
 import {
   assertNoRawControls,
   dockerText,
@@ -92,11 +92,15 @@ test('a CLI killed outright (SIGKILL) leaves no sandbox running: the supervisor 
 test('the text the CLI prints for people carries no raw terminal escapes from a command', async (t) => {
   const workspace = await makeTempDir(t);
   const run = await runCli(
-    [{ id: 'esc', name: 'run_shell_command', args: { command: "printf '\\033]52;c;cHduZWQ=\\a\\033]0;title\\007\\033[2J\\233Hvisible-text\\n'" } }],
+    [
+      { id: 'esc', name: 'run_shell_command', args: { command: "printf '\\033]52;c;cHduZWQ=\\a\\033]0;title\\007\\033[2J\\233Hvisible-text\\n'" } },
+      { id: 'ok', name: 'run_shell_command', args: { command: 'echo benign-after' } },
+    ],
     { workspace, text: true },
   );
   t.is(run.exitCode, 0, run.stderr);
   t.true(run.stdout.includes('visible-text'), run.stdout);
+  t.true(run.stdout.includes('benign-after'), 'the other call of the batch works');
   assertNoRawControls(t, run.stdout, 'CLI text output');
 });
 
@@ -153,11 +157,12 @@ test('escape sequences in the model\'s own arguments and call ids never reach pe
     [
       { id: 'id\u001b]0;pwned\u0007', name: 'run_shell_command', args: { command: 'echo "arg\u001b]52;c;cHduZWQ=\u0007\u001b[2J\u009b31mtext"', description: 'desc\u001b[8mhidden' } },
       { id: 'w', name: 'write_file', args: { file_path: 'esc.txt', content: 'line\u001b]0;title\u0007\n' } },
-      { id: 'r', name: 'read_file', args: { file_path: 'esc.txt' } },
+      { id: 'ok', name: 'run_shell_command', args: { command: 'echo benign-after' } },
     ],
     { workspace, text: true },
   );
   t.is(run.exitCode, 0, run.stderr);
+  t.true(run.stdout.includes('benign-after'), 'the other call of the batch works');
   assertNoRawControls(t, run.stdout, 'CLI text output');
   assertNoRawControls(t, run.stderr, 'CLI stderr');
 });

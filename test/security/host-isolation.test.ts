@@ -5,10 +5,10 @@
  * SECURITY.md lists.
  */
 import anyTest from 'ava';
-import { requireDocker } from '../helpers/docker.js';
 import { spawn } from 'node:child_process';
 import { readFile, readdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { requireDocker } from '../helpers/docker.js';
 import { SandboxSession, commandProcesses, dockerInspect, makeTempDir, nonce } from '../helpers/security.js';
 
 const docker = await requireDocker(anyTest, 'security/host-isolation');

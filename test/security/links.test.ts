@@ -9,9 +9,9 @@
  * leak.
  */
 import anyTest from 'ava';
-import { requireDocker } from '../helpers/docker.js';
 import { lstat, mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { requireDocker } from '../helpers/docker.js';
 import { SandboxSession, makeTempDir, nonce, type CallOutcome } from '../helpers/security.js';
 
 const docker = await requireDocker(anyTest, 'security/links');

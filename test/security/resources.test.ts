@@ -4,9 +4,9 @@
  * session able to run the next call.
  */
 import anyTest from 'ava';
-import { requireDocker } from '../helpers/docker.js';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { requireDocker } from '../helpers/docker.js';
 import { SandboxSession, commandProcesses, nonce } from '../helpers/security.js';
 
 const docker = await requireDocker(anyTest, 'security/resources');

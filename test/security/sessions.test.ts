@@ -5,9 +5,9 @@
  * design and SECURITY.md says so; this file pins both facts down.
  */
 import anyTest from 'ava';
-import { requireDocker } from '../helpers/docker.js';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { requireDocker } from '../helpers/docker.js';
 import { SandboxSession, commandProcesses, dockerText, nonce } from '../helpers/security.js';
 
 const docker = await requireDocker(anyTest, 'security/sessions');

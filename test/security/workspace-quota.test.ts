@@ -6,9 +6,9 @@
  * GB and a few hundred thousand files, removed afterwards.
  */
 import anyTest from 'ava';
-import { requireDocker } from '../helpers/docker.js';
 import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { requireDocker } from '../helpers/docker.js';
 import { SandboxSession, commandProcesses } from '../helpers/security.js';
 
 const docker = await requireDocker(anyTest, 'security/workspace-quota');
