@@ -194,3 +194,29 @@ test('symlinks planted in the background-log folder (the one writable part of .t
   t.deepEqual((await readdir(target)).sort(), ['secret.log'], 'a background log was not created through a link');
   await session.assertAlive(t);
 });
+
+test('a huge and very deep tree planted in the workspace keeps host-side search tools bounded and working', async (t) => {
+  await plant(
+    t,
+    `mkdir -p wide && cd wide && seq 1 20000 | xargs touch && cd .. && python3 -c 'import os
+os.makedirs("deep", exist_ok=True)
+os.chdir("deep")
+for i in range(600):
+    os.mkdir("d"); os.chdir("d")
+open("bottom.txt", "w").write("needle-at-the-bottom")'`,
+  );
+  for (const [name, args] of [
+    ['glob', { pattern: '**/*' }],
+    ['list_directory', { dir_path: 'wide' }],
+    ['grep_search', { pattern: 'needle-at-the-bottom' }],
+    ['read_many_files', { include: ['**/*.txt'] }],
+  ] as const) {
+    const outcome = await session.tool(name, args);
+    t.not(outcome.status, 'cancelled', name);
+    t.true(outcome.text.length <= 45_000, `${name} handed the model ${outcome.text.length} characters`);
+    t.notRegex(outcome.text, /worker_crashed|worker_out_of_memory/, `${name}: ${outcome.text.slice(0, 200)}`);
+  }
+  await session.shell('rm -rf wide deep');
+  await assertOutsideUntouched(t);
+  await session.assertAlive(t);
+});
