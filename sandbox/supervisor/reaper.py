@@ -6,8 +6,8 @@ so every orphan of its call (setsid, nohup, double forks) is re-parented to
 it rather than to init: the call's processes are exactly the reaper's
 descendants. It starts the command (launch.py), reports its pid and exit
 status, ends the tree when told to or when the command exits (unless the call
-is a background one), says "done" once nothing is left, and waits for the
-next call.
+is a background one), says "done" once nothing is left, forks the stub of
+its next command, and waits for the next call.
 
 A reaper stays root (real and saved uid 0) with CAP_KILL; the commands
 (another uid, no capabilities) can neither signal nor ptrace it, at any
@@ -73,38 +73,73 @@ class Reaper:
         except OSError:
             pass  # the supervisor is gone; EOF on the socket ends us next
 
+    def prepare_stub(self):
+        """Forks the next command's process ahead of time (see launch.py)."""
+        stub_sock, mine = fdchannel.pair()
+        error_r, error_w = os.pipe()  # close-on-exec: EOF at a successful exec
+        pid = os.fork()
+        if pid == 0:
+            try:
+                mine.close()
+                os.close(error_r)
+                received = fdchannel.Receiver(stub_sock).receive()
+                if received is None:
+                    os._exit(0)  # the reaper retired
+                message, fds = received
+                stub_sock.close()
+                launch.exec_command(message["spec"], self.identity, tuple(fds) if fds else None, error_w)
+            finally:
+                os._exit(127)
+        stub_sock.close()
+        os.close(error_w)
+        return pid, mine, error_r
+
     def serve(self):
         """Runs calls until the supervisor closes the socket."""
         while True:
+            stub = self.prepare_stub()
             received = self.receiver.receive()
             if received is None:
+                self.retire(stub)
                 return
             message, fds = received
             if message.get("t") != "spawn":
                 for fd in fds:
                     os.close(fd)
+                self.retire(stub)
                 continue
-            for fd in fds:
-                os.set_inheritable(fd, False)
-            self.run_call(message["spec"], fds)
+            self.run_call(stub, message["spec"], fds)
             if self.receiver.eof:
                 return
 
-    def run_call(self, spec, fds):
+    def retire(self, stub):
+        pid, sock, error_r = stub
+        sock.close()  # the stub sees EOF and exits
+        os.close(error_r)
+        os.waitpid(pid, 0)
+
+    def run_call(self, stub, spec, fds):
+        pid, sock, error_r = stub
         try:
-            command = launch.spawn_command(spec, self.identity, tuple(fds) if fds else None)
-        except launch.SpawnError as error:
-            # Nothing started, so nothing to wait for: the reaper is idle again.
-            self.report({"t": "failed", "message": str(error)})
-            return
+            fdchannel.send(sock, {"spec": spec}, fds)
         finally:
+            sock.close()
             for fd in fds:  # the command has its own copies
                 os.close(fd)
-        self.report({"t": "started", "pid": command.pid})
-        call = _CallTree(self, command.pid, bool(spec.get("background")))
-        call.run()
-        # We reaped it ourselves; tell subprocess so it never waits for it.
-        command.returncode = call.returncode
+        message = b""
+        while True:
+            chunk = os.read(error_r, 4096)
+            if not chunk:
+                break
+            message += chunk
+        os.close(error_r)
+        if message:
+            os.waitpid(pid, 0)
+            # Nothing started, so nothing to wait for: the reaper is idle again.
+            self.report({"t": "failed", "message": message.decode("utf-8", "replace")})
+            return
+        self.report({"t": "started", "pid": pid})
+        _CallTree(self, pid, bool(spec.get("background"))).run()
         self.report({"t": "done"})
 
 
@@ -116,7 +151,6 @@ class _CallTree:
         self.main_pid = main_pid
         self.background = background
         self.main_exited = False
-        self.returncode = -9
         self.kill_grace = None
 
     def reap(self):
@@ -129,7 +163,6 @@ class _CallTree:
                 return
             if pid == self.main_pid and not self.main_exited:
                 self.main_exited = True
-                self.returncode = os.waitstatus_to_exitcode(code)
                 self.reaper.report({"t": "exited", **_status(code)})
 
     def read_messages(self):

@@ -10,7 +10,9 @@
  *   /home/sandbox (64 MiB, owned by the command user), both nosuid,nodev;
  *   exec is allowed there because the writable workspace allows it anyway ·
  *   CapDrop ALL, CapAdd SETUID SETGID KILL (for the supervisor only, see
- *   below) · no-new-privileges · the engine's default seccomp profile ·
+ *   below) · no-new-privileges · the engine's default seccomp profile, and
+ *   on each command a stacked filter refusing io_uring and x32-ABI system
+ *   calls (Docker 20.10's profile lets io_uring through) ·
  *   PidsLimit 256 · Memory 1 GiB = MemorySwap (no swap; tmpfs pages count) ·
  *   NanoCpus 1 CPU · ulimits fsize 1 GiB, nofile 1024 (no nproc: RLIMIT_NPROC
  *   counts per uid across the whole host, so it would couple sessions; the

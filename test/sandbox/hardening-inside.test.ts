@@ -98,3 +98,22 @@ test('a file written on the host is visible inside and vice versa', async (t) =>
   t.is(result.stdout, 'host\n');
   t.is(await readFile(join(workspaceRoot, 'from-inside.txt'), 'utf8'), 'inside\n');
 });
+
+test('io_uring and x32 system calls are filtered on top of the engine profile', async (t) => {
+  const session = await sandbox.session(t);
+  const probe = `python3 - <<'PY'
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+for name, nr in {"io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427, "x32_getpid": 0x40000000 + 39, "getpid": 39}.items():
+    r = libc.syscall(nr, 0, 0, 0, 0, 0)
+    print(name, "EPERM" if r < 0 and ctypes.get_errno() == 1 else "ok")
+PY
+grep Seccomp_filters /proc/self/status`;
+  const { stdout } = await runCommand(session, probe, { mode: 'pipes' });
+  t.regex(stdout, /^io_uring_setup EPERM$/m);
+  t.regex(stdout, /^io_uring_enter EPERM$/m);
+  t.regex(stdout, /^io_uring_register EPERM$/m);
+  t.regex(stdout, /^x32_getpid EPERM$/m);
+  t.regex(stdout, /^getpid ok$/m, 'ordinary system calls still work');
+  t.regex(stdout, /Seccomp_filters:\s+2/, "the engine's filter and ours");
+});
