@@ -34,6 +34,8 @@ test('NoNewPrivs is 1 and every capability set is empty; seccomp filters syscall
   t.regex(outcome.output, /NoNewPrivs:\s+1/);
   for (const set of ['CapInh', 'CapPrm', 'CapEff', 'CapAmb']) t.regex(outcome.output, new RegExp(`${set}:\\s+0{16}`), set);
   t.regex(outcome.output, /Seccomp:\s+2/);
+  const filters = Number(/Seccomp_filters:\s+(\d+)/.exec((await session.shell('grep Seccomp_filters /proc/self/status')).output)?.[1]);
+  t.true(filters >= 2, `the engine's profile plus toolcell's own filter are stacked (${filters})`);
   await assertContained(t, 'status');
 });
 
@@ -146,13 +148,14 @@ test('kernel knobs used by container escapes are read-only: core_pattern, releas
   await assertContained(t, 'kernel knobs');
 });
 
-test('system calls that kernel exploits and known escapes rely on are filtered (Shocker, keyrings, eBPF, perf, userfaultfd, io_uring, modules)', async (t) => {
+test('system calls that kernel exploits and known escapes rely on are filtered (Shocker, keyrings, eBPF, perf, userfaultfd, io_uring, modules, the x32 table)', async (t) => {
   // x86_64 numbers; each call gets harmless arguments, so anything but EPERM means the filter let it reach the kernel.
   const outcome = await session.shell(`python3 - <<'PY'
 import ctypes, os, platform
 libc = ctypes.CDLL(None, use_errno=True)
 calls = {"open_by_handle_at": 304, "keyctl": 250, "add_key": 248, "request_key": 249, "bpf": 321, "perf_event_open": 298,
-         "userfaultfd": 323, "io_uring_setup": 425, "kexec_load": 246, "init_module": 175, "finit_module": 313}
+         "userfaultfd": 323, "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
+         "kexec_load": 246, "init_module": 175, "finit_module": 313, "x32_getpid": 0x40000000 | 39}
 print("arch", platform.machine())
 for name, nr in calls.items():
     r = libc.syscall(nr, 0, 0, 0, 0, 0)
