@@ -166,3 +166,24 @@ PY`);
   t.deepEqual(reached, [], `these system calls reach the host kernel: ${reached.join(', ')}`);
   await assertContained(t, 'syscall filter');
 });
+
+/** A command that prints the fds it inherited as `fd:target`, leaving out those it opened to list them. */
+const LIST_FDS = `python3 -c 'import os, re
+names = os.listdir("/proc/self/fd")
+links = [(n, os.readlink("/proc/self/fd/" + n)) for n in names if os.path.exists("/proc/self/fd/" + n)]
+print(" ".join(n for n, target in sorted(links, key=lambda l: int(l[0])) if not re.fullmatch(r"/proc/[0-9]+/fd", target)))'`;
+
+test('commands inherit no file descriptor beyond stdio (no leaked supervisor socket or host fd, the runc CVE-2024-21626 class)', async (t) => {
+  const foreground = await session.shell(LIST_FDS);
+  t.is(foreground.output.trim(), '0 1 2', 'foreground fds');
+  const background = await session.shell(`${LIST_FDS} > bg-fds.tmp; mv bg-fds.tmp bg-fds.txt`, { background: true });
+  t.is(background.status, 'success', background.text);
+  let text = '';
+  for (let i = 0; i < 50 && text === ''; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    text = (await session.shell('cat bg-fds.txt 2>/dev/null')).output.trim();
+  }
+  t.is(text, '0 1 2', 'background fds');
+  await session.shell('rm -f bg-fds.txt');
+  await assertContained(t, 'fd leak');
+});
