@@ -46,19 +46,27 @@ export class WarmPool {
     if (this.#closed) throw new Error('the warm pool is closed');
     const key = resolve(workspaceRoot);
     const spares = this.#spares.get(key) ?? [];
-    while (spares.length > 0) {
+    // Only the spares present now are tried: refilling while draining the same list would loop
+    // forever when every start fails (e.g. a workspace the sandbox refuses to mount).
+    for (let tries = spares.length; tries > 0 && spares.length > 0; tries--) {
       const spare = spares.shift()!;
-      this.fill(key);
       try {
         const candidate = await spare;
-        if (candidate.container.alive) return candidate;
+        if (candidate.container.alive) {
+          this.fill(key);
+          return candidate;
+        }
         void candidate.container.remove().catch(() => undefined);
       } catch {
         // The spare failed to start: start one now, which reports the error.
       }
     }
     const fresh = this.#start(key);
-    this.fill(key);
+    // Refill only once a start succeeds, so a workspace that cannot be mounted costs one attempt.
+    fresh.then(
+      () => this.fill(key),
+      () => undefined,
+    );
     return fresh;
   }
 

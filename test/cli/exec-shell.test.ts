@@ -71,3 +71,11 @@ test('shell calls fail closed with --sandbox auto when the Docker engine does no
   t.regex(String(response.error), /sandbox|docker/i);
   t.false(existsSync(join(ws, 'ran-unsandboxed')));
 });
+
+test('a workspace the sandbox refuses to mount (/) is refused at once, not retried forever', async (t) => {
+  const result = await runCli(['exec', '--workspace', '/', '--json', '--approval', 'yolo', '--sandbox', 'docker'], {
+    input: JSON.stringify([{ name: 'run_shell_command', args: { command: 'echo hi' } }]),
+  });
+  t.is(result.code, 0);
+  t.regex(String(JSON.parse(result.stdout)[0].functionResponse.response.error), /Refusing to mount \/|sandbox/i);
+});
