@@ -45,10 +45,14 @@ export function convertToFunctionResponse(toolName: string, callId: string, llmC
 export function createErrorResponse(
   request: ToolCallRequest,
   error: { message: string; type: ToolErrorType },
+  /** What the tool told the model beyond the message (e.g. a failed command's stdout, stderr and exit code). */
+  output?: string,
 ): ToolCallResponse & { error: { message: string; type: ToolErrorType } } {
+  const response: Record<string, unknown> = { error: error.message };
+  if (output) response['output'] = output;
   return {
     callId: request.callId,
-    responseParts: [functionResponsePart(request.callId, request.name, { error: error.message })],
+    responseParts: [functionResponsePart(request.callId, request.name, response)],
     resultDisplay: error.message,
     error,
   };

@@ -218,7 +218,9 @@ export class Scheduler {
   }
 
   #fail(call: ToolCall, tool: Tool<unknown>, type: ToolErrorType, message: string, decision?: ToolCallDecision, result?: ToolResult): void {
-    const response = createErrorResponse(call.request, { type, message });
+    // A failed result may carry more for the model than its message (stdout, stderr, exit code); keep it.
+    const details = result && typeof result.llmContent === 'string' && result.llmContent !== `Error: ${message}` ? result.llmContent : undefined;
+    const response = createErrorResponse(call.request, { type, message }, details);
     if (result) response.resultDisplay = result.returnDisplay;
     this.#table.set({
       status: 'error',

@@ -43,3 +43,10 @@ test('error and cancelled responses carry the message (and partial output)', (t)
     { functionResponse: { id: 'c1', name: 't', response: { error: '[Operation Cancelled] User cancelled.', output: 'half' } } },
   ]);
 });
+
+test('an error response can keep what the tool told the model beyond the message', (t) => {
+  const request = { callId: 'c1', name: 't', args: {} };
+  t.deepEqual(createErrorResponse(request, { type: 'discovered_tool_execution_error', message: 'exit 7' }, 'Stdout: x\nStderr: y').responseParts, [
+    { functionResponse: { id: 'c1', name: 't', response: { error: 'exit 7', output: 'Stdout: x\nStderr: y' } } },
+  ]);
+});

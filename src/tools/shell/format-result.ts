@@ -1,3 +1,4 @@
+import { ToolErrorType } from '../../errors.js';
 import type { ShellRunResult } from '../../shell/run-types.js';
 import type { ToolResult } from '../tool.js';
 
@@ -28,6 +29,8 @@ export function formatShellResult(facts: ShellCallFacts, result: ShellRunResult)
     return { llmContent: block(facts, result, text), returnDisplay: text };
   }
   const llmContent = lead ? `${lead}\n${block(facts, result, result.output)}` : block(facts, result, result.output);
+  // A timeout is a failure of the call (unlike a non-zero exit): typed, so clients and telemetry see it; the partial output stays in llmContent.
+  if (result.timedOut) return { llmContent, returnDisplay: display(lead, result), error: { type: ToolErrorType.EXECUTION_TIMEOUT, message: lead || 'The command timed out.' } };
   return { llmContent, returnDisplay: display(lead, result) };
 }
 

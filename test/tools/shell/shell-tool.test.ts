@@ -124,6 +124,7 @@ test('a wall-clock limit from the tool options ends the command and says so', as
   const result = await run(tool, { command: 'echo started; sleep 60' });
   t.regex(llmText(result), /^Command was cancelled because it ran longer than the time limit of 0\.6 s\./);
   t.regex(llmText(result), /Output: started/);
+  t.is(result.error?.type, 'execution_timeout');
 });
 
 test('is_background returns the PID and a log file at once; the process keeps running', async (t) => {
