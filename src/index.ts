@@ -51,3 +51,19 @@ export type { TelemetrySink, ToolCallEvent } from './telemetry/events.js';
 export { JsonlFileSink } from './telemetry/jsonl-sink.js';
 
 export { createRuntime, type Runtime, type RuntimeOptions, type SandboxMode } from './cli/runtime.js';
+
+export { ShellService, type ShellServiceOptions } from './shell/shell-service.js';
+export type { ShellRunOptions, ShellRunResult } from './shell/run-types.js';
+export { createShellTool, type ShellToolOptions } from './tools/shell/shell-tool.js';
+export { createDockerBackend, probeDocker } from './sandbox/index.js';
+
+export { loadSettings } from './config/load-settings.js';
+export type { Settings } from './config/settings-schema.js';
+export { registerExtensionTools, type ExtensionTools, type RegisterExtensionToolsOptions } from './extensions.js';
+
+export { Agent, type AgentOptions, type SendOptions } from './agent/agent.js';
+export type { AgentEvent, AgentOutcome, AgentStatus, AgentError, TokenUsage } from './agent/events.js';
+export { AgentErrorCode } from './agent/api-errors.js';
+export { createGeminiClient, resolveApiKey } from './agent/gemini-client.js';
+export { DEFAULT_MODEL } from './agent/defaults.js';
+export { OtelTelemetrySink } from './telemetry/otel.js';
