@@ -80,3 +80,15 @@ test('--help documents the exit codes', async (t) => {
   t.is(result.code, 0);
   t.regex(result.stdout, /130\s+interrupted by SIGINT/);
 });
+
+test('text output never passes escape sequences from tool names or arguments to the terminal', async (t) => {
+  const result = await runCli(['exec', '--workspace', workspace], {
+    input: JSON.stringify([
+      { name: 'evil\u001b[2J', args: {} },
+      { name: 'read_file', args: { file_path: 'x\u001b]52;c;cHduZWQ=\u0007' } },
+    ]),
+  });
+  t.is(result.code, 0);
+  t.false(/[\u001b\u0007]/.test(result.stdout));
+  t.regex(result.stdout, /tool_not_registered/);
+});

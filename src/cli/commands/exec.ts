@@ -4,6 +4,7 @@ import { isToolcellError } from '../../errors.js';
 import { JsonlFileSink } from '../../telemetry/jsonl-sink.js';
 import { EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE } from '../exit-codes.js';
 import { formatCompletedCalls } from '../format-calls.js';
+import { colorEnabled } from '../../ui/style.js';
 import { approvalOption, type RunnerCliOptions, sandboxOption, settingsOption, timeoutOption, workspaceOption } from '../options.js';
 import { MAX_INPUT_BYTES, parseFunctionCalls } from '../read-calls.js';
 import { readInput } from '../read-input.js';
@@ -86,7 +87,7 @@ async function runExec(file: string | undefined, options: ExecOptions): Promise<
       const parts: Part[] = completed.flatMap((call) => call.response.responseParts);
       process.stdout.write(`${JSON.stringify(parts)}\n`);
     } else {
-      process.stdout.write(formatCompletedCalls(completed, { color: Boolean(process.stdout.isTTY) && !process.env['NO_COLOR'] }));
+      process.stdout.write(formatCompletedCalls(completed, { color: colorEnabled(process.stdout) }));
     }
   } finally {
     await runtime.close();
