@@ -13,11 +13,20 @@ export interface DecodedFileName {
  * it lossily and must use the bytes to open it.
  */
 export function decodeFileName(name: Buffer): DecodedFileName {
+  let decoded: DecodedFileName;
   try {
-    return { text: strictUtf8.decode(name), valid: true };
+    decoded = { text: strictUtf8.decode(name), valid: true };
   } catch {
-    return { text: name.toString('utf8'), valid: false };
+    decoded = { text: name.toString('utf8'), valid: false };
   }
+  // A name with control characters (e.g. a planted `\x1b]52;…` file) would carry terminal escapes
+  // into model text and people's terminals: show it escaped, and treat it like a non-UTF-8 name.
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f-\u009f]/.test(decoded.text)) {
+    // eslint-disable-next-line no-control-regex
+    return { text: decoded.text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`), valid: false };
+  }
+  return decoded;
 }
 
 /** Joins a directory path and a raw name, staying a string while every part is valid UTF-8. */

@@ -194,7 +194,10 @@ export class Scheduler {
         return this.#fail(scheduled, tool, ToolErrorType.EXECUTION_FAILED, `Tool "${request.name}" failed: ${errorMessage(error)}`);
       }
       if (signal.aborted) return this.#cancel(scheduled, CANCELLED_BY_USER, textOf(result.llmContent));
-      if (result.error) return this.#fail(scheduled, tool, result.error.type, result.error.message, undefined, result);
+      if (result.error) {
+        const limited = { ...result, llmContent: await this.#limitOutput(request.callId, result.llmContent) };
+        return this.#fail(scheduled, tool, result.error.type, result.error.message, undefined, limited);
+      }
       const llmContent = await this.#limitOutput(request.callId, withModificationNote(scheduled, result.llmContent));
       this.#table.set({
         status: 'success',
