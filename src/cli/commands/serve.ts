@@ -73,7 +73,10 @@ async function runServe(options: ServeOptions, context: { sandboxFromFlag: boole
   try {
     settings = loadSettings({ workspace: options.workspace, ...(options.settings ? { settingsFile: options.settings } : {}) });
     // `--sandbox` given on the command line wins over settings' sandbox.mode, which wins over the default.
-    sandbox = context.sandboxFromFlag ? options.sandbox : (settings.sandbox.mode ?? options.sandbox);
+    // A settings file may choose docker or auto, but never `none`: a repository's own
+    // .toolcell/settings.json must not take commands out of the sandbox (fail closed: only a flag can).
+    const fromSettings = settings.sandbox.mode === 'none' ? undefined : settings.sandbox.mode;
+    sandbox = context.sandboxFromFlag ? options.sandbox : (fromSettings ?? options.sandbox);
     runtime = await createRuntime({
       workspace: options.workspace,
       approvalMode: options.approval,

@@ -30,9 +30,9 @@ export function formatMatches(input: FormatInput): string {
   let output = `Found ${count} match${count === 1 ? '' : 'es'} for pattern "${input.pattern}" in path "${input.where}"${filter}`;
   output += input.truncated ? ` (results limited to ${count} matches; narrow the pattern, dir_path or include_pattern for more):\n---\n` : ':\n---\n';
   for (const file of [...byFile.keys()].sort()) {
-    output += `File: ${file}\n`;
+    output += `File: ${escapeControls(file)}\n`;
     for (const match of (byFile.get(file) ?? []).sort((a, b) => a.line - b.line)) {
-      output += `L${match.line}: ${cutLine(match.text.trim())}\n`;
+      output += `L${match.line}: ${escapeControls(cutLine(match.text.trim()))}\n`;
     }
     output += '---\n';
   }
@@ -41,4 +41,10 @@ export function formatMatches(input: FormatInput): string {
 
 function cutLine(text: string): string {
   return text.length <= GREP_MAX_LINE_CHARS ? text : `${text.slice(0, GREP_MAX_LINE_CHARS)}... [truncated]`;
+}
+
+/** Names and lines from the search engine may hold terminal escapes (planted files): show them escaped. */
+function escapeControls(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/[\u0000-\u0008\u000a-\u001f\u007f-\u009f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
 }
