@@ -6,14 +6,14 @@ nor its tmpfs sizes apply, and RLIMIT_FSIZE bounds only single files.
 
 Two steps keep this cheap and unevadable:
 1. While calls run, the supervisor samples the workspace filesystem
-   (statvfs: free bytes and inodes) every POLL_INTERVAL (every
-   BACKGROUND_POLL_INTERVAL when only background jobs run). That
+   (statvfs: free bytes and inodes) every POLL_INTERVAL. That
    measure cannot be hidden from, but it counts every writer on the host
    filesystem.
 2. When a call's sample shows more growth than the limit, the supervisor
-   confirms it: as the command user, it sums the files of that user changed
-   since the call started (ctime, which commands cannot set back) in the
-   workspace and the background-log folder, plus files the session's
+   confirms it: as the command user, it sums the files changed since the
+   call started (ctime, which commands cannot set back; whoever owns them,
+   since the ACL grant lets commands write root's files) in the workspace
+   and the background-log folder, plus files the session's
    processes still hold open after deleting them. A folder it cannot read or
    a process it cannot inspect (the user hid them) counts as confirmation.
    The call's tree is frozen (SIGSTOP) while this runs, so it cannot keep
@@ -32,7 +32,6 @@ import stat
 import time
 
 POLL_INTERVAL = 0.005
-BACKGROUND_POLL_INTERVAL = 0.05
 
 
 def _fmt(size):
@@ -143,7 +142,7 @@ class WorkspaceQuota:
                     if st.st_dev != device or (st.st_dev, st.st_ino) in seen:
                         continue  # another filesystem (the state folder's cover), or counted
                     seen.add((st.st_dev, st.st_ino))
-                    if st.st_uid == self.uid and st.st_ctime >= since:
+                    if st.st_ctime >= since:
                         usage.bytes += st.st_blocks * 512
                         usage.files += 1
                     if stat.S_ISDIR(st.st_mode):

@@ -27,7 +27,7 @@ import proctree
 import protocol as P
 import reaper
 from calls import BACKGROUND_QUOTA_WINDOW, Call
-from quota import BACKGROUND_POLL_INTERVAL, POLL_INTERVAL, WorkspaceQuota
+from quota import POLL_INTERVAL, WorkspaceQuota
 from stdio import open_stdio
 
 SHUTDOWN_TIMEOUT = 5.0
@@ -204,13 +204,9 @@ class Supervisor:
     def quota_watched(self):
         return [c for c in self.calls.values() if c.quota_base is not None and not c.tree_done and not c.quota_killed]
 
-    def quota_interval(self, watched):
-        """Fast while foreground calls run; background jobs alone are sampled less often."""
-        return POLL_INTERVAL if any(c.quota_window_end is None for c in watched) else BACKGROUND_POLL_INTERVAL
-
     def check_quota(self, now):
         watched = self.quota_watched()
-        if not watched or now - self.quota_checked < self.quota_interval(watched):
+        if not watched or now - self.quota_checked < POLL_INTERVAL:
             return
         self.quota_checked = now
         sample = self.quota.sample()
@@ -234,7 +230,7 @@ class Supervisor:
         deadlines = [d for c in self.calls.values() for d in (c.drain_deadline, c.kill_deadline) if d is not None]
         watched = self.quota_watched()
         if watched:
-            deadlines.append(self.quota_checked + self.quota_interval(watched))
+            deadlines.append(self.quota_checked + POLL_INTERVAL)
         if self.shutdown_at is not None:
             deadlines.append(self.shutdown_at + SHUTDOWN_TIMEOUT)
         if not deadlines:

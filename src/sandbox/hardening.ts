@@ -86,10 +86,10 @@
  *   workspace's disk is the host's. While foreground commands run, the
  *   supervisor samples the workspace filesystem (statvfs) every 5 ms; when it
  *   lost more than 1 GiB or 100,000 inodes since a command started, the
- *   supervisor confirms the growth is the command user's (as that user: its
- *   files changed since then, by ctime, plus deleted files its processes hold
- *   open; a folder or process the user made uninspectable counts as
- *   confirmation) and kills the command (whole tree, SIGKILL, with a line
+ *   supervisor confirms the growth is in this workspace (scanning as the
+ *   command user: files changed since then, by ctime, whoever owns them,
+ *   plus deleted files the session's processes hold open; a folder or
+ *   process the user made uninspectable counts as confirmation) and kills the command (whole tree, SIGKILL, with a line
  *   saying why in its output); the command's tree is frozen while this is
  *   checked. Growth by other writers on the filesystem moves the command's
  *   baseline instead, and space others free never becomes an allowance,
