@@ -35,18 +35,22 @@ def _open_log(path):
     return os.open(path, _LOG_FLAGS, 0o600)
 
 
+def prepare_stub():
+    """What a waiting stub can do before it knows its command: a session of
+    its own and default signal dispositions (it stays root until exec_command)."""
+    signal.set_wakeup_fd(-1)
+    for sig in _RESET_SIGNALS:
+        signal.signal(sig, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])
+    os.setsid()
+
+
 def exec_command(spec, identity, stdio, error_fd):
     """Never returns. `stdio` is (stdin, stdout, stderr) fds, or None for a
-    background call, whose output goes to spec["logPath"]."""
-    step = "reset signals"
+    background call, whose output goes to spec["logPath"]. Runs in a stub
+    after prepare_stub()."""
+    step = "drop identity"
     try:
-        signal.set_wakeup_fd(-1)
-        for sig in _RESET_SIGNALS:
-            signal.signal(sig, signal.SIG_DFL)
-        signal.pthread_sigmask(signal.SIG_SETMASK, [])
-        step = "setsid"
-        os.setsid()
-        step = "drop identity"
         uid, gid = identity
         os.setgroups([])
         os.setresgid(gid, gid, gid)

@@ -82,6 +82,7 @@ class Reaper:
             try:
                 mine.close()
                 os.close(error_r)
+                launch.prepare_stub()
                 received = fdchannel.Receiver(stub_sock).receive()
                 if received is None:
                     os._exit(0)  # the reaper retired

@@ -45,13 +45,15 @@ class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
 
+_CODE = b"".join(struct.pack("=HBBI", *instruction) for instruction in _PROGRAM)
+_LIBC = ctypes.CDLL(None, use_errno=True)
+
+
 def install():
     """Installs the filter on the calling process. Raises OSError."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+    if _LIBC.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS)")
-    code = b"".join(struct.pack("=HBBI", *instruction) for instruction in _PROGRAM)
-    buffer = ctypes.create_string_buffer(code, len(code))
+    buffer = ctypes.create_string_buffer(_CODE, len(_CODE))
     program = _SockFprog(len(_PROGRAM), ctypes.addressof(buffer))
-    if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(program), 0, 0) != 0:
+    if _LIBC.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(program), 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_SECCOMP)")
