@@ -38,6 +38,7 @@ export default async function runToolTask(task: ToolTask): Promise<ToolTaskResul
     return { ok: false, code: isToolcellError(error) ? error.code : ToolErrorType.EXECUTION_FAILED, message: errorMessage(error) };
   } finally {
     slots.finish(task.slot);
+    port?.postMessage({ type: 'end' } satisfies PortMessage);
     port?.close();
   }
 }

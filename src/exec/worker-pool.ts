@@ -127,9 +127,16 @@ export class WorkerPool implements ToolRunner {
     if (slot === undefined) return fail(ToolErrorType.EXECUTION_FAILED, `Too many tool calls in flight (${this.#maxCallsInFlight}); "${name}" was not run.`);
     // Only tools that stream output pay for a MessagePort (its transfer costs as much as the whole dispatch).
     const channel = input.updateOutput ? new MessageChannel() : undefined;
+    let outputEnded: Promise<void> = Promise.resolve();
     if (channel && input.updateOutput) {
       const updateOutput = input.updateOutput;
-      channel.port1.on('message', (message: PortMessage) => updateOutput(message.output));
+      outputEnded = new Promise((resolve) => {
+        channel.port1.on('message', (message: PortMessage) => {
+          if (message.type === 'end') resolve();
+          else updateOutput(message.output);
+        });
+        channel.port1.on('close', resolve);
+      });
     }
     const terminate = new TerminationHandle();
     let timedOut = false;
@@ -151,6 +158,8 @@ export class WorkerPool implements ToolRunner {
       const task: ToolTask = { op: input.op, toolName: name, params: input.params, workspace: input.workspace, slot };
       if (channel) task.port = channel.port2;
       const reply = await this.#piscina.run(task, { ...(channel ? { transferList: [channel.port2] } : {}), signal: terminate as unknown as AbortSignal });
+      // Deliver every live update before the result (bounded: a worker that died sends no `end`).
+      if (channel) await Promise.race([outputEnded, new Promise((resolve) => setTimeout(resolve, 1_000).unref())]);
       if (timedOut) return fail(ToolErrorType.EXECUTION_TIMEOUT, `Tool "${name}" exceeded its time limit of ${this.#callTimeoutMs} ms and was stopped.`);
       if (!reply.ok) return fail(reply.code as ToolErrorType, reply.message);
       return reply.op === 'confirm' ? { kind: 'details', details: reply.details } : { kind: 'result', result: reply.result };

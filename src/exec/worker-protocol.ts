@@ -18,8 +18,12 @@ export interface ToolTask {
   port?: MessagePort;
 }
 
-/** Messages on a call's output port (worker → main). */
-export type PortMessage = { type: 'output'; output: LiveOutput };
+/**
+ * Messages on a call's output port (worker → main). `end` is the last one:
+ * the port is a different channel from the one the result comes back on, so
+ * the pool waits for it before closing the port, or the last updates are lost.
+ */
+export type PortMessage = { type: 'output'; output: LiveOutput } | { type: 'end' };
 
 /** What the worker returns; errors are data so their code survives the clone. */
 export type ToolTaskResult =
