@@ -87,6 +87,15 @@ test('binary after a text prefix (an ELF written to the terminal) stops text for
   await assertContained(t, 'elf');
 });
 
+test('binary data after more than the sniffed 4096 bytes of text is still shown without raw controls and bounded', async (t) => {
+  const outcome = await session.shell("head -c 5000 /dev/zero | tr '\\0' a; echo; head -c 2000000 /dev/urandom; echo; echo after-binary");
+  t.not(outcome.status, 'cancelled');
+  t.true(outcome.text.length <= MAX_MODEL_CHARS, `model text is ${outcome.text.length} chars`);
+  assertNoRawControls(t, outcome.text, 'model text');
+  assertNoRawControls(t, outcome.display, 'display');
+  await assertContained(t, 'late binary');
+});
+
 test('invalid UTF-8 becomes valid text with replacement characters, the rest intact', async (t) => {
   const outcome = await session.shell("printf 'before \\xff\\xfe\\xc3\\x28 \\xed\\xa0\\x80 after\\n'");
   t.is(outcome.status, 'success');
