@@ -220,3 +220,21 @@ open("bottom.txt", "w").write("needle-at-the-bottom")'`,
   await assertOutsideUntouched(t);
   await session.assertAlive(t);
 });
+
+test('host-side tools on attacker-sized files (a 900 MB file, a sparse 1 GiB file) stay within their read limits', async (t) => {
+  await plant(t, "head -c 900M /dev/zero | tr '\\0' a > big.txt && truncate -s 1G sparse.txt");
+  const before = process.memoryUsage().rss;
+  let peak = before;
+  const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
+  const outcomes = await session.batch([
+    { name: 'read_file', args: { file_path: 'big.txt' } },
+    { name: 'read_file', args: { file_path: 'sparse.txt' } },
+    { name: 'read_many_files', args: { include: ['*.txt'] } },
+    { name: 'grep_search', args: { pattern: 'aaaa' } },
+  ]);
+  clearInterval(sampler);
+  await session.shell('rm -f big.txt sparse.txt');
+  for (const outcome of outcomes) t.true(outcome.text.length <= 45_000, `a tool handed the model ${outcome.text.length} characters`);
+  t.true(peak - before < 512 * 1024 * 1024, `the host's resident memory grew by ${Math.round((peak - before) / 1048576)} MB`);
+  await session.assertAlive(t);
+});
