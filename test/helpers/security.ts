@@ -21,6 +21,7 @@ import type { Part } from '@google/genai';
 import { createRuntime, type Runtime } from '../../src/cli/runtime.js';
 import { packageRoot } from '../../src/paths.js';
 import type { CompletedToolCall } from '../../src/scheduler/tool-call.js';
+import { commandProcesses as commandProcessRows } from './docker.js';
 
 /** Wall-clock limit (seconds) the suite gives each shell command unless a test says otherwise. */
 export const SUITE_TIMEOUT_SECONDS = 20;
@@ -208,26 +209,6 @@ export class SandboxSession {
   }
 }
 
-/** One row of `docker top`. */
-export interface ProcessRow {
-  pid: string;
-  user: string;
-  args: string;
-}
-
-/** Every process of a container, as the host sees it (`docker top`). */
-export async function containerProcesses(containerId: string): Promise<ProcessRow[]> {
-  const text = await dockerText(['top', containerId, '-eo', 'pid,user:32,args']);
-  return text
-    .split('\n')
-    .slice(1)
-    .filter((line) => line.trim() !== '')
-    .map((line) => {
-      const match = /^\s*(\d+)\s+(\S+)\s+(.*)$/.exec(line);
-      return { pid: match?.[1] ?? '', user: match?.[2] ?? '', args: match?.[3] ?? line };
-    });
-}
-
 /** The result of one `toolcell exec` run. */
 export interface CliRun {
   exitCode: number | null;
@@ -254,8 +235,6 @@ export function runCli(
     env?: Record<string, string>;
     /** Sends SIGINT (or `killSignal`) to the CLI this long after it starts. */
     interruptAfterMs?: number;
-    /** Sends the signal once stdout or stderr contains this text… or once this returns true for the output so far. */
-    interruptWhen?: (output: string) => boolean;
     /** Sends the signal once this host path exists (a command touches it in the workspace once it is under way). */
     interruptWhenExists?: string;
     killSignal?: NodeJS.Signals;
@@ -274,22 +253,10 @@ export function runCli(
   const child = spawn(process.execPath, args, { env: { ...process.env, NO_COLOR: '1', ...options.env }, stdio: ['pipe', 'pipe', 'pipe'] });
   const signal = options.killSignal ?? 'SIGINT';
   let sent = false;
-  const maybeInterrupt = (): void => {
-    if (!sent && options.interruptWhen?.(stdout + stderr)) {
-      sent = true;
-      child.kill(signal);
-    }
-  };
   let stdout = '';
   let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-    stdout += chunk;
-    maybeInterrupt();
-  });
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr += chunk;
-    maybeInterrupt();
-  });
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
   child.stdin.on('error', () => {});
   child.stdin.end(JSON.stringify(calls));
   let timer: NodeJS.Timeout | undefined;
@@ -370,15 +337,10 @@ export async function dockerInspect(id: string): Promise<Record<string, unknown>
 
 
 /**
- * Processes of a container that belong to commands (anyone but root: the
- * init, the supervisor and the per-call reapers run as container root; every
- * command runs as the unprivileged sandbox user). `except` filters out
- * background jobs a test started on purpose.
+ * Processes of a container that belong to commands, as `pid user args`
+ * lines (the init, the supervisor and the reapers run as container root;
+ * every command runs as the unprivileged sandbox user).
  */
-export async function commandProcesses(containerId: string, except: RegExp[] = []): Promise<string[]> {
-  const rows = await containerProcesses(containerId);
-  return rows
-    .filter((row) => row.user !== 'root' && row.user !== '0')
-    .filter((row) => !except.some((pattern) => pattern.test(row.args)))
-    .map((row) => `${row.pid} ${row.user} ${row.args}`);
+export async function commandProcesses(containerId: string): Promise<string[]> {
+  return (await commandProcessRows(containerId)).map((row) => `${row.pid} ${row.user} ${row.args}`);
 }
