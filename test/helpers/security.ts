@@ -12,7 +12,7 @@
  */
 import type { ExecutionContext } from 'ava';
 import { execFile, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -219,6 +219,8 @@ export interface CliRun {
   parts: Part[];
   /** `response` of each functionResponse, by call id. */
   responses: Map<string, Record<string, unknown>>;
+  /** The CLI process's peak resident memory (VmHWM), sampled until it exited. */
+  peakRssBytes: number;
 }
 
 export const CLI_BIN = join(packageRoot, 'dist', 'src', 'cli', 'bin.js');
@@ -261,6 +263,15 @@ export function runCli(
   child.stdin.end(JSON.stringify(calls));
   let timer: NodeJS.Timeout | undefined;
   let poll: NodeJS.Timeout | undefined;
+  let peakRssBytes = 0;
+  const memory = setInterval(() => {
+    try {
+      const kb = Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1] ?? 0);
+      peakRssBytes = Math.max(peakRssBytes, kb * 1024);
+    } catch {
+      // exited
+    }
+  }, 50);
   if (options.interruptWhenExists !== undefined) {
     const path = options.interruptWhenExists;
     poll = setInterval(() => {
@@ -281,6 +292,7 @@ export function runCli(
     child.on('close', (exitCode, signal) => {
       clearTimeout(timer);
       clearInterval(poll);
+      clearInterval(memory);
       let parts: Part[] = [];
       try {
         parts = JSON.parse(stdout) as Part[];
@@ -292,7 +304,7 @@ export function runCli(
         const fr = part.functionResponse;
         if (fr?.id) responses.set(fr.id, (fr.response ?? {}) as Record<string, unknown>);
       }
-      resolve({ exitCode, signal, stdout, stderr, parts, responses });
+      resolve({ exitCode, signal, stdout, stderr, parts, responses, peakRssBytes });
     });
   });
 }
