@@ -3,6 +3,7 @@ import { isAbsolute } from 'node:path';
 import { ToolErrorType, ToolcellError } from '../errors.js';
 import { DEFAULT_SNIFF_BYTES } from './output/binary-sniffer.js';
 import type { OutputLimits } from './output/output-pipeline.js';
+import { DEFAULT_RENDER_BUDGET_MS } from './output/parse-budget.js';
 import { assertEnvName } from './environment.js';
 import type { OpenedSession, ShellThreadSettings } from './protocol.js';
 import type { SandboxChoice } from './run-types.js';
@@ -23,8 +24,15 @@ export interface ShellServiceOptions {
   outputTailBytes?: number;
   /** Characters of rendered text kept per command: half from the start, half from the end. Default 1 000 000. */
   maxOutputChars?: number;
-  /** Terminal size commands see (COLUMNS/LINES), and the renderer's scrollback. */
+  /** Terminal size commands see (COLUMNS/LINES), and the renderer's scrollback. Default 120 × 30, 1000 lines. */
   terminal?: { cols?: number; rows?: number; scrollback?: number };
+  /**
+   * Milliseconds the headless terminal may spend emulating one command's
+   * output; past it the rest is counted and only its end is shown. Bounds
+   * what escape sequences that are cheap to send and costly to emulate can
+   * take from the shell thread. Default 10 000.
+   */
+  renderBudgetMs?: number;
   /** Host environment variables passed into commands, by name. Nothing else of the host's environment is. */
   passEnv?: string[];
   /** SIGTERM → SIGKILL delay when a command is ended. Default 200. */
@@ -121,9 +129,10 @@ function toThreadSettings(options: ShellServiceOptions): ShellThreadSettings {
     tailChars: Math.floor(maxOutputChars / 2),
     liveIntervalMs: integer(options.liveUpdateIntervalMs, 'liveUpdateIntervalMs', 1000, 0),
     liveLines: integer(options.liveLines, 'liveLines', 200, 1),
-    cols: integer(options.terminal?.cols, 'terminal.cols', 120, 20),
-    rows: integer(options.terminal?.rows, 'terminal.rows', 30, 5),
-    scrollback: integer(options.terminal?.scrollback, 'terminal.scrollback', 1000, 100),
+    cols: integer(options.terminal?.cols, 'terminal.cols', 120, 20, 2000),
+    rows: integer(options.terminal?.rows, 'terminal.rows', 30, 5, 1000),
+    scrollback: integer(options.terminal?.scrollback, 'terminal.scrollback', 1000, 100, 100_000),
+    renderBudgetMs: integer(options.renderBudgetMs, 'renderBudgetMs', DEFAULT_RENDER_BUDGET_MS, 1),
   };
   const passEnv = options.passEnv ?? [];
   if (!Array.isArray(passEnv)) throw new TypeError('ShellService.create: passEnv must be an array of names');
@@ -147,8 +156,11 @@ function toThreadSettings(options: ShellServiceOptions): ShellThreadSettings {
   };
 }
 
-function integer(value: number | undefined, name: string, fallback: number, min: number): number {
+function integer(value: number | undefined, name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
   if (value === undefined) return fallback;
-  if (!Number.isInteger(value) || value < min) throw new RangeError(`ShellService.create: ${name} must be an integer >= ${min}`);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    const range = max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `from ${min} to ${max}`;
+    throw new RangeError(`ShellService.create: ${name} must be an integer ${range}`);
+  }
   return value;
 }

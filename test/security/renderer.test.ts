@@ -6,7 +6,9 @@
  * (CSI I, Z). Rendering is off the main thread, but one shell thread serves
  * every session of a process, so a stalled renderer stalls every tenant and
  * the call itself can no longer time out. Such sequences must cost what the
- * screen can show, not what the parameter says.
+ * screen can show, not what the parameter says. Sequences that are cheap
+ * to send and cost a screenful each (a full reset, two bytes) are held to a
+ * render time budget instead.
  *
  * Each attack runs through the CLI in a process of its own, which is
  * SIGKILLed if it has not finished long after its wall-clock limit: a stall
@@ -70,5 +72,14 @@ test('a huge repeat count (CSI REP) does not amplify a few bytes into host memor
   t.true(output.length <= 45_000, `model text is ${output.length} characters`);
   const growth = run.peakRssBytes - baseline.run.peakRssBytes;
   t.true(growth < 64 * MiB, `12 bytes of output grew toolcell's peak resident memory by ${Math.round(growth / MiB)} MB`);
+  t.regex(after, /still-answering/);
+});
+
+test('megabytes of full resets (ESC c) end at the render budget, not minutes later, and the end is shown', async (t) => {
+  // 4 MB of resets cost about a minute of emulation; the budget is 10 s.
+  const { run, output, after } = await attack(t, "head -c 2000000 /dev/zero | tr '\\0' c | sed 's/c/\\x1bc/g'; echo; echo rendered");
+  if (!assertNotStalled(t, run)) return;
+  t.regex(output, /took more than 10 s to render/);
+  t.regex(output, /rendered\s*$/);
   t.regex(after, /still-answering/);
 });

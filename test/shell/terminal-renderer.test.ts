@@ -63,3 +63,22 @@ test('snapshot shows the last lines of what the terminal shows now', async (t) =
 test('a full-screen program left on the alternate screen is shown after the normal text', async (t) => {
   t.is(await render(['before\n', '\x1b[?1049h', '\x1b[Hfull screen']), 'before\nfull screen');
 });
+
+test('a billion-line scroll and a hundred-million repeat render at the cost of a screen', async (t) => {
+  // Unclamped, the first runs for hours and the second allocates 400 MB: the test would time out.
+  const text = await render(['top\n', '\x1b[999999999S\x1b[999999999L\x1b[999999999I', 'x\x1b[100000000b\n', 'end\n']);
+  t.regex(text, /^\s+x{400,}\nend$/);
+  t.true(text.length < 40 * 10 * 3, `${text.length} characters`);
+});
+
+test('past its parse budget the renderer drops the rest, counts it and still finishes', async (t) => {
+  // 2 MB of full resets: about a minute of emulation, against a budget of 50 ms.
+  const renderer = new TerminalRenderer({ cols: 40, rows: 10, scrollback: 100, headChars: 1000, tailChars: 1000, renderBudgetMs: 50 });
+  renderer.write(new TextEncoder().encode('shown first\n'));
+  renderer.write(new TextEncoder().encode('\x1bc'.repeat(1024 * 1024)));
+  renderer.write(new TextEncoder().encode('written after\n'));
+  await renderer.finish();
+  t.true(renderer.exhausted);
+  t.true(renderer.unrenderedChars > 1024 * 1024, `${renderer.unrenderedChars} characters dropped`);
+  renderer.dispose();
+});

@@ -1,7 +1,7 @@
 /**
- * The last `capacity` bytes of a stream, in a fixed ring. Used past the
- * output cap so the end of a huge output (where errors usually are) can
- * still be shown, while memory stays at `capacity`.
+ * The last `capacity` bytes of a stream, in a fixed ring, so the end of a
+ * huge output (where errors usually are) can still be shown past the output
+ * cap or the render budget, while memory stays at `capacity`.
  */
 export class ByteTail {
   readonly #ring: Uint8Array;

@@ -4,6 +4,7 @@ import { ByteTail } from './byte-tail.js';
 import { formatBytes } from './format-bytes.js';
 import { LiveThrottle } from './live-throttle.js';
 import { StreamText } from './stream-text.js';
+import { DEFAULT_RENDER_BUDGET_MS } from './parse-budget.js';
 import { TerminalRenderer } from './terminal-renderer.js';
 
 /** Limits and settings of one command's output handling. */
@@ -24,6 +25,8 @@ export interface OutputLimits {
   cols: number;
   rows: number;
   scrollback: number;
+  /** Milliseconds the terminal emulator may spend on one command's output (TerminalRenderer). */
+  renderBudgetMs?: number;
 }
 
 /** What a finished command's output came to. */
@@ -71,6 +74,7 @@ export class OutputPipeline {
         cols: limits.cols,
         rows: limits.rows,
         scrollback: limits.scrollback,
+        ...(limits.renderBudgetMs === undefined ? {} : { renderBudgetMs: limits.renderBudgetMs }),
         onParsed: () => this.#throttle.changed(),
       });
     } else {
@@ -104,7 +108,8 @@ export class OutputPipeline {
       this.#onLive?.({ type: 'binary_detected', bytesReceived: this.#totalBytes });
       return;
     }
-    const room = this.#limits.maxBytes - this.#renderedBytes;
+    // Once the renderer's time is spent, bytes are handled like those past the cap.
+    const room = this.#terminal?.exhausted ? 0 : this.#limits.maxBytes - this.#renderedBytes;
     const rendered = room >= chunk.length ? chunk : chunk.subarray(0, Math.max(0, room));
     if (rendered.length > 0) {
       this.#renderedBytes += rendered.length;
@@ -114,28 +119,40 @@ export class OutputPipeline {
         this.#throttle.changed();
       }
     }
-    if (rendered.length < chunk.length) this.#tails[stream].push(chunk.subarray(rendered.length));
+    // A terminal's tail keeps every byte: if rendering stops at its time
+    // budget, what the renderer dropped unparsed is still the end to show.
+    if (this.#terminal) this.#tails.stdout.push(chunk);
+    else if (rendered.length < chunk.length) this.#tails[stream].push(chunk.subarray(rendered.length));
   }
 
   /** Stops live updates, waits for the renderer and returns the result. Call once. */
   async finish(): Promise<RenderedOutput> {
     this.#throttle.stop();
     const totalBytes = this.#totalBytes;
-    const truncated = totalBytes > this.#renderedBytes;
-    const result = { binary: null, truncated, totalBytes };
+    const result = { binary: null, truncated: totalBytes > this.#renderedBytes, totalBytes };
     if (this.#binary) {
       this.#terminal?.dispose();
       return { ...result, output: binaryNote(totalBytes), binary: { bytes: totalBytes } };
     }
     if (this.#terminal) {
       let output = await this.#terminal.finish();
+      const stopped = this.#terminal.exhausted;
       this.#terminal.dispose();
-      if (truncated) output = this.#withTail(output, await renderTerminalTail(this.#tails.stdout.bytes(), this.#limits));
+      const kept = this.#tails.stdout.bytes();
+      if (stopped) {
+        output = this.#withTail(output, await renderTerminalTail(kept, this.#limits), this.#stoppedNote());
+        return { ...result, output, truncated: true };
+      }
+      if (result.truncated) {
+        // Only bytes past the cap: the rest was rendered above.
+        const unrendered = kept.subarray(Math.max(0, kept.length - (totalBytes - this.#renderedBytes)));
+        output = this.#withTail(output, await renderTerminalTail(unrendered, this.#limits));
+      }
       return { ...result, output };
     }
     let stdout = this.#streams!.stdout.finish();
     let stderr = this.#streams!.stderr.finish();
-    if (truncated) {
+    if (result.truncated) {
       if (this.#tails.stdout.length > 0) stdout = this.#withTail(stdout, decodeTail(this.#tails.stdout.bytes()));
       if (this.#tails.stderr.length > 0) stderr = this.#withTail(stderr, decodeTail(this.#tails.stderr.bytes()));
     }
@@ -149,11 +166,20 @@ export class OutputPipeline {
     this.#terminal?.dispose();
   }
 
-  #withTail(head: string, tail: string): string {
-    const note = `[... output truncated: the command wrote ${this.#totalBytes} bytes (${formatBytes(this.#totalBytes)}); ` +
-      `the first ${this.#renderedBytes} bytes are shown above and the end below ...]`;
+  #withTail(head: string, tail: string, note = this.#truncatedNote()): string {
     const top = head.length === 0 || head.endsWith('\n') ? head : `${head}\n`;
     return tail.length > 0 ? `${top}${note}\n${tail}` : `${top}${note}`;
+  }
+
+  #truncatedNote(): string {
+    return `[... output truncated: the command wrote ${this.#totalBytes} bytes (${formatBytes(this.#totalBytes)}); ` +
+      `the first ${this.#renderedBytes} bytes are shown above and the end below ...]`;
+  }
+
+  #stoppedNote(): string {
+    const seconds = ((this.#limits.renderBudgetMs ?? DEFAULT_RENDER_BUDGET_MS) / 1000).toString();
+    return `[... output truncated: the command wrote ${this.#totalBytes} bytes (${formatBytes(this.#totalBytes)}) whose escape sequences ` +
+      `took more than ${seconds} s to render; what was rendered is shown above and the end below ...]`;
   }
 
   #publish(): void {
@@ -189,6 +215,7 @@ async function renderTerminalTail(bytes: Uint8Array, limits: OutputLimits): Prom
     scrollback: limits.scrollback,
     headChars: 0,
     tailChars: bytes.length * 4,
+    ...(limits.renderBudgetMs === undefined ? {} : { renderBudgetMs: limits.renderBudgetMs }),
   });
   try {
     renderer.write(bytes);

@@ -1,11 +1,19 @@
 import xterm from '@xterm/headless';
 import type { IBuffer, IMarker, Terminal as XTerm } from '@xterm/headless';
 import { BoundedText, type OmittedText } from './bounded-text.js';
+import { EscapeCountClamp } from './escape-count-clamp.js';
+import { DEFAULT_RENDER_BUDGET_MS, ParseBudget } from './parse-budget.js';
 
 const { Terminal } = xterm;
 
-/** Slice size once the head is full: large enough to parse fast, small enough to yield often. */
-const FAST_SLICE_CHARS = 64 * 1024;
+/**
+ * Slice size once the head is full: large enough to parse fast, small enough
+ * that one slice of the costliest sequences (a few milliseconds each) cannot
+ * hold the shell thread for long; xterm yields between slices.
+ */
+const FAST_SLICE_CHARS = 2048;
+/** Slices handed to xterm at a time; the rest wait here, where they can still be dropped. */
+const SLICES_IN_FLIGHT = 2;
 
 export interface TerminalRendererOptions {
   cols: number;
@@ -19,6 +27,13 @@ export interface TerminalRendererOptions {
   /** Characters kept from the start of the output, and (at most) from its end. */
   headChars: number;
   tailChars: number;
+  /**
+   * Milliseconds xterm may spend parsing this output. Past it, output still
+   * queued and output written later are dropped (counted in
+   * `unrenderedChars`): a few bytes of escape sequence can cost
+   * milliseconds to emulate, and the renderer shares its thread.
+   */
+  renderBudgetMs?: number;
   /** Called after each parsed slice of output (the screen may have changed). */
   onParsed?: () => void;
 }
@@ -34,20 +49,31 @@ export interface TerminalRendererOptions {
  * so no line falls off first. After that, nothing is copied until the end:
  * the tail is what the scrollback and screen hold then, and the lines in
  * between are counted, not kept. Memory: the scrollback plus the head.
+ *
+ * Escape-sequence counts are clamped to the screen before xterm sees them
+ * (EscapeCountClamp), and the time xterm spends parsing is capped
+ * (ParseBudget), so the cost of rendering is bounded whatever the bytes.
  */
 export class TerminalRenderer {
   readonly #terminal: XTerm;
   readonly #headSliceChars: number;
   readonly #decoder = new TextDecoder('utf-8');
+  readonly #clamp: EscapeCountClamp;
   readonly #text: BoundedText;
   readonly #onParsed: (() => void) | undefined;
+  readonly #budget: ParseBudget;
+  /** Text not yet handed to xterm; the first entry from `#pendingOffset` on. */
+  #pending: string[] = [];
+  #pendingOffset = 0;
+  #pendingChars = 0;
+  #inFlightChars = 0;
+  #inFlight = 0;
+  #unrenderedChars = 0;
   /** First line of the normal buffer not yet copied into `#text`. */
   #marker: IMarker | undefined;
   #startedLine = false;
   #pendingNewlines = 0;
   #lineFeedsAfterHead = 0;
-  #queuedChars = 0;
-  #parsedChars = 0;
   #idleWaiters: Array<() => void> = [];
   #disposed = false;
 
@@ -61,36 +87,66 @@ export class TerminalRenderer {
       convertEol: true,
       logLevel: 'off',
     });
+    this.#clamp = new EscapeCountClamp({ cols: options.cols, rows: options.rows });
     this.#headSliceChars = Math.max(1, options.scrollback);
     this.#text = new BoundedText({ headChars: options.headChars, tailChars: options.tailChars });
     this.#onParsed = options.onParsed;
+    this.#budget = new ParseBudget(options.renderBudgetMs ?? DEFAULT_RENDER_BUDGET_MS);
     this.#marker = this.#terminal.registerMarker(0);
     this.#terminal.onLineFeed(() => {
       if (this.#text.headFull) this.#lineFeedsAfterHead++;
     });
   }
 
-  /** Characters handed to xterm that it has not parsed yet. */
+  /** Characters written that xterm has not parsed yet. */
   get backlog(): number {
-    return this.#queuedChars - this.#parsedChars;
+    return this.#pendingChars + this.#inFlightChars;
+  }
+
+  /** True once the parse budget is spent: later output is counted, not rendered. */
+  get exhausted(): boolean {
+    return this.#budget.exhausted;
+  }
+
+  /** Characters dropped because the parse budget was spent. */
+  get unrenderedChars(): number {
+    return this.#unrenderedChars;
   }
 
   write(bytes: Uint8Array): void {
     if (this.#disposed) return;
     // Decoded here rather than by xterm so that invalid UTF-8 shows as U+FFFD
     // instead of vanishing. A character never makes more than one new line.
-    this.#writeText(this.#decoder.decode(bytes, { stream: true }));
+    // Escape counts are clamped first: xterm would run them synchronously.
+    this.#writeText(this.#clamp.push(this.#decoder.decode(bytes, { stream: true })));
   }
 
   #writeText(text: string): void {
-    let offset = 0;
-    while (offset < text.length) {
-      // The head phase is decided per write call: a slice queued before the
-      // head filled up stays small, which is only slower, never wrong.
+    if (text.length === 0) return;
+    if (this.#budget.exhausted) {
+      this.#unrenderedChars += text.length;
+      return;
+    }
+    this.#pending.push(text);
+    this.#pendingChars += text.length;
+    this.#pump();
+  }
+
+  /** Hands slices to xterm, sized by phase: the head phase is decided per slice. */
+  #pump(): void {
+    while (this.#inFlight < SLICES_IN_FLIGHT && this.#pending.length > 0) {
       const size = this.#text.headFull ? FAST_SLICE_CHARS : this.#headSliceChars;
-      const slice = text.slice(offset, offset + size);
-      offset += slice.length;
-      this.#queuedChars += slice.length;
+      const first = this.#pending[0]!;
+      const slice = first.slice(this.#pendingOffset, this.#pendingOffset + size);
+      this.#pendingOffset += slice.length;
+      if (this.#pendingOffset >= first.length) {
+        this.#pending.shift();
+        this.#pendingOffset = 0;
+      }
+      this.#pendingChars -= slice.length;
+      this.#inFlightChars += slice.length;
+      this.#inFlight++;
+      this.#terminal.write('', () => this.#budget.markStart());
       this.#terminal.write(slice, () => this.#afterSlice(slice.length));
     }
   }
@@ -126,7 +182,7 @@ export class TerminalRenderer {
    * left the alternate screen on, its screen is appended.
    */
   async finish(gapNote?: (omitted: OmittedText) => string): Promise<string> {
-    if (!this.#disposed) this.#writeText(this.#decoder.decode());
+    if (!this.#disposed) this.#writeText(this.#clamp.push(this.#decoder.decode()) + this.#clamp.flush());
     await this.whenIdle();
     if (this.#disposed) return '';
     this.#harvest(true);
@@ -141,16 +197,27 @@ export class TerminalRenderer {
   dispose(): void {
     if (this.#disposed) return;
     this.#disposed = true;
+    this.#pending = [];
+    this.#pendingChars = 0;
     this.#marker?.dispose();
     this.#terminal.dispose();
     for (const resolve of this.#idleWaiters.splice(0)) resolve();
   }
 
   #afterSlice(length: number): void {
-    this.#parsedChars += length;
+    this.#budget.markEnd();
+    this.#inFlight--;
+    this.#inFlightChars -= length;
     if (this.#disposed) return;
     if (!this.#text.headFull) this.#harvest(false);
+    if (this.#budget.exhausted && this.#pending.length > 0) {
+      this.#unrenderedChars += this.#pendingChars;
+      this.#pending = [];
+      this.#pendingOffset = 0;
+      this.#pendingChars = 0;
+    }
     this.#onParsed?.();
+    this.#pump();
     if (this.backlog === 0) for (const resolve of this.#idleWaiters.splice(0)) resolve();
   }
 
