@@ -6,3 +6,10 @@ export const EXIT_FAILURE = 1;
 export const EXIT_USAGE = 2;
 /** Interrupted by SIGINT; running calls were cancelled first. */
 export const EXIT_INTERRUPTED = 130;
+/** Stopped by SIGTERM, handled like SIGINT (128 + 15, the shell's convention). */
+export const EXIT_TERMINATED = 143;
+
+/** The exit code of a command stopped by `signal`. */
+export function exitCodeForSignal(signal: NodeJS.Signals): number {
+  return signal === 'SIGTERM' ? EXIT_TERMINATED : EXIT_INTERRUPTED;
+}

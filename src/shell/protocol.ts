@@ -24,8 +24,6 @@ export interface ShellThreadSettings {
   passEnv: string[];
   /** Options for the Docker backend, passed through unchanged. */
   docker: Record<string, unknown>;
-  /** Module that exports `createDockerBackend` and `probeDocker` (tests point it elsewhere). */
-  dockerModule?: string;
 }
 
 /** A boundary-crossing error: a stable code and a message. */

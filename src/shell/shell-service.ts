@@ -39,8 +39,6 @@ export interface ShellServiceOptions {
   killGraceMs?: number;
   /** Options for the Docker backend (`createDockerBackend`), passed through. Must be structured-cloneable. */
   docker?: Record<string, unknown>;
-  /** Module exporting `createDockerBackend`/`probeDocker`, as a file URL. For tests. */
-  dockerModule?: string | URL;
 }
 
 /**
@@ -145,14 +143,12 @@ function toThreadSettings(options: ShellServiceOptions): ShellThreadSettings {
   if (options.docker !== undefined && (typeof options.docker !== 'object' || options.docker === null)) {
     throw new TypeError('ShellService.create: docker must be an object');
   }
-  const dockerModule = options.dockerModule === undefined ? undefined : String(options.dockerModule);
   return {
     limits,
     killGraceMs: integer(options.killGraceMs, 'killGraceMs', 200, 0),
     hostEnv,
     passEnv: [...passEnv],
     docker: options.docker ?? {},
-    ...(dockerModule ? { dockerModule } : {}),
   };
 }
 

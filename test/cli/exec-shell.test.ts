@@ -33,32 +33,34 @@ test('calls of a batch run in parallel: three commands that each wait for the ot
   for (const part of parts) t.regex(String(part.functionResponse!.response['output']), /met/);
 });
 
-test('SIGINT during a run cancels the calls, kills their processes, keeps partial output, exits 130', async (t) => {
-  const ws = mkdtempSync(join(tmpdir(), 'toolcell-sigint-'));
-  const calls = [
-    { name: 'run_shell_command', args: { command: 'echo $$ > pid1; echo partial-output-one; sleep 300' }, id: 'one' },
-    { name: 'run_shell_command', args: { command: '(setsid sleep 300 & echo $! > pid2); echo partial-output-two; sleep 300' }, id: 'two' },
-  ];
-  let sent = false;
-  const result = await runCli(['exec', '--workspace', ws, '--json', '--sandbox', 'none', '--approval', 'yolo'], {
-    input: JSON.stringify(calls),
-    onSpawn: (pid) => {
-      void waitFor(() => existsSync(join(ws, 'pid1')) && existsSync(join(ws, 'pid2')), 30_000).then(async () => {
-        await sleep(1_500); // let live output be rendered
-        sent = true;
-        process.kill(pid, 'SIGINT');
-      });
-    },
+for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+  test(`${signal} during a run cancels the calls, kills their processes, keeps partial output, exits ${code}`, async (t) => {
+    const ws = mkdtempSync(join(tmpdir(), 'toolcell-signal-'));
+    const calls = [
+      { name: 'run_shell_command', args: { command: 'echo $$ > pid1; echo partial-output-one; sleep 300' }, id: 'one' },
+      { name: 'run_shell_command', args: { command: '(setsid sleep 300 & echo $! > pid2); echo partial-output-two; sleep 300' }, id: 'two' },
+    ];
+    let sent = false;
+    const result = await runCli(['exec', '--workspace', ws, '--json', '--sandbox', 'none', '--approval', 'yolo'], {
+      input: JSON.stringify(calls),
+      onSpawn: (pid) => {
+        void waitFor(() => existsSync(join(ws, 'pid1')) && existsSync(join(ws, 'pid2')), 30_000).then(async () => {
+          await sleep(1_500); // let live output be rendered
+          sent = true;
+          process.kill(pid, signal);
+        });
+      },
+    });
+    t.true(sent);
+    t.is(result.code, code);
+    const parts = JSON.parse(result.stdout) as Array<{ functionResponse: { id: string; response: Record<string, unknown> } }>;
+    t.deepEqual(parts.map((p) => p.functionResponse.id), ['one', 'two']);
+    for (const part of parts) t.regex(String(part.functionResponse.response['error']), /cancel/i);
+    t.regex(JSON.stringify(parts[0]!.functionResponse.response), /partial-output-one/);
+    const pids = ['pid1', 'pid2'].map((name) => Number(readFileSync(join(ws, name), 'utf8').trim()));
+    t.true(await waitFor(() => pids.every((pid) => !alive(pid)), 3_000), `survivors: ${pids.filter(alive).join(', ')}`);
   });
-  t.true(sent);
-  t.is(result.code, 130);
-  const parts = JSON.parse(result.stdout) as Array<{ functionResponse: { id: string; response: Record<string, unknown> } }>;
-  t.deepEqual(parts.map((p) => p.functionResponse.id), ['one', 'two']);
-  for (const part of parts) t.regex(String(part.functionResponse.response['error']), /cancel/i);
-  t.regex(JSON.stringify(parts[0]!.functionResponse.response), /partial-output-one/);
-  const pids = ['pid1', 'pid2'].map((name) => Number(readFileSync(join(ws, name), 'utf8').trim()));
-  t.true(await waitFor(() => pids.every((pid) => !alive(pid)), 3_000), `survivors: ${pids.filter(alive).join(', ')}`);
-});
+}
 
 test('shell calls fail closed with --sandbox auto when the Docker engine does not answer', async (t) => {
   const ws = mkdtempSync(join(tmpdir(), 'toolcell-closed-'));

@@ -35,11 +35,16 @@ test('a wildcard bind accepts any Host but only a same-host Origin', (t) => {
   t.is(guard(req({ host: 'box.lan:8080', origin: 'http://evil.example', ...auth }))?.status, 403);
 });
 
-test('the bearer token is required and compared exactly', (t) => {
+test('the bearer token is required and compared exactly; the scheme name in any case', (t) => {
   const guard = createHttpGuard({ host: '127.0.0.1', port: 1, token: 'the-right-token' });
   const host = '127.0.0.1:1';
   t.like(guard(req({ host })), { status: 401, message: 'Missing bearer token (Authorization: Bearer <token>)' });
   t.like(guard(req({ host, authorization: 'Bearer the-right-toke' })), { status: 401, message: 'Invalid bearer token' });
   t.like(guard(req({ host, authorization: 'Basic the-right-token' })), { status: 401 });
+  t.like(guard(req({ host, authorization: 'Bearer THE-RIGHT-TOKEN' })), { status: 401 });
+  t.like(guard(req({ host, authorization: 'Bearer the-right-token extra' })), { status: 401 });
+  t.like(guard(req({ host, authorization: 'the-right-token' })), { status: 401 });
   t.is(guard(req({ host, authorization: 'Bearer the-right-token' })), undefined);
+  t.is(guard(req({ host, authorization: 'bearer the-right-token' })), undefined);
+  t.is(guard(req({ host, authorization: 'BEARER  the-right-token ' })), undefined);
 });

@@ -1,5 +1,4 @@
 import test from 'ava';
-import { join } from 'node:path';
 import { useShellService } from './support.js';
 import { useTempWorkspace } from '../helpers/workspace.js';
 
@@ -41,16 +40,4 @@ test('none runs on the host, and says so', async (t) => {
   t.is(session.describe(), 'host (no sandbox)');
   t.is((await session.run({ command: 'touch ran-on-host' })).exitCode, 0);
   t.true(workspace.exists('ran-on-host'));
-});
-
-test('auto uses the Docker backend when the probe answers', async (t) => {
-  const workspace = useTempWorkspace(t);
-  // A stand-in Docker module whose probe answers and whose sessions record the command.
-  const fake = new URL(`file://${join(import.meta.dirname, 'fake-docker-backend.js')}`);
-  const service = await useShellService(t, { dockerModule: fake });
-  const session = await service.openSession({ sandbox: 'auto', workspaceRoot: workspace.root });
-  t.is(session.backend, 'docker');
-  t.is(session.describe(), 'docker (fake)');
-  const result = await session.run({ command: 'echo hi' });
-  t.is(result.output, 'fake ran: echo hi');
 });

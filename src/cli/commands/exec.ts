@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { Part } from '@google/genai';
 import { isToolcellError } from '../../errors.js';
 import { JsonlFileSink } from '../../telemetry/jsonl-sink.js';
-import { EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE } from '../exit-codes.js';
+import { EXIT_OK, EXIT_USAGE, exitCodeForSignal } from '../exit-codes.js';
 import { formatCompletedCalls } from '../format-calls.js';
 import { colorEnabled } from '../../ui/style.js';
 import { approvalOption, type RunnerCliOptions, sandboxOption, settingsOption, timeoutOption, workspaceOption } from '../options.js';
@@ -38,6 +38,7 @@ Exit codes:
   0    the batch was processed (a tool's failure is a response, not an exit code)
   2    usage error or malformed input (one line on stderr)
   130  interrupted by SIGINT; running calls were cancelled first
+  143  stopped by SIGTERM, the same way
 
 Example:
   echo '[{"name":"read_file","args":{"file_path":"README.md"}}]' | toolcell exec --json`,
@@ -56,10 +57,10 @@ async function runExec(file: string | undefined, options: ExecOptions): Promise<
   }
 
   const controller = new AbortController();
-  let interrupted = false;
-  const onSigint = () => {
-    if (interrupted) process.exit(EXIT_INTERRUPTED);
-    interrupted = true;
+  let interrupted: NodeJS.Signals | undefined;
+  const onSigint = (signal: NodeJS.Signals) => {
+    if (interrupted) process.exit(exitCodeForSignal(signal));
+    interrupted = signal;
     process.stderr.write('toolcell: interrupted, cancelling running calls (press Ctrl+C again to quit at once)\n');
     controller.abort();
   };
@@ -94,7 +95,7 @@ async function runExec(file: string | undefined, options: ExecOptions): Promise<
     process.off('SIGINT', onSigint);
     process.off('SIGTERM', onSigint);
   }
-  return interrupted ? EXIT_INTERRUPTED : EXIT_OK;
+  return interrupted ? exitCodeForSignal(interrupted) : EXIT_OK;
 }
 
 function usageError(error: unknown): number {

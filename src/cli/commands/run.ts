@@ -9,7 +9,7 @@ import { JsonResultCollector } from '../../ui/headless/json-result.js';
 import { StreamJsonWriter } from '../../ui/headless/stream-json.js';
 import { TextReporter } from '../../ui/headless/text-reporter.js';
 import { colorEnabled, createStyle } from '../../ui/style.js';
-import { EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE } from '../exit-codes.js';
+import { EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, exitCodeForSignal } from '../exit-codes.js';
 import { approvalOption, type RunnerCliOptions, sandboxOption, settingsOption, timeoutOption, workspaceOption } from '../options.js';
 import { readInput } from '../read-input.js';
 
@@ -67,6 +67,7 @@ Exit codes:
   2    usage or configuration error: bad option, no prompt, no API key, bad workspace
   53   stopped at --max-turns while the model was still calling tools
   130  interrupted (Ctrl+C): the stream was stopped and running calls cancelled
+  143  stopped by SIGTERM, the same way
 
 Examples:
   toolcell run "summarise README.md"
@@ -86,8 +87,10 @@ async function runPrompt(promptArg: string | undefined, options: RunOptions): Pr
 
   const controller = new AbortController();
   let interrupts = 0;
-  const onSignal = () => {
-    if (++interrupts > 1) process.exit(EXIT_INTERRUPTED);
+  let stoppedBy: NodeJS.Signals | undefined;
+  const onSignal = (signal: NodeJS.Signals) => {
+    stoppedBy ??= signal;
+    if (++interrupts > 1) process.exit(exitCodeForSignal(signal));
     if (options.output === 'text') process.stderr.write('toolcell run: interrupted, stopping (Ctrl+C again to quit at once)\n');
     controller.abort();
   };
@@ -136,7 +139,7 @@ async function runPrompt(promptArg: string | undefined, options: RunOptions): Pr
     streamJson?.result(outcome);
     text?.finish(outcome);
     if (json) out(`${JSON.stringify(json.result(outcome, { sessionId, model: options.model }), null, 2)}\n`);
-    return exitCodeOf(outcome);
+    return outcome.status === 'cancelled' && stoppedBy ? exitCodeForSignal(stoppedBy) : exitCodeOf(outcome);
   } finally {
     await setup?.close();
     process.off('SIGINT', onSignal);

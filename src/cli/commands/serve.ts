@@ -62,7 +62,7 @@ Examples:
 async function runServe(options: ServeOptions, context: { sandboxFromFlag: boolean }): Promise<number> {
   if (Boolean(options.stdio) === Boolean(options.http)) return usageError('give exactly one of --stdio or --http [host:]port');
   const token = options.token ?? (process.env['TOOLCELL_SERVE_TOKEN'] || undefined);
-  if (token !== undefined && token.length < 8) return usageError('--token must be at least 8 characters');
+  if (token !== undefined && !/^[\x21-\x7e]{8,}$/.test(token)) return usageError('--token must be at least 8 printable characters without spaces');
   if (options.http && !isLoopbackHost(options.http.host) && token === undefined) {
     return usageError(`serving on ${options.http.host} (not a loopback address) requires a bearer token (--token or $TOOLCELL_SERVE_TOKEN)`);
   }

@@ -46,7 +46,7 @@ export function createHttpGuard(options: HttpGuardOptions): (req: IncomingMessag
     allowed.add(`${bracket(options.host)}:${options.port}`.toLowerCase());
   }
   const anyHost = isWildcardHost(options.host);
-  const expectedToken = options.token === undefined ? undefined : digest(`Bearer ${options.token}`);
+  const expectedToken = options.token === undefined ? undefined : digest(options.token);
 
   return (req) => {
     const host = (req.headers.host ?? '').toLowerCase();
@@ -68,7 +68,9 @@ export function createHttpGuard(options: HttpGuardOptions): (req: IncomingMessag
     if (expectedToken !== undefined) {
       const given = req.headers.authorization;
       if (given === undefined) return { status: 401, message: 'Missing bearer token (Authorization: Bearer <token>)' };
-      if (!timingSafeEqual(digest(given.trim()), expectedToken)) return { status: 401, message: 'Invalid bearer token' };
+      // The scheme name is case-insensitive (RFC 9110, section 11.1); the token is not.
+      const match = /^\s*bearer\s+(\S+)\s*$/i.exec(given);
+      if (!match || !timingSafeEqual(digest(match[1]!), expectedToken)) return { status: 401, message: 'Invalid bearer token' };
     }
     return undefined;
   };

@@ -57,7 +57,9 @@ interface SessionEntry {
 export async function serveHttp(options: ServeHttpOptions): Promise<RunningHttpServer> {
   const host = options.host ?? '127.0.0.1';
   if (!Number.isInteger(options.port) || options.port < 0 || options.port > 65535) throw new RangeError('serveHttp: options.port must be an integer 0-65535');
-  if (options.token !== undefined && options.token.length < 8) throw new RangeError('serveHttp: options.token must be at least 8 characters');
+  if (options.token !== undefined && !/^[\x21-\x7e]{8,}$/.test(options.token)) {
+    throw new RangeError('serveHttp: options.token must be at least 8 printable characters without spaces');
+  }
   if (!isLoopbackHost(host) && options.token === undefined) {
     throw new ToolcellError('token_required', `Serving on ${host} (not a loopback address) requires a bearer token (--token).`);
   }

@@ -26,15 +26,12 @@ const HOW_TO_ENABLE =
  */
 export class SandboxResolver {
   readonly #dockerOptions: Record<string, unknown>;
-  /** A test double exporting both functions; by default the real modules. */
-  readonly #dockerModuleUrl: string | undefined;
   #host: ShellBackend | undefined;
   #docker: Promise<ShellBackend> | undefined;
   #dockerModule: Promise<DockerModule> | undefined;
 
-  constructor(options: { docker: Record<string, unknown>; dockerModule?: string }) {
+  constructor(options: { docker: Record<string, unknown> }) {
     this.#dockerOptions = options.docker;
-    this.#dockerModuleUrl = options.dockerModule;
   }
 
   async resolve(choice: SandboxChoice): Promise<ResolvedSandbox> {
@@ -110,7 +107,6 @@ export class SandboxResolver {
   }
 
   async #importDocker(): Promise<Partial<DockerModule>> {
-    if (this.#dockerModuleUrl) return (await import(this.#dockerModuleUrl)) as Partial<DockerModule>;
     const [backend, probe] = await Promise.all([import('../../sandbox/docker-backend.js'), import('../../sandbox/probe.js')]);
     return { createDockerBackend: backend.createDockerBackend as DockerModule['createDockerBackend'], probeDocker: probe.probeDocker };
   }

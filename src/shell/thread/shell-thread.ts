@@ -25,10 +25,7 @@ interface ThreadSession {
  * requests on `control` and each run on its own port.
  */
 export function startShellThread(control: MessagePort, settings: ShellThreadSettings): void {
-  const resolver = new SandboxResolver({
-    docker: settings.docker,
-    ...(settings.dockerModule ? { dockerModule: settings.dockerModule } : {}),
-  });
+  const resolver = new SandboxResolver({ docker: settings.docker });
   const sessions = new Map<string, ThreadSession>();
   const reply = (message: ThreadReply): void => control.postMessage(message);
 
