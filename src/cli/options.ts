@@ -1,6 +1,6 @@
 import { InvalidArgumentError, Option } from 'commander';
 import { APPROVAL_MODES, type ApprovalMode, isApprovalMode } from '../scheduler/approval.js';
-import type { SandboxMode } from './runtime.js';
+import type { SandboxMode } from './shell-settings.js';
 
 /** Options shared by the commands that run tools. */
 export function workspaceOption(): Option {
@@ -17,8 +17,8 @@ export function approvalOption(defaultMode: ApprovalMode = 'default'): Option {
 }
 
 export function sandboxOption(): Option {
-  return new Option('--sandbox <mode>', 'where shell commands run: docker | none (the host, no isolation) | auto (docker, or refuse)')
-    .default('auto')
+  // No commander default: an absent flag lets settings' sandbox.mode apply (resolveSandboxMode).
+  return new Option('--sandbox <mode>', 'where shell commands run: docker | none (the host, no isolation) | auto (docker, or refuse); default: settings\' sandbox.mode, else auto')
     .argParser((value: string): SandboxMode => {
       if (value !== 'docker' && value !== 'none' && value !== 'auto') throw new InvalidArgumentError('must be docker, none or auto');
       return value;
@@ -41,7 +41,7 @@ export function settingsOption(): Option {
 export interface RunnerCliOptions {
   workspace: string;
   approval: ApprovalMode;
-  sandbox: SandboxMode;
+  sandbox?: SandboxMode;
   timeout?: number;
   settings?: string;
 }

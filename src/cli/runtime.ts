@@ -2,10 +2,12 @@ import { realpath, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ToolcellError } from '../errors.js';
 import { loadSettings } from '../config/load-settings.js';
+import type { Settings } from '../config/settings-schema.js';
 import { shellCommandRunner } from '../discovery/shell-command-runner.js';
 import { registerExtensionTools } from '../extensions.js';
 import { registerShellTool } from '../tools/shell/register-shell-tool.js';
 import { LazyShellSession } from './lazy-shell-session.js';
+import { resolveSandboxMode, shellServiceOptions, type SandboxMode } from './shell-settings.js';
 import { WorkerPool, type WorkerPoolOptions } from '../exec/worker-pool.js';
 import { ToolRegistry } from '../registry/tool-registry.js';
 import type { ApprovalMode } from '../scheduler/approval.js';
@@ -13,15 +15,18 @@ import { Scheduler, type SchedulerOptions } from '../scheduler/scheduler.js';
 import type { TelemetrySink } from '../telemetry/events.js';
 import type { WorkspaceInfo } from '../tools/define-tool.js';
 
-/** Where shell commands run: a hardened container, the host (only when named), or docker-if-available-else-refuse. */
-export type SandboxMode = 'docker' | 'none' | 'auto';
+export type { SandboxMode } from './shell-settings.js';
 
 export interface RuntimeOptions {
   /** The workspace folder; every path is confined to it. */
   workspace: string;
   approvalMode?: ApprovalMode;
+  /**
+   * Where shell commands run, when the user named it (`--sandbox`). Absent:
+   * settings' `sandbox.mode` (never `none`, see resolveSandboxMode), else `auto`.
+   */
   sandbox?: SandboxMode;
-  /** Wall-clock limit of one shell command, in seconds. */
+  /** Wall-clock limit of one shell command and of one discovered tool's call, in seconds (wins over settings). */
   timeoutSeconds?: number;
   /** A settings file that overrides the workspace's and the user's. */
   settingsFile?: string;
@@ -36,6 +41,10 @@ export interface Runtime {
   readonly workspace: WorkspaceInfo;
   readonly registry: ToolRegistry;
   readonly pool: WorkerPool;
+  /** The settings that apply to the workspace. */
+  readonly settings: Settings;
+  /** Where this runtime's shell commands run. */
+  readonly sandbox: SandboxMode;
   /** A scheduler over this runtime's registry, with its approval mode, telemetry and output limits. */
   createScheduler(options?: Partial<Omit<SchedulerOptions, 'registry'>>): Scheduler;
   /** Closers run by `close`, last registered first (shell sessions, MCP clients…). */
@@ -62,7 +71,10 @@ export async function resolveWorkspace(dir: string): Promise<WorkspaceInfo> {
  */
 export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const workspace = await resolveWorkspace(options.workspace);
+  const root = workspace.roots[0]!;
   const onWarning = options.onWarning ?? ((message: string) => process.stderr.write(`toolcell: ${message}\n`));
+  const settings = loadSettings({ workspace: root, ...(options.settingsFile ? { settingsFile: options.settingsFile } : {}) });
+  const sandbox = resolveSandboxMode(options.sandbox, settings, onWarning);
   const registry = new ToolRegistry({ onWarning });
   const pool = new WorkerPool(options.pool);
   const closers: Array<() => Promise<void>> = [() => pool.close()];
@@ -71,6 +83,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     workspace,
     registry,
     pool,
+    settings,
+    sandbox,
     createScheduler: (schedulerOptions = {}) =>
       new Scheduler({
         registry,
@@ -88,18 +102,20 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
 
   try {
     for (const tool of await pool.createTools({ workspace })) registry.register(tool);
-    const root = workspace.roots[0]!;
-    const settings = loadSettings({ workspace: root, ...(options.settingsFile ? { settingsFile: options.settingsFile } : {}) });
     // One sandbox session per runtime, opened on the first command; fail closed (see ShellService.openSession).
-    const shellSession = new LazyShellSession({ sandbox: options.sandbox ?? 'auto', workspaceRoot: root });
+    const shellSession = new LazyShellSession({ sandbox, workspaceRoot: root, service: shellServiceOptions(settings) });
     closers.push(() => shellSession.close());
+    const wallTimeoutMs = options.timeoutSeconds !== undefined ? options.timeoutSeconds * 1000 : undefined;
     registerShellTool(registry, {
       session: shellSession,
       workspace,
-      ...(options.timeoutSeconds !== undefined ? { wallTimeoutMs: options.timeoutSeconds * 1000 } : {}),
+      ...(wallTimeoutMs !== undefined ? { wallTimeoutMs } : {}),
+      ...(settings.shell.inactivityTimeoutMs !== undefined ? { inactivityTimeoutMs: settings.shell.inactivityTimeoutMs } : {}),
     });
     // Discovered and MCP tools (issue 5); problems (an unreachable server…) are warnings, not failures.
-    const extensions = await registerExtensionTools({ registry, settings, workspace: root, commandRunner: shellCommandRunner(shellSession) });
+    // `--timeout` bounds a discovered tool's call command like a shell command.
+    const extensionSettings = wallTimeoutMs === undefined ? settings : { ...settings, tools: { ...settings.tools, callTimeoutMs: wallTimeoutMs } };
+    const extensions = await registerExtensionTools({ registry, settings: extensionSettings, workspace: root, commandRunner: shellCommandRunner(shellSession) });
     closers.push(() => extensions.close());
     for (const problem of extensions.problems) onWarning(problem);
   } catch (error) {

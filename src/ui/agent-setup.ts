@@ -11,7 +11,8 @@ import { OtelTelemetrySink } from '../telemetry/otel.js';
 export interface AgentSetupOptions {
   workspace: string;
   approval: ApprovalMode;
-  sandbox: SandboxMode;
+  /** As named by `--sandbox`; absent, settings decide (see createRuntime). */
+  sandbox?: SandboxMode;
   timeout?: number;
   settings?: string;
   model: string;
@@ -46,7 +47,7 @@ export async function setUpAgent(options: AgentSetupOptions): Promise<AgentSetup
   const runtime = await createRuntime({
     workspace: options.workspace,
     approvalMode: options.approval,
-    sandbox: options.sandbox,
+    ...(options.sandbox ? { sandbox: options.sandbox } : {}),
     telemetry,
     ...(options.timeout ? { timeoutSeconds: options.timeout } : {}),
     ...(options.settings ? { settingsFile: options.settings } : {}),

@@ -108,7 +108,8 @@ export const SANDBOX_TEST_ENV: Readonly<Record<string, string>> = Object.freeze(
 /** A fresh, real-path temporary folder, removed at teardown. */
 export async function makeWorkspace(t: ExecutionContext, prefix = 'toolcell-sbx-'): Promise<string> {
   const dir = await realpath(await mkdtemp(join(tmpdir(), prefix)));
-  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  // Retried: a warm spare container may still be preparing its folders in the workspace.
+  t.teardown(() => rm(dir, { recursive: true, force: true, maxRetries: 5 }));
   return dir;
 }
 

@@ -74,7 +74,7 @@ export async function stopProcess(child: ChildProcess): Promise<void> {
 /** A fresh, real-path temporary folder; `cleanup` removes it. */
 export async function tempWorkspace(prefix = 'toolcell-mcp-'): Promise<{ dir: string; cleanup: () => Promise<void> }> {
   const dir = await realpath(await mkdtemp(join(tmpdir(), prefix)));
-  return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
+  return { dir, cleanup: () => rm(dir, { recursive: true, force: true, maxRetries: 5 }) };
 }
 
 /** True when a process with this pid is alive. */

@@ -52,7 +52,8 @@ export interface CallOutcome {
 /** A fresh, real-path temporary folder, removed when the test ends. */
 export async function makeTempDir(t: ExecutionContext, prefix = 'toolcell-sec-'): Promise<string> {
   const dir = await realpath(await mkdtemp(join(tmpdir(), prefix)));
-  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  // Retried: a warm spare container may still be preparing its folders in the workspace.
+  t.teardown(() => rm(dir, { recursive: true, force: true, maxRetries: 5 }));
   return dir;
 }
 

@@ -72,7 +72,7 @@ async function runExec(file: string | undefined, options: ExecOptions): Promise<
     runtime = await createRuntime({
       workspace: options.workspace,
       approvalMode: options.approval,
-      sandbox: options.sandbox,
+      ...(options.sandbox ? { sandbox: options.sandbox } : {}),
       ...(options.timeout ? { timeoutSeconds: options.timeout } : {}),
       ...(options.settings ? { settingsFile: options.settings } : {}),
       ...(options.telemetryFile ? { telemetry: new JsonlFileSink({ path: options.telemetryFile }) } : {}),

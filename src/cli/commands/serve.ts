@@ -6,14 +6,13 @@ import { serveHttp } from '../../mcp/server/serve-http.js';
 import { serveStdio } from '../../mcp/server/serve-stdio.js';
 import { createSessionFactory } from '../../mcp/server/session-factory.js';
 import { shellSessionSandbox } from '../../mcp/server/shell-sandbox.js';
-import { loadSettings } from '../../config/load-settings.js';
-import type { Settings } from '../../config/settings-schema.js';
 import { ShellService } from '../../shell/shell-service.js';
 import type { ToolServerOptions } from '../../mcp/server/create-tool-server.js';
 import { Scheduler } from '../../scheduler/scheduler.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from '../exit-codes.js';
 import { approvalOption, type RunnerCliOptions, sandboxOption, settingsOption, timeoutOption, workspaceOption } from '../options.js';
-import { createRuntime, type Runtime, type SandboxMode } from '../runtime.js';
+import { createRuntime, type Runtime } from '../runtime.js';
+import { shellServiceOptions } from '../shell-settings.js';
 
 interface ServeOptions extends RunnerCliOptions {
   stdio?: boolean;
@@ -54,12 +53,12 @@ Examples:
   toolcell serve --http 8080 --approval yolo
   TOOLCELL_SERVE_TOKEN=s3cret toolcell serve --http 0.0.0.0:8080`,
     )
-    .action(async (options: ServeOptions, command: Command) => {
-      process.exitCode = await runServe(options, { sandboxFromFlag: command.getOptionValueSource('sandbox') === 'cli' });
+    .action(async (options: ServeOptions) => {
+      process.exitCode = await runServe(options);
     });
 }
 
-async function runServe(options: ServeOptions, context: { sandboxFromFlag: boolean }): Promise<number> {
+async function runServe(options: ServeOptions): Promise<number> {
   if (Boolean(options.stdio) === Boolean(options.http)) return usageError('give exactly one of --stdio or --http [host:]port');
   const token = options.token ?? (process.env['TOOLCELL_SERVE_TOKEN'] || undefined);
   if (token !== undefined && !/^[\x21-\x7e]{8,}$/.test(token)) return usageError('--token must be at least 8 printable characters without spaces');
@@ -68,19 +67,12 @@ async function runServe(options: ServeOptions, context: { sandboxFromFlag: boole
   }
 
   let runtime: Runtime;
-  let settings: Settings;
-  let sandbox: SandboxMode;
   try {
-    settings = loadSettings({ workspace: options.workspace, ...(options.settings ? { settingsFile: options.settings } : {}) });
-    // `--sandbox` given on the command line wins over settings' sandbox.mode, which wins over the default.
-    // A settings file may choose docker or auto, but never `none`: a repository's own
-    // .toolcell/settings.json must not take commands out of the sandbox (fail closed: only a flag can).
-    const fromSettings = settings.sandbox.mode === 'none' ? undefined : settings.sandbox.mode;
-    sandbox = context.sandboxFromFlag ? options.sandbox : (fromSettings ?? options.sandbox);
+    // `--sandbox` wins over settings' sandbox.mode, which can never be `none` (resolveSandboxMode).
     runtime = await createRuntime({
       workspace: options.workspace,
       approvalMode: options.approval,
-      sandbox,
+      ...(options.sandbox ? { sandbox: options.sandbox } : {}),
       ...(options.timeout ? { timeoutSeconds: options.timeout } : {}),
       ...(options.settings ? { settingsFile: options.settings } : {}),
       onWarning: (message) => process.stderr.write(`toolcell serve: ${message}\n`),
@@ -94,9 +86,7 @@ async function runServe(options: ServeOptions, context: { sandboxFromFlag: boole
   // Each MCP session gets a shell session of its own (its own container with docker).
   let shell: ShellService;
   try {
-    shell = await ShellService.create({
-      ...(settings.shell.liveUpdateIntervalMs !== undefined ? { liveUpdateIntervalMs: settings.shell.liveUpdateIntervalMs } : {}),
-    });
+    shell = await ShellService.create(shellServiceOptions(runtime.settings));
   } catch (error) {
     await runtime.close();
     return failure(error);
@@ -106,10 +96,10 @@ async function runServe(options: ServeOptions, context: { sandboxFromFlag: boole
     baseRegistry: runtime.registry,
     openSandbox: shellSessionSandbox({
       service: shell,
-      sandbox,
+      sandbox: runtime.sandbox,
       workspace: runtime.workspace,
       baseRegistry: runtime.registry,
-      ...(settings.shell.inactivityTimeoutMs !== undefined ? { inactivityTimeoutMs: settings.shell.inactivityTimeoutMs } : {}),
+      ...(runtime.settings.shell.inactivityTimeoutMs !== undefined ? { inactivityTimeoutMs: runtime.settings.shell.inactivityTimeoutMs } : {}),
       ...(options.timeout ? { wallTimeoutMs: options.timeout * 1000 } : {}),
     }),
   });

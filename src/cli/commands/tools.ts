@@ -15,7 +15,11 @@ export function registerToolsCommand(program: Command): void {
     .action(async (options: Omit<RunnerCliOptions, 'approval'> & { json?: boolean }) => {
       let runtime;
       try {
-        runtime = await createRuntime({ workspace: options.workspace, sandbox: options.sandbox, ...(options.settings ? { settingsFile: options.settings } : {}) });
+        runtime = await createRuntime({
+          workspace: options.workspace,
+          ...(options.sandbox ? { sandbox: options.sandbox } : {}),
+          ...(options.settings ? { settingsFile: options.settings } : {}),
+        });
       } catch (error) {
         process.stderr.write(`toolcell tools: ${(error as Error).message}\n`);
         process.exitCode = EXIT_USAGE;

@@ -1,0 +1,29 @@
+import type { Settings } from '../config/settings-schema.js';
+import type { ShellServiceOptions } from '../shell/shell-service.js';
+
+/** Where shell commands run: a hardened container, the host (only when named), or docker-if-available-else-refuse. */
+export type SandboxMode = 'docker' | 'none' | 'auto';
+
+/**
+ * The sandbox a command uses: the `--sandbox` flag when it was given, else
+ * settings' `sandbox.mode`, else `auto`. Settings may choose `docker` or
+ * `auto` but never `none`: a repository's own `.toolcell/settings.json` must
+ * not take commands out of the sandbox, so only a flag can (fail closed).
+ */
+export function resolveSandboxMode(fromFlag: SandboxMode | undefined, settings: Settings, onWarning: (message: string) => void): SandboxMode {
+  if (fromFlag !== undefined) return fromFlag;
+  const fromSettings = settings.sandbox.mode;
+  if (fromSettings === 'none') {
+    onWarning('settings ask for sandbox.mode "none", which only the --sandbox none flag can choose; commands run in the Docker sandbox (auto)');
+    return 'auto';
+  }
+  return fromSettings ?? 'auto';
+}
+
+/** ShellService options from settings (`shell.*`, `sandbox.image`). */
+export function shellServiceOptions(settings: Settings): ShellServiceOptions {
+  return {
+    ...(settings.shell.liveUpdateIntervalMs !== undefined ? { liveUpdateIntervalMs: settings.shell.liveUpdateIntervalMs } : {}),
+    ...(settings.sandbox.image !== undefined ? { docker: { image: settings.sandbox.image } } : {}),
+  };
+}

@@ -1,0 +1,66 @@
+/**
+ * The workspace's settings reach `toolcell exec` and `toolcell tools`, and
+ * the command line wins over them: shell timeouts and the sandbox from
+ * settings, `--timeout` for discovered tools too, and `sandbox.mode: "none"`
+ * refused from any file.
+ */
+import anyTest from 'ava';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execJson, runCli } from '../helpers/cli.js';
+import { requireDocker } from '../helpers/docker.js';
+import { writeDiscoveryScripts } from '../discovery/discovery-scripts.js';
+
+const test = anyTest;
+// Awaited before any test is declared (ava requires them synchronous after this).
+const docker = await requireDocker(anyTest, 'cli/exec-settings');
+
+async function workspaceWithSettings(settings: unknown): Promise<string> {
+  const workspace = await mkdtemp(join(tmpdir(), 'toolcell-settings-'));
+  await mkdir(join(workspace, '.toolcell'));
+  await writeFile(join(workspace, '.toolcell', 'settings.json'), JSON.stringify(settings));
+  return workspace;
+}
+
+function responseOf(parts: Awaited<ReturnType<typeof execJson>>['parts'], index = 0): string {
+  return JSON.stringify(parts[index]!.functionResponse!.response);
+}
+
+test("settings' shell.inactivityTimeoutMs ends a silent command", async (t) => {
+  const workspace = await workspaceWithSettings({ shell: { inactivityTimeoutMs: 1000 } });
+  const { parts } = await execJson(workspace, [{ name: 'run_shell_command', args: { command: 'echo started; sleep 60' } }], ['--sandbox', 'none', '--approval', 'yolo']);
+  t.regex(responseOf(parts), /no output for 1 s/);
+  t.regex(responseOf(parts), /started/);
+});
+
+test('--timeout also bounds a discovered tool\'s call command', async (t) => {
+  const workspace = await mkdtemp(join(tmpdir(), 'toolcell-settings-'));
+  const commands = await writeDiscoveryScripts(workspace);
+  await mkdir(join(workspace, '.toolcell'));
+  await writeFile(join(workspace, '.toolcell', 'settings.json'), JSON.stringify({ tools: { ...commands, callTimeoutMs: 600_000 } }));
+  const { parts } = await execJson(workspace, [{ name: 'discovered_tool_hang', args: {} }], ['--sandbox', 'none', '--approval', 'yolo', '--timeout', '1']);
+  t.regex(responseOf(parts), /timed out after 1000 ms/);
+});
+
+test('settings asking for sandbox.mode "none" are refused with a warning; the flag can still choose it', async (t) => {
+  const workspace = await workspaceWithSettings({ sandbox: { mode: 'none' } });
+  const listed = await runCli(['tools', '--workspace', workspace]);
+  t.is(listed.code, 0);
+  t.regex(listed.stderr, /sandbox\.mode "none", which only the --sandbox none flag can choose/);
+  const named = await runCli(['tools', '--workspace', workspace, '--sandbox', 'none']);
+  t.notRegex(named.stderr, /sandbox\.mode/);
+});
+
+test('an invalid sandbox.mode in settings is a usage error naming the field', async (t) => {
+  const workspace = await workspaceWithSettings({ sandbox: { mode: 'host' } });
+  const result = await runCli(['exec', '--workspace', workspace, '--json'], { input: '[]' });
+  t.is(result.code, 2);
+  t.regex(result.stderr, /sandbox\.mode/);
+});
+
+docker("settings' sandbox.mode docker runs commands in the container without a flag", async (t) => {
+  const workspace = await workspaceWithSettings({ sandbox: { mode: 'docker' } });
+  const { parts } = await execJson(workspace, [{ name: 'run_shell_command', args: { command: 'echo "pwd=$PWD"' } }], ['--approval', 'yolo']);
+  t.regex(responseOf(parts), /pwd=\/workspace/);
+});
