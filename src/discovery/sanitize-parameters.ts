@@ -25,11 +25,14 @@ const MAX_DEPTH = 32;
  * no `default` beside `anyOf`; `format` only where Gemini knows it; plus
  * unknown keywords removed, `oneOf` read as `anyOf`, `definitions` as
  * `$defs`, `const` as a one-value
- * `enum`, `["T","null"]` types as `nullable`, `required` limited to declared
- * properties, and the top level always an object.
+ * `enum`, `["T","null"]` types as `nullable`, the `properties` and
+ * `required` of `allOf` members merged into their parent, a required name
+ * without a declared property declared as taking any value, and the top level
+ * always an object.
  *
  * The cleaned schema only describes the call to the model; arguments are
- * still validated against the original schema. That is also why an `enum` of
+ * still validated against the original schema, so every field that schema
+ * requires is shown as required here too. That is also why an `enum` of
  * numbers stays numeric (the seed's "enum only on STRING" would make every
  * call fail the server's own validation): an enum of other values is dropped.
  * The input is not modified.
@@ -54,6 +57,7 @@ function sanitizeNode(node: unknown, depth: number): JsonSchema {
     else if (key === 'const' && source['enum'] === undefined) copyKeyword(out, 'enum', [value], depth);
     else if (KEPT_KEYWORDS.has(key)) copyKeyword(out, key, value, depth);
   }
+  if (Array.isArray(source['allOf'])) mergeAllOf(out, source['allOf'], depth);
   normaliseType(out);
   if (out['anyOf'] !== undefined) delete out['default'];
   normaliseEnum(out);
@@ -139,13 +143,40 @@ function normaliseFormat(out: JsonSchema): void {
   if (typeof format !== 'string' || !known?.has(format)) delete out['format'];
 }
 
+/**
+ * `allOf: [{properties, required}, …]` is how generators often add fields;
+ * Gemini does not take `allOf`, so the members' properties (the parent's win)
+ * and required names are folded into the parent. Other keywords of the
+ * members are dropped like any unknown keyword.
+ */
+function mergeAllOf(out: JsonSchema, members: unknown[], depth: number): void {
+  for (const member of members) {
+    if (!isPlainObject(member)) continue;
+    const cleaned = sanitizeNode(member, depth + 1);
+    if (isPlainObject(cleaned['properties'])) {
+      const properties = isPlainObject(out['properties']) ? out['properties'] : {};
+      out['properties'] = { ...cleaned['properties'], ...properties };
+    }
+    if (Array.isArray(member['required'])) {
+      out['required'] = [...(Array.isArray(out['required']) ? out['required'] : []), ...member['required']];
+    }
+  }
+}
+
 function normaliseRequired(out: JsonSchema): void {
   const required = out['required'];
   if (!Array.isArray(required)) return;
+  const names = [...new Set(required.filter((name): name is string => typeof name === 'string'))];
+  if (names.length === 0) {
+    delete out['required'];
+    return;
+  }
+  // A required name the schema does not describe is still required when the
+  // call is validated: declare it (any value) so the model sees it.
   const properties = isPlainObject(out['properties']) ? out['properties'] : {};
-  const kept = [...new Set(required.filter((name): name is string => typeof name === 'string' && Object.hasOwn(properties, name)))];
-  if (kept.length > 0) out['required'] = kept;
-  else delete out['required'];
+  for (const name of names) if (!Object.hasOwn(properties, name)) properties[name] = {};
+  out['properties'] = properties;
+  out['required'] = names;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

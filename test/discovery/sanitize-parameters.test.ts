@@ -6,7 +6,8 @@ test('$schema, examples, vendor keys and unsupported combinators are removed', (
     $schema: 'http://json-schema.org/draft-07/schema#',
     type: 'object',
     'x-internal': true,
-    allOf: [{ required: ['a'] }],
+    not: { required: ['b'] },
+    if: { properties: { a: { const: 'x' } } },
     properties: { a: { type: 'string', examples: ['hi'], $comment: 'c' } },
   };
   t.deepEqual(sanitizeParameters(input), { type: 'object', properties: { a: { type: 'string' } } });
@@ -68,9 +69,27 @@ test('type lists become nullable or anyOf; Gemini upper-case types are lowered',
   });
 });
 
-test('required only names declared properties, without duplicates', (t) => {
-  t.deepEqual(sanitizeParameters({ type: 'object', properties: { a: {} }, required: ['a', 'ghost', 'a'] }), { type: 'object', properties: { a: {} }, required: ['a'] });
-  t.deepEqual(sanitizeParameters({ type: 'object', properties: { a: {} }, required: ['ghost'] }), { type: 'object', properties: { a: {} } });
+test('every required name is shown to the model: one without a declared property is declared as any value; no duplicates', (t) => {
+  t.deepEqual(sanitizeParameters({ type: 'object', properties: { a: {} }, required: ['a', 'ghost', 'a'] }), {
+    type: 'object',
+    properties: { a: {}, ghost: {} },
+    required: ['a', 'ghost'],
+  });
+  t.deepEqual(sanitizeParameters({ type: 'object', properties: { a: {} }, required: [] }), { type: 'object', properties: { a: {} } });
+});
+
+test('allOf members add their properties and required names to the parent (the parent wins on a clash)', (t) => {
+  const out = sanitizeParameters({
+    type: 'object',
+    properties: { a: { type: 'string' } },
+    required: ['a'],
+    allOf: [{ properties: { a: { type: 'number' }, b: { type: 'integer', examples: [1] } }, required: ['b'] }, { required: ['c'] }, 'junk'],
+  });
+  t.deepEqual(out, {
+    type: 'object',
+    properties: { a: { type: 'string' }, b: { type: 'integer' }, c: {} },
+    required: ['a', 'b', 'c'],
+  });
 });
 
 test('nested items, additionalProperties and $defs are cleaned too', (t) => {
