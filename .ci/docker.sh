@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Makes the Docker sandbox usable on a fresh CI machine, idempotently:
-#  1. installs docker.io and debootstrap when absent (apt-get);
+#  1. installs docker.io and debootstrap when absent (apt-get), and ripgrep
+#     and git, which grep_search's engines use (their tests must run in CI);
 #  2. starts dockerd in the background when the engine does not answer, and
 #     waits (up to DOCKERD_WAIT seconds, default 60) until `docker info` works;
 #  3. builds the offline base image toolcell-base:bookworm from Debian
@@ -17,6 +18,8 @@ as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 missing=()
 command -v docker >/dev/null 2>&1 || missing+=(docker.io)
 command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
+command -v rg >/dev/null 2>&1 || missing+=(ripgrep)
+command -v git >/dev/null 2>&1 || missing+=(git)
 if [ "${#missing[@]}" -gt 0 ]; then
   log "installing ${missing[*]}"
   as_root apt-get update

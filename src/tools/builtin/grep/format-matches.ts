@@ -30,8 +30,11 @@ export function formatMatches(input: FormatInput): string {
   let output = `Found ${count} match${count === 1 ? '' : 'es'} for pattern "${input.pattern}" in path "${input.where}"${filter}`;
   output += input.truncated ? ` (results limited to ${count} matches; narrow the pattern, dir_path or include_pattern for more):\n---\n` : ':\n---\n';
   for (const file of [...byFile.keys()].sort()) {
-    output += `File: ${escapeControls(file)}\n`;
-    for (const match of (byFile.get(file) ?? []).sort((a, b) => a.line - b.line)) {
+    const matches = byFile.get(file) ?? [];
+    // Same words as list_directory: the model must not try to open a lossy name.
+    const invalid = matches.some((match) => match.fileNameValid === false) ? ' (name is not valid UTF-8)' : '';
+    output += `File: ${escapeControls(file)}${invalid}\n`;
+    for (const match of matches.sort((a, b) => a.line - b.line)) {
       output += `L${match.line}: ${escapeControls(cutLine(match.text.trim()))}\n`;
     }
     output += '---\n';

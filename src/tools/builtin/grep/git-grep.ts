@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { findExecutable } from './find-executable.js';
 import type { GrepMatch, GrepOutcome, GrepRequest } from './grep-types.js';
 import { runLines } from './run-lines.js';
@@ -66,9 +67,8 @@ function parseMatch(line: Buffer): GrepMatch | null {
   if (second === -1) return null;
   const lineNumber = Number(line.subarray(first + 1, second).toString('ascii'));
   if (!Number.isSafeInteger(lineNumber)) return null;
-  return {
-    file: line.subarray(0, first).toString('utf8'),
-    line: lineNumber,
-    text: line.subarray(second + 1).toString('utf8').replace(/\r$/, ''),
-  };
+  const name = line.subarray(0, first);
+  const match: GrepMatch = { file: name.toString('utf8'), line: lineNumber, text: line.subarray(second + 1).toString('utf8').replace(/\r$/, '') };
+  if (!isUtf8(name)) match.fileNameValid = false;
+  return match;
 }

@@ -3,8 +3,10 @@ import type { WorkspaceInfo } from '../../define-tool.js';
 
 /** One matching line. */
 export interface GrepMatch {
-  /** Relative to the searched directory, `/`-separated. */
+  /** Relative to the searched directory, `/`-separated; lossy when `fileNameValid` is false. */
   file: string;
+  /** False when the file's name is not valid UTF-8: shown lossily, it cannot be used to open the file. */
+  fileNameValid?: boolean;
   /** 1-based. */
   line: number;
   text: string;

@@ -39,7 +39,7 @@ export async function searchWithJavaScript(request: GrepRequest): Promise<GrepOu
       const text = (lines[index] as string).replace(/\r$/, '');
       if (!regex.test(text)) continue;
       if (matches.length >= request.maxMatches) return { matches, truncated: true };
-      matches.push({ file: file.relativePath, line: index + 1, text });
+      matches.push({ file: file.relativePath, line: index + 1, text, ...(file.validName ? {} : { fileNameValid: false }) });
     }
   }
   return { matches, truncated: false };

@@ -61,7 +61,9 @@ function parseMatch(line: Buffer): GrepMatch | null {
   const text = textOf(event.data.lines);
   const lineNumber = event.data.line_number;
   if (file === null || text === null || typeof lineNumber !== 'number') return null;
-  return { file: file.replace(/^\.\//, ''), line: lineNumber, text: text.replace(/\r?\n$/, '') };
+  const match: GrepMatch = { file: file.replace(/^\.\//, ''), line: lineNumber, text: text.replace(/\r?\n$/, '') };
+  if (event.data.path?.text === undefined) match.fileNameValid = false;
+  return match;
 }
 
 /** rg reports non-UTF-8 data as base64 `bytes`; shown lossily. */
