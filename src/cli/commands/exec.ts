@@ -1,14 +1,13 @@
 import type { Command } from 'commander';
 import type { Part } from '@google/genai';
 import { isToolcellError } from '../../errors.js';
-import { JsonlFileSink } from '../../telemetry/jsonl-sink.js';
 import { EXIT_OK, EXIT_USAGE, exitCodeForSignal } from '../exit-codes.js';
 import { formatCompletedCalls } from '../format-calls.js';
 import { colorEnabled } from '../../ui/style.js';
 import { approvalOption, type RunnerCliOptions, sandboxOption, settingsOption, timeoutOption, workspaceOption } from '../options.js';
 import { MAX_INPUT_BYTES, parseFunctionCalls } from '../read-calls.js';
 import { readInput } from '../read-input.js';
-import { createRuntime } from '../runtime.js';
+import type { Runtime } from '../runtime.js';
 
 interface ExecOptions extends RunnerCliOptions {
   json?: boolean;
@@ -67,8 +66,10 @@ async function runExec(file: string | undefined, options: ExecOptions): Promise<
   process.on('SIGINT', onSigint);
   process.on('SIGTERM', onSigint);
 
-  let runtime;
+  let runtime: Runtime;
   try {
+    // Loaded on use, so `--help` and `--version` start fast.
+    const [{ createRuntime }, { JsonlFileSink }] = await Promise.all([import('../runtime.js'), import('../../telemetry/jsonl-sink.js')]);
     runtime = await createRuntime({
       workspace: options.workspace,
       approvalMode: options.approval,

@@ -1,8 +1,6 @@
 import { realpath } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { loadSettings } from '../../config/load-settings.js';
 import { isToolcellError } from '../../errors.js';
-import { McpClientManager } from '../../mcp/mcp-client-manager.js';
 import type { McpServerStatus } from '../../mcp/mcp-client-manager.js';
 import { EXIT_OK, EXIT_USAGE } from '../exit-codes.js';
 import { settingsOption, workspaceOption } from '../options.js';
@@ -39,6 +37,8 @@ Exit codes:
 }
 
 async function listServers(options: McpListOptions): Promise<number> {
+  // Loaded on use (the MCP SDK, zod), so `--help` and `--version` start fast.
+  const [{ loadSettings }, { McpClientManager }] = await Promise.all([import('../../config/load-settings.js'), import('../../mcp/mcp-client-manager.js')]);
   let workspace: string;
   let settings;
   try {

@@ -1,10 +1,10 @@
 import type { Command } from 'commander';
 import { isToolcellError } from '../../errors.js';
-import { buildSandboxImage, type BuildSandboxImageOptions } from '../../sandbox/build.js';
-import { removeLeftoverContainers } from '../../sandbox/cleanup.js';
-import { createEngineClient, engineAddress, engineCall, type EngineOptions } from '../../sandbox/engine.js';
-import { sandboxImageStatus, type SandboxImageStatus } from '../../sandbox/image.js';
-import { LABELS, ownerAlive } from '../../sandbox/labels.js';
+// The sandbox modules (dockerode) are imported by the actions that use them,
+// so `--help` and `--version` start fast.
+import type { BuildSandboxImageOptions } from '../../sandbox/build.js';
+import type { EngineOptions } from '../../sandbox/engine.js';
+import type { SandboxImageStatus } from '../../sandbox/image.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from '../exit-codes.js';
 
 interface EngineCliOptions {
@@ -23,6 +23,7 @@ function fail(command: string, error: unknown): void {
 
 /** Sandbox containers in the engine: those of live toolcell processes and leftovers of dead ones. */
 async function countContainers(engine: EngineOptions): Promise<{ live: number; leftovers: number }> {
+  const [{ createEngineClient }, { LABELS, ownerAlive }] = await Promise.all([import('../../sandbox/engine.js'), import('../../sandbox/labels.js')]);
   const docker = createEngineClient(engine);
   const containers = await docker.listContainers({ all: true, filters: { label: [`${LABELS.sandbox}=1`] } });
   const leftovers = containers.filter((info) => !ownerAlive(info.Labels ?? {})).length;
@@ -75,6 +76,7 @@ function registerBuild(sandbox: Command): void {
       if (options.base) build.base = options.base;
       if (options.rebuildBase) build.rebuildBase = true;
       try {
+        const { buildSandboxImage } = await import('../../sandbox/build.js');
         const result = await buildSandboxImage(build);
         process.stderr.write(`built ${result.tag} (base ${result.base})\n`);
         process.stdout.write(`${result.tag}\n`);
@@ -95,6 +97,7 @@ function registerStatus(sandbox: Command): void {
     .action(async (options: EngineCliOptions & { json?: boolean }) => {
       const engine = engineOptions(options);
       try {
+        const [{ sandboxImageStatus }, { engineAddress }] = await Promise.all([import('../../sandbox/image.js'), import('../../sandbox/engine.js')]);
         const status = await sandboxImageStatus(engine);
         const containers = status.engine.available ? await countContainers(engine) : undefined;
         const ready = status.engine.available && status.present;
@@ -122,6 +125,7 @@ function registerClean(sandbox: Command): void {
     .action(async (options: EngineCliOptions & { all?: boolean; json?: boolean }) => {
       const engine = engineOptions(options);
       try {
+        const [{ engineCall, createEngineClient }, { removeLeftoverContainers }] = await Promise.all([import('../../sandbox/engine.js'), import('../../sandbox/cleanup.js')]);
         const result = await engineCall(engine, () => removeLeftoverContainers(createEngineClient(engine), { all: options.all === true }));
         if (options.json) process.stdout.write(`${JSON.stringify(result)}\n`);
         else process.stdout.write(`removed ${result.removed.length} container(s)${result.removed.length ? `: ${result.removed.join(' ')}` : ''}; kept ${result.kept} in use\n`);

@@ -2,16 +2,11 @@ import { join } from 'node:path';
 import { InvalidArgumentError, type Command } from 'commander';
 import { isToolcellError } from '../../errors.js';
 import { isLoopbackHost } from '../../mcp/server/http-guard.js';
-import { serveHttp } from '../../mcp/server/serve-http.js';
-import { serveStdio } from '../../mcp/server/serve-stdio.js';
-import { createSessionFactory } from '../../mcp/server/session-factory.js';
-import { shellSessionSandbox } from '../../mcp/server/shell-sandbox.js';
-import { ShellService } from '../../shell/shell-service.js';
+import type { ShellService } from '../../shell/shell-service.js';
 import type { ToolServerOptions } from '../../mcp/server/create-tool-server.js';
-import { Scheduler } from '../../scheduler/scheduler.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from '../exit-codes.js';
 import { approvalOption, type RunnerCliOptions, sandboxOption, settingsOption, timeoutOption, workspaceOption } from '../options.js';
-import { createRuntime, type Runtime } from '../runtime.js';
+import type { Runtime } from '../runtime.js';
 import { shellServiceOptions } from '../shell-settings.js';
 
 interface ServeOptions extends RunnerCliOptions {
@@ -66,6 +61,16 @@ async function runServe(options: ServeOptions): Promise<number> {
     return usageError(`serving on ${options.http.host} (not a loopback address) requires a bearer token (--token or $TOOLCELL_SERVE_TOKEN)`);
   }
 
+  // Loaded on use, so `--help` and `--version` start fast.
+  const [{ createRuntime }, { ShellService }, { Scheduler }, { serveHttp }, { serveStdio }, { createSessionFactory }, { shellSessionSandbox }] = await Promise.all([
+    import('../runtime.js'),
+    import('../../shell/shell-service.js'),
+    import('../../scheduler/scheduler.js'),
+    import('../../mcp/server/serve-http.js'),
+    import('../../mcp/server/serve-stdio.js'),
+    import('../../mcp/server/session-factory.js'),
+    import('../../mcp/server/shell-sandbox.js'),
+  ]);
   let runtime: Runtime;
   try {
     // `--sandbox` wins over settings' sandbox.mode, which can never be `none` (resolveSandboxMode).

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { EXIT_OK, EXIT_USAGE } from '../exit-codes.js';
 import { type RunnerCliOptions, sandboxOption, settingsOption, workspaceOption } from '../options.js';
-import { createRuntime } from '../runtime.js';
+import type { Runtime } from '../runtime.js';
 
 /** Registers `toolcell tools`: lists the FunctionDeclarations the model is given. */
 export function registerToolsCommand(program: Command): void {
@@ -13,8 +13,10 @@ export function registerToolsCommand(program: Command): void {
     .addOption(settingsOption())
     .option('--json', 'print the FunctionDeclarations as a JSON array')
     .action(async (options: Omit<RunnerCliOptions, 'approval'> & { json?: boolean }) => {
-      let runtime;
+      let runtime: Runtime;
       try {
+        // Loaded on use, so `--help` and `--version` start fast.
+        const { createRuntime } = await import('../runtime.js');
         runtime = await createRuntime({
           workspace: options.workspace,
           ...(options.sandbox ? { sandbox: options.sandbox } : {}),
