@@ -155,7 +155,7 @@ class WorkspaceQuota:
             try:
                 fds = os.listdir(f"/proc/{name}/fd")
             except PermissionError:
-                if self._owned_by_user(name):
+                if self._hiding(name):
                     usage.hidden += 1  # made itself non-dumpable
                 continue
             except OSError:
@@ -171,12 +171,23 @@ class WorkspaceQuota:
                     usage.bytes += st.st_blocks * 512
                     usage.files += 1
 
-    def _owned_by_user(self, pid):
+    def _hiding(self, pid):
+        """A live process of the user whose fds the user may not list: it made
+        itself non-dumpable. A process that is exiting or a zombie has no
+        memory map any more, which also makes the kernel show its /proc
+        entries as root's; it holds nothing for long, so it is not hiding
+        (a command killed by SIGXFSZ is one while its shell is frozen)."""
+        uid = None
+        has_mm = False
         try:
             with open(f"/proc/{pid}/status") as f:
                 for line in f:
+                    if line.startswith("State:") and line.split()[1] in ("Z", "X"):
+                        return False
                     if line.startswith("Uid:"):
-                        return int(line.split()[1]) == self.uid
+                        uid = int(line.split()[1])
+                    elif line.startswith("VmSize:"):
+                        has_mm = True
         except OSError:
-            pass
-        return False
+            return False
+        return uid == self.uid and has_mm

@@ -36,7 +36,7 @@ test('a session whose container died gets a fresh one on the next spawn', async 
   const { createEngineClient } = await import('../../src/sandbox/engine.js');
   await createEngineClient().getContainer(before).remove({ force: true });
   const result = await runCommand(session, 'echo back');
-  t.is(result.stdout, 'back\r\n');
+  t.is(result.stdout, 'back\n');
   t.not(session.containerId, before);
 });
 

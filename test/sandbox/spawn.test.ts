@@ -18,14 +18,18 @@ test('exit codes and signals come back as ExitStatus', async (t) => {
   t.deepEqual((await runCommand(session, 'kill -USR1 $$')).status, { exitCode: null, signal: 'SIGUSR1' });
 });
 
-test('pty mode: one terminal stream, stdin at EOF, no controlling terminal', async (t) => {
+test('pty mode: one terminal stream, stdin at EOF, no controlling terminal, LF passed through', async (t) => {
   const session = await sandbox.session(t);
   const result = await runCommand(session, '[ -t 1 ] && echo stdout-is-tty; echo to-stderr >&2; read line; echo "read=$?"; tty; exec 3</dev/tty 2>/dev/null || echo no-dev-tty', { cols: 123, rows: 45 });
   t.is(result.stderr, '', 'pty mode merges everything into stdout');
-  t.regex(result.stdout, /stdout-is-tty\r\n/);
-  t.regex(result.stdout, /to-stderr\r\n/);
-  t.regex(result.stdout, /read=1\r\n/);
-  t.regex(result.stdout, /not a tty\r\n/);
+  t.regex(result.stdout, /stdout-is-tty\n/);
+  t.regex(result.stdout, /to-stderr\n/);
+  t.regex(result.stdout, /read=1\n/);
+  t.regex(result.stdout, /not a tty\n/);
+  t.false(result.stdout.includes('\r'), 'no output post-processing: the kernel does not turn LF into CRLF');
+  const modes = await runCommand(session, 'stty -a < /proc/self/fd/1');
+  t.regex(modes.stdout, /-opost/);
+  t.regex(modes.stdout, /-echo /);
   t.regex(result.stdout, /no-dev-tty/);
   const size = await runCommand(session, 'stty size < /proc/self/fd/1', { cols: 123, rows: 45 });
   t.is(size.stdout.trim(), '45 123');

@@ -50,6 +50,21 @@ test.serial('writes of another workspace on the same filesystem are not charged 
   await runCommand(writer, 'rm -f fill.*');
 });
 
+test.serial("a bystander with an unreaped child (a zombie, as a command killed by SIGXFSZ is) is not taken for hiding when another workspace's writes trigger a check", async (t) => {
+  const writer = await sandbox.session(t, { label: 'writer' });
+  const bystander = await sandbox.session(t, { label: 'bystander' });
+  // `sleep 0` exits at once; its parent exec's into `sleep 3` and never reaps it. The kernel shows
+  // a zombie's /proc entries as root's, which the check used to count as a process hiding its files.
+  const waiting = runCommand(bystander, '(sleep 0 & exec sleep 3); echo survived', { mode: 'pipes' });
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const fill = await runCommand(writer, 'for i in $(seq 1 32); do head -c 4M /dev/zero > fill.$i || break; done', { mode: 'pipes' });
+  t.is(fill.status.signal, 'SIGKILL', 'the writer is stopped');
+  const result = await waiting;
+  t.deepEqual(result.status, { exitCode: 0, signal: null }, result.stderr);
+  t.is(result.stdout, 'survived\n');
+  await runCommand(writer, 'rm -f fill.*');
+});
+
 test.serial('deleting a file while still writing it does not hide the growth', async (t) => {
   const session = await sandbox.session(t);
   const result = await runCommand(session, 'exec 3>hidden.bin; rm hidden.bin; for i in $(seq 1 32); do head -c 4M /dev/zero >&3; done; echo finished', { mode: 'pipes' });
