@@ -95,7 +95,9 @@ test('the schema the model sees is cleaned for Gemini', async (t) => {
   t.teardown(env.close);
   const schema = env.tool('mcp_fixture_weird.schema-tool').parametersJsonSchema as Record<string, any>;
   t.is(schema['$schema'], undefined);
-  t.deepEqual(schema['required'], ['mode']);
+  // `ghost` is required without being declared: calls are validated against the real schema, so the model must see it.
+  t.deepEqual(schema['required'], ['mode', 'ghost']);
+  t.deepEqual(schema['properties'].ghost, {});
   t.truthy(schema['properties'].mode.anyOf);
   t.is(schema['properties'].mode.default, undefined);
   t.is(schema['properties'].when.format, undefined);

@@ -7,7 +7,7 @@ import anyTest, { type ExecutionContext } from 'ava';
 import { ShellService } from '../../src/shell/shell-service.js';
 import type { ShellSessionHandle } from '../../src/shell/session-handle.js';
 import type { LiveOutput } from '../../src/tools/tool.js';
-import { makeWorkspace, requireDocker } from '../helpers/docker.js';
+import { eventually, makeWorkspace, requireDocker } from '../helpers/docker.js';
 import { abortWhenOutput, processesWith, uniqueSleepToken } from './support.js';
 
 const test = await requireDocker(anyTest, 'shell/docker');
@@ -136,7 +136,8 @@ test('a background job in the container survives the call and ends with the sess
   const result = await session.run({ command: `echo started; sleep ${token}`, background: true });
   t.is(typeof result.backgroundPid, 'number');
   t.truthy(result.logPath);
-  t.true(processesWith(token).length > 0);
+  // The call answers once the job is forked; its exec may still be under way.
+  t.true(await eventually(async () => processesWith(token).length > 0), 'the job runs after its call returned');
   await session.close();
   t.deepEqual(processesWith(token), []);
 });

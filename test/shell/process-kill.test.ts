@@ -1,4 +1,5 @@
 import test from 'ava';
+import { eventually } from '../helpers/docker.js';
 import { abortWhenOutput, processesWith, uniqueSleepToken, useShellSession } from './support.js';
 
 // Each command prints "ready" once its escapee is started; the test aborts on
@@ -44,7 +45,8 @@ test('a background command survives the call and ends with the session', async (
   const result = await session.run({ command: `sleep ${token}`, background: true });
   t.is(typeof result.backgroundPid, 'number');
   t.truthy(result.logPath);
-  t.true(processesWith(token).length > 0, 'still running after the call returned');
+  // The call answers once the job is forked; its exec may still be under way.
+  t.true(await eventually(async () => processesWith(token).length > 0), 'running after the call returned');
   await session.close();
   t.deepEqual(processesWith(token), [], 'killed when the session closed');
 });
@@ -53,7 +55,7 @@ test('closing the service kills background jobs of every session', async (t) => 
   const { service, session } = await useShellSession(t);
   const token = uniqueSleepToken();
   await session.run({ command: `setsid sleep ${token} & sleep ${token}`, background: true });
-  t.true(processesWith(token).length > 0);
+  t.true(await eventually(async () => processesWith(token).length >= 2));
   await service.close();
   t.deepEqual(processesWith(token), []);
 });
