@@ -37,10 +37,11 @@ test.serial('a command within the limits is not disturbed', async (t) => {
   t.is(result.stdout, 'finished\n');
 });
 
-test.serial('writes of another workspace on the same filesystem are not charged to a command', async (t) => {
+/** Runs `command` in a bystander session while another session writes past the limit: the bystander must not pay. */
+async function bystanderSurvivesWriter(t: import('ava').ExecutionContext, command: string): Promise<void> {
   const writer = await sandbox.session(t, { label: 'writer' });
   const bystander = await sandbox.session(t, { label: 'bystander' });
-  const waiting = runCommand(bystander, 'sleep 3; echo survived', { mode: 'pipes' });
+  const waiting = runCommand(bystander, command, { mode: 'pipes' });
   await new Promise((resolve) => setTimeout(resolve, 300));
   const fill = await runCommand(writer, 'for i in $(seq 1 32); do head -c 4M /dev/zero > fill.$i || break; done', { mode: 'pipes' });
   t.is(fill.status.signal, 'SIGKILL', 'the writer is stopped');
@@ -48,21 +49,16 @@ test.serial('writes of another workspace on the same filesystem are not charged 
   t.deepEqual(result.status, { exitCode: 0, signal: null }, result.stderr);
   t.is(result.stdout, 'survived\n');
   await runCommand(writer, 'rm -f fill.*');
+}
+
+test.serial('writes of another workspace on the same filesystem are not charged to a command', async (t) => {
+  await bystanderSurvivesWriter(t, 'sleep 3; echo survived');
 });
 
 test.serial("a bystander with an unreaped child (a zombie, as a command killed by SIGXFSZ is) is not taken for hiding when another workspace's writes trigger a check", async (t) => {
-  const writer = await sandbox.session(t, { label: 'writer' });
-  const bystander = await sandbox.session(t, { label: 'bystander' });
   // `sleep 0` exits at once; its parent exec's into `sleep 3` and never reaps it. The kernel shows
   // a zombie's /proc entries as root's, which the check used to count as a process hiding its files.
-  const waiting = runCommand(bystander, '(sleep 0 & exec sleep 3); echo survived', { mode: 'pipes' });
-  await new Promise((resolve) => setTimeout(resolve, 300));
-  const fill = await runCommand(writer, 'for i in $(seq 1 32); do head -c 4M /dev/zero > fill.$i || break; done', { mode: 'pipes' });
-  t.is(fill.status.signal, 'SIGKILL', 'the writer is stopped');
-  const result = await waiting;
-  t.deepEqual(result.status, { exitCode: 0, signal: null }, result.stderr);
-  t.is(result.stdout, 'survived\n');
-  await runCommand(writer, 'rm -f fill.*');
+  await bystanderSurvivesWriter(t, '(sleep 0 & exec sleep 3); echo survived');
 });
 
 test.serial('deleting a file while still writing it does not hide the growth', async (t) => {
