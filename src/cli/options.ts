@@ -37,6 +37,14 @@ export function settingsOption(): Option {
   return new Option('--settings <file>', 'settings file overriding <workspace>/.toolcell/settings.json and ~/.toolcell/settings.json');
 }
 
+export function trustWorkspaceOption(): Option {
+  return new Option(
+    '--trust-workspace',
+    "apply the workspace's own .toolcell/settings.json in full: its MCP servers, discoveryTrusted and sandbox.image " +
+      '(otherwise only for workspaces listed in trustedWorkspaces of ~/.toolcell/settings.json)',
+  );
+}
+
 /** What the commands above parse into. */
 export interface RunnerCliOptions {
   workspace: string;
@@ -44,4 +52,5 @@ export interface RunnerCliOptions {
   sandbox?: SandboxMode;
   timeout?: number;
   settings?: string;
+  trustWorkspace?: boolean;
 }

@@ -30,6 +30,8 @@ export interface RuntimeOptions {
   timeoutSeconds?: number;
   /** A settings file that overrides the workspace's and the user's. */
   settingsFile?: string;
+  /** Apply the workspace's own settings file in full (loadSettings' `trustWorkspace`). */
+  trustWorkspace?: boolean;
   telemetry?: TelemetrySink;
   pool?: WorkerPoolOptions;
   /** Warnings while building the registry (e.g. a tool replaced). Default: stderr. */
@@ -73,7 +75,12 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const workspace = await resolveWorkspace(options.workspace);
   const root = workspace.roots[0]!;
   const onWarning = options.onWarning ?? ((message: string) => process.stderr.write(`toolcell: ${message}\n`));
-  const settings = loadSettings({ workspace: root, ...(options.settingsFile ? { settingsFile: options.settingsFile } : {}) });
+  const settings = loadSettings({
+    workspace: root,
+    ...(options.settingsFile ? { settingsFile: options.settingsFile } : {}),
+    ...(options.trustWorkspace ? { trustWorkspace: true } : {}),
+  });
+  for (const warning of settings.warnings) onWarning(warning);
   const sandbox = resolveSandboxMode(options.sandbox, settings, onWarning);
   const registry = new ToolRegistry({ onWarning });
   const pool = new WorkerPool(options.pool);

@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import type { z } from 'zod';
 import { ToolcellError } from '../errors.js';
 import { settingsSchema } from './settings-schema.js';
+import { isTrustedWorkspace, untrustedWorkspaceSettings } from './workspace-trust.js';
 import type { Settings, SettingsFile } from './settings-schema.js';
 
 /** Where settings live, relative to a workspace root or a home folder. */
@@ -20,15 +21,23 @@ export interface LoadSettingsOptions {
   settingsFile?: string;
   /** The user's home folder (default `os.homedir()`); tests point it elsewhere. */
   homeDir?: string;
+  /**
+   * Apply the workspace's own settings file in full, as if the workspace were
+   * listed in the user's `trustedWorkspaces` (`--trust-workspace`).
+   */
+  trustWorkspace?: boolean;
 }
 
 /**
  * Reads and validates the settings that apply to a workspace: the user's
  * `~/.toolcell/settings.json`, then the workspace's `.toolcell/settings.json`
  * on top (per field for `tools`, `sandbox` and `shell`, per server name for
- * `mcpServers`). Missing default files are fine; an unreadable, malformed or
- * invalid file throws a ToolcellError `invalid_settings` naming the file and
- * the field, never falls back silently.
+ * `mcpServers`). The workspace's file is applied in full only when the
+ * workspace is trusted (the user's `trustedWorkspaces`, or `trustWorkspace`);
+ * otherwise what it could do outside the sandbox is left out, with a warning
+ * (workspace-trust.ts). Missing default files are fine; an unreadable,
+ * malformed or invalid file throws a ToolcellError `invalid_settings` naming
+ * the file and the field, never falls back silently.
  */
 export function loadSettings(options: LoadSettingsOptions): Settings {
   if (typeof options !== 'object' || options === null) throw new TypeError('loadSettings: options must be an object');
@@ -42,8 +51,9 @@ export function loadSettings(options: LoadSettingsOptions): Settings {
     throw new TypeError('loadSettings: options.homeDir must be a string');
   }
 
-  const settings: Settings = { tools: {}, mcpServers: {}, sandbox: {}, shell: {}, sources: [] };
+  const settings: Settings = { tools: {}, mcpServers: {}, sandbox: {}, shell: {}, sources: [], workspaceTrusted: true, warnings: [] };
   if (options.settingsFile !== undefined) {
+    // Named on the command line by the user: applied in full.
     const file = resolve(options.settingsFile);
     const parsed = readSettingsFile(file, { required: true });
     if (parsed) mergeInto(settings, parsed, file);
@@ -51,10 +61,26 @@ export function loadSettings(options: LoadSettingsOptions): Settings {
   }
   const userFile = join(options.homeDir ?? homedir(), SETTINGS_RELATIVE_PATH);
   const workspaceFile = join(resolve(options.workspace), SETTINGS_RELATIVE_PATH);
-  for (const file of userFile === workspaceFile ? [workspaceFile] : [userFile, workspaceFile]) {
-    const parsed = readSettingsFile(file, { required: false });
-    if (parsed) mergeInto(settings, parsed, file);
+  const user = readSettingsFile(userFile, { required: false });
+  if (user) mergeInto(settings, user, userFile);
+  if (workspaceFile === userFile) return settings;
+  settings.workspaceTrusted = options.trustWorkspace === true || isTrustedWorkspace(options.workspace, user?.trustedWorkspaces ?? []);
+  const workspace = readSettingsFile(workspaceFile, { required: false });
+  if (!workspace) return settings;
+  if (settings.workspaceTrusted) {
+    if (workspace.trustedWorkspaces !== undefined) settings.warnings.push(`${workspaceFile}: trustedWorkspaces is read only from ${userFile}; ignored here.`);
+    const { trustedWorkspaces: _ignored, ...applied } = workspace;
+    mergeInto(settings, applied, workspaceFile);
+    return settings;
   }
+  const { kept, ignored } = untrustedWorkspaceSettings(workspace);
+  if (ignored.length > 0) {
+    settings.warnings.push(
+      `${workspaceFile}: ${ignored.join(', ')} ignored: the workspace is not trusted. ` +
+        `Trust it with --trust-workspace, or add it to trustedWorkspaces in ${userFile}.`,
+    );
+  }
+  mergeInto(settings, kept, workspaceFile);
   return settings;
 }
 

@@ -89,6 +89,12 @@ export const settingsSchema = z.strictObject({
     .optional(),
   sandbox: sandboxSettingsSchema.optional(),
   shell: shellSettingsSchema.optional(),
+  /**
+   * Workspaces (absolute paths; their subfolders too) whose own settings file
+   * is applied in full. Read only from the user's file or a `--settings`
+   * file: a workspace cannot vouch for itself.
+   */
+  trustedWorkspaces: z.array(z.string().startsWith('/', 'must be an absolute path')).optional(),
 });
 
 export type McpServerSettings = z.infer<typeof mcpServerSettingsSchema>;
@@ -106,4 +112,12 @@ export interface Settings {
   shell: ShellSettings;
   /** The files that were read, lowest precedence first. */
   sources: string[];
+  /**
+   * Whether the workspace's own settings file was applied in full. When it
+   * was not, the settings that could run host programs, send host secrets,
+   * skip confirmations or change the sandbox image were left out of it.
+   */
+  workspaceTrusted: boolean;
+  /** What the user should know about how the files were applied (ignored settings). */
+  warnings: string[];
 }

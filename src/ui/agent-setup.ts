@@ -15,6 +15,7 @@ export interface AgentSetupOptions {
   sandbox?: SandboxMode;
   timeout?: number;
   settings?: string;
+  trustWorkspace?: boolean;
   model: string;
   maxTurns: number;
   telemetryFile?: string;
@@ -51,6 +52,7 @@ export async function setUpAgent(options: AgentSetupOptions): Promise<AgentSetup
     telemetry,
     ...(options.timeout ? { timeoutSeconds: options.timeout } : {}),
     ...(options.settings ? { settingsFile: options.settings } : {}),
+    ...(options.trustWorkspace ? { trustWorkspace: true } : {}),
     ...(options.onWarning ? { onWarning: options.onWarning } : {}),
   });
   const scheduler = runtime.createScheduler(options.scheduler ?? {});

@@ -247,12 +247,15 @@ export function runCli(
     text?: boolean;
     /** `--settings FILE`: the only settings file read. */
     settings?: string;
+    /** `--trust-workspace`: apply the workspace's own settings file in full. */
+    trustWorkspace?: boolean;
   },
 ): Promise<CliRun> {
   const args = [CLI_BIN, 'exec', '-', '--workspace', options.workspace, '--approval', 'yolo', '--timeout', String(options.timeoutSeconds ?? SUITE_TIMEOUT_SECONDS)];
   if (options.sandbox !== null) args.push('--sandbox', options.sandbox ?? 'docker');
   if (!options.text) args.push('--json');
   if (options.settings) args.push('--settings', options.settings);
+  if (options.trustWorkspace) args.push('--trust-workspace');
   const child = spawn(process.execPath, args, { env: { ...process.env, NO_COLOR: '1', ...options.env }, stdio: ['pipe', 'pipe', 'pipe'] });
   const signal = options.killSignal ?? 'SIGINT';
   let sent = false;

@@ -10,7 +10,7 @@ import { createLocalTool } from '../../src/tools/defined-tool.js';
 import { writeDiscoveryScripts } from '../discovery/discovery-scripts.js';
 import { fixtureStdioSettings, tempWorkspace } from '../helpers/mcp.js';
 
-const settings = (partial: Partial<Settings>): Settings => ({ tools: {}, mcpServers: {}, sandbox: {}, shell: {}, sources: [], ...partial });
+const settings = (partial: Partial<Settings>): Settings => ({ tools: {}, mcpServers: {}, sandbox: {}, shell: {}, sources: [], workspaceTrusted: true, warnings: [], ...partial });
 
 function localTool(name: string, workspace: string) {
   return createLocalTool(

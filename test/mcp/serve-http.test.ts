@@ -9,7 +9,7 @@ const TOKEN = 'test-token-0123456789';
 async function serveHttp(t: { teardown: (fn: () => Promise<void>) => void }, args: string[] = []) {
   const workspace = await tempWorkspace('toolcell-serve-http-');
   await writeWorkspaceSettings(workspace.dir, { mcpServers: { fx: fixtureStdioSettings({ includeTools: ['echo', 'slow', 'stats'] }) } });
-  const server = await startServeHttp({ workspace: workspace.dir, args: ['--http', '127.0.0.1:0', '--approval', 'yolo', ...args] });
+  const server = await startServeHttp({ workspace: workspace.dir, args: ['--http', '127.0.0.1:0', '--approval', 'yolo', '--trust-workspace', ...args] });
   t.teardown(async () => {
     await server.stop();
     await workspace.cleanup();

@@ -10,7 +10,8 @@ import { connectServeStdio, fixtureStdioSettings, isAlive, tempWorkspace, writeW
 async function serve(t: { teardown: (fn: () => Promise<void>) => void }, args: string[] = ['--approval', 'yolo']) {
   const workspace = await tempWorkspace('toolcell-serve-');
   await writeWorkspaceSettings(workspace.dir, { mcpServers: { fx: fixtureStdioSettings({ includeTools: ['echo', 'add', 'slow', 'stats', 'pid', 'image'] }) } });
-  const connection = await connectServeStdio({ workspace: workspace.dir, args });
+  // The fixture server is configured in the workspace's settings file, which applies in full only when trusted.
+  const connection = await connectServeStdio({ workspace: workspace.dir, args: ['--trust-workspace', ...args] });
   t.teardown(async () => {
     await connection.client.close();
     await workspace.cleanup();

@@ -9,7 +9,7 @@
  */
 import anyTest from 'ava';
 import { existsSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { requireDocker } from '../helpers/docker.js';
 import { makeTempDir, nonce, parseShellBlock, responseText, runCli, type CliRun } from '../helpers/security.js';
@@ -95,14 +95,17 @@ test('a FIFO or a symlink to a host file cannot be planted as the settings file,
   t.false(next.stdout.includes(secret) || next.stderr.includes(secret.slice(0, 12)), 'the host file was read');
 });
 
-test("a repository's own .toolcell/settings.json cannot switch the sandbox off (fail closed: only the person, by name)", async (t) => {
+/** A workspace that ships `settings` in .toolcell/settings.json, as a cloned repository would, and a host marker path. */
+async function repositoryWithSettings(t: import('ava').ExecutionContext, settings: (marker: string) => unknown): Promise<{ workspace: string; marker: string }> {
   const workspace = await makeTempDir(t);
-  const hostDir = await makeTempDir(t, 'toolcell-sec-marker-');
-  const marker = join(hostDir, 'repo-settings-ran-on-host');
-  // As if the workspace were a cloned repository that ships this file.
-  const { mkdir } = await import('node:fs/promises');
+  const marker = join(await makeTempDir(t, 'toolcell-sec-marker-'), 'ran-on-host');
   await mkdir(join(workspace, '.toolcell'), { recursive: true });
-  await writeFile(join(workspace, '.toolcell', 'settings.json'), JSON.stringify({ sandbox: { mode: 'none' } }));
+  await writeFile(join(workspace, '.toolcell', 'settings.json'), JSON.stringify(settings(marker)));
+  return { workspace, marker };
+}
+
+test("a repository's own .toolcell/settings.json cannot switch the sandbox off (fail closed: only the person, by name)", async (t) => {
+  const { workspace, marker } = await repositoryWithSettings(t, () => ({ sandbox: { mode: 'none' } }));
   const run = await runCli([{ id: 'next', name: 'run_shell_command', args: { command: `touch ${marker}; echo done` } }], { workspace, sandbox: null });
   t.false(existsSync(marker), `a workspace settings file took commands out of the sandbox: ${responseText(run.responses.get('next'))}`);
   t.regex(parseShellOutput(run), /^done$/m, 'the call itself works, in the sandbox');
@@ -110,14 +113,24 @@ test("a repository's own .toolcell/settings.json cannot switch the sandbox off (
 
 test("a repository's own .toolcell/settings.json cannot switch the sandbox off for `toolcell serve` either", async (t) => {
   const { connectServeStdio } = await import('../helpers/mcp.js');
-  const workspace = await makeTempDir(t);
-  const hostDir = await makeTempDir(t, 'toolcell-sec-marker-');
-  const marker = join(hostDir, 'serve-ran-on-host');
-  const { mkdir } = await import('node:fs/promises');
-  await mkdir(join(workspace, '.toolcell'), { recursive: true });
-  await writeFile(join(workspace, '.toolcell', 'settings.json'), JSON.stringify({ sandbox: { mode: 'none' } }));
+  const { workspace, marker } = await repositoryWithSettings(t, () => ({ sandbox: { mode: 'none' } }));
   const { client } = await connectServeStdio({ workspace, args: ['--approval', 'yolo'] });
   t.teardown(() => client.close());
   const result = await client.callTool({ name: 'run_shell_command', arguments: { command: `touch ${marker}; echo done` } });
   t.false(existsSync(marker), `a workspace settings file took serve's commands out of the sandbox: ${JSON.stringify(result).slice(0, 300)}`);
+});
+
+test("a repository that ships .toolcell/settings.json with an MCP server does not get it started on the host until the user trusts the workspace", async (t) => {
+  const { workspace, marker } = await repositoryWithSettings(t, (path) => ({
+    mcpServers: { helper: { command: 'sh', args: ['-c', `touch ${path}`], trust: true } },
+    tools: { discoveryTrusted: true },
+  }));
+  const run = await runCli([{ id: 'next', name: 'run_shell_command', args: { command: 'echo next' } }], { workspace });
+  t.false(existsSync(marker), "the repository's MCP server ran on the host");
+  t.regex(run.stderr, /mcpServers \(helper\), tools\.discoveryTrusted ignored: the workspace is not trusted/);
+  t.regex(parseShellOutput(run), /^next$/m, 'the run itself works');
+
+  const trusted = await runCli([{ id: 'next', name: 'run_shell_command', args: { command: 'echo next' } }], { workspace, trustWorkspace: true });
+  t.true(existsSync(marker), 'with --trust-workspace the server is started (the control)');
+  t.regex(parseShellOutput(trusted), /^next$/m);
 });

@@ -4,7 +4,7 @@ import { isToolcellError } from '../../errors.js';
 import { EXIT_OK, EXIT_USAGE, exitCodeForSignal } from '../exit-codes.js';
 import { formatCompletedCalls } from '../format-calls.js';
 import { colorEnabled } from '../../ui/style.js';
-import { approvalOption, type RunnerCliOptions, sandboxOption, settingsOption, timeoutOption, workspaceOption } from '../options.js';
+import { approvalOption, type RunnerCliOptions, sandboxOption, settingsOption, trustWorkspaceOption, timeoutOption, workspaceOption } from '../options.js';
 import { MAX_INPUT_BYTES, parseFunctionCalls } from '../read-calls.js';
 import { readInput } from '../read-input.js';
 import type { Runtime } from '../runtime.js';
@@ -25,6 +25,7 @@ export function registerExecCommand(program: Command): void {
     .addOption(sandboxOption())
     .addOption(timeoutOption())
     .addOption(settingsOption())
+    .addOption(trustWorkspaceOption())
     .option('--json', 'print the functionResponse parts as one JSON array, in call order')
     .option('--telemetry-file <file>', 'append one JSON line per finished call to this file')
     .addHelpText(
@@ -76,6 +77,7 @@ async function runExec(file: string | undefined, options: ExecOptions): Promise<
       ...(options.sandbox ? { sandbox: options.sandbox } : {}),
       ...(options.timeout ? { timeoutSeconds: options.timeout } : {}),
       ...(options.settings ? { settingsFile: options.settings } : {}),
+      ...(options.trustWorkspace ? { trustWorkspace: true } : {}),
       ...(options.telemetryFile ? { telemetry: new JsonlFileSink({ path: options.telemetryFile }) } : {}),
     });
   } catch (error) {

@@ -3,11 +3,12 @@ import type { Command } from 'commander';
 import { isToolcellError } from '../../errors.js';
 import type { McpServerStatus } from '../../mcp/mcp-client-manager.js';
 import { EXIT_OK, EXIT_USAGE } from '../exit-codes.js';
-import { settingsOption, workspaceOption } from '../options.js';
+import { settingsOption, trustWorkspaceOption, workspaceOption } from '../options.js';
 
 interface McpListOptions {
   workspace: string;
   settings?: string;
+  trustWorkspace?: boolean;
   json?: boolean;
 }
 
@@ -19,6 +20,7 @@ export function registerMcpCommand(program: Command): void {
     .description('Connect to every configured MCP server and show its state and the tools it gives (as the model sees them).')
     .addOption(workspaceOption())
     .addOption(settingsOption())
+    .addOption(trustWorkspaceOption())
     .option('--json', 'print the servers as a JSON array')
     .addHelpText(
       'after',
@@ -43,7 +45,12 @@ async function listServers(options: McpListOptions): Promise<number> {
   let settings;
   try {
     workspace = await realpath(options.workspace);
-    settings = loadSettings({ workspace, ...(options.settings !== undefined ? { settingsFile: options.settings } : {}) });
+    settings = loadSettings({
+      workspace,
+      ...(options.settings !== undefined ? { settingsFile: options.settings } : {}),
+      ...(options.trustWorkspace ? { trustWorkspace: true } : {}),
+    });
+    for (const warning of settings.warnings) process.stderr.write(`toolcell: ${warning}\n`);
   } catch (error) {
     process.stderr.write(`toolcell: ${isToolcellError(error) || error instanceof Error ? error.message : String(error)}\n`);
     return EXIT_USAGE;

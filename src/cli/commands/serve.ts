@@ -5,7 +5,7 @@ import { isLoopbackHost } from '../../mcp/server/http-guard.js';
 import type { ShellService } from '../../shell/shell-service.js';
 import type { ToolServerOptions } from '../../mcp/server/create-tool-server.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from '../exit-codes.js';
-import { approvalOption, type RunnerCliOptions, sandboxOption, settingsOption, timeoutOption, workspaceOption } from '../options.js';
+import { approvalOption, type RunnerCliOptions, sandboxOption, settingsOption, trustWorkspaceOption, timeoutOption, workspaceOption } from '../options.js';
 import type { Runtime } from '../runtime.js';
 import { shellServiceOptions } from '../shell-settings.js';
 
@@ -32,6 +32,7 @@ export function registerServeCommand(program: Command): void {
     .addOption(sandboxOption())
     .addOption(timeoutOption())
     .addOption(settingsOption())
+    .addOption(trustWorkspaceOption())
     .addHelpText(
       'after',
       `
@@ -80,6 +81,7 @@ async function runServe(options: ServeOptions): Promise<number> {
       ...(options.sandbox ? { sandbox: options.sandbox } : {}),
       ...(options.timeout ? { timeoutSeconds: options.timeout } : {}),
       ...(options.settings ? { settingsFile: options.settings } : {}),
+      ...(options.trustWorkspace ? { trustWorkspace: true } : {}),
       onWarning: (message) => process.stderr.write(`toolcell serve: ${message}\n`),
     });
   } catch (error) {

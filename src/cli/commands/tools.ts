@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { EXIT_OK, EXIT_USAGE } from '../exit-codes.js';
-import { type RunnerCliOptions, sandboxOption, settingsOption, workspaceOption } from '../options.js';
+import { type RunnerCliOptions, sandboxOption, settingsOption, trustWorkspaceOption, workspaceOption } from '../options.js';
 import type { Runtime } from '../runtime.js';
 
 /** Registers `toolcell tools`: lists the FunctionDeclarations the model is given. */
@@ -11,6 +11,7 @@ export function registerToolsCommand(program: Command): void {
     .addOption(workspaceOption())
     .addOption(sandboxOption())
     .addOption(settingsOption())
+    .addOption(trustWorkspaceOption())
     .option('--json', 'print the FunctionDeclarations as a JSON array')
     .action(async (options: Omit<RunnerCliOptions, 'approval'> & { json?: boolean }) => {
       let runtime: Runtime;
@@ -21,6 +22,7 @@ export function registerToolsCommand(program: Command): void {
           workspace: options.workspace,
           ...(options.sandbox ? { sandbox: options.sandbox } : {}),
           ...(options.settings ? { settingsFile: options.settings } : {}),
+          ...(options.trustWorkspace ? { trustWorkspace: true } : {}),
         });
       } catch (error) {
         process.stderr.write(`toolcell tools: ${(error as Error).message}\n`);

@@ -1,0 +1,57 @@
+import { realpathSync } from 'node:fs';
+import { resolve, sep } from 'node:path';
+import type { SettingsFile } from './settings-schema.js';
+
+/**
+ * A workspace's own `.toolcell/settings.json` arrives with the repository:
+ * whoever wrote the repository wrote it. Until the user trusts the
+ * workspace, the settings in it that would act outside the sandbox or
+ * without asking are left out:
+ *
+ * - `mcpServers`: a stdio server is a program run on the host as the user,
+ *   and `env`/`headers` expand the host's variables (secrets) and send them
+ *   to the server;
+ * - `tools.discoveryTrusted`: discovered tools would run without confirmation;
+ * - `sandbox.image`: the sandbox would run an image the user did not choose;
+ * - `trustedWorkspaces`: a workspace cannot vouch for itself (never applied).
+ *
+ * Everything else (discovery commands, which run in the sandbox; timeouts;
+ * `sandbox.mode`, which can never be `none` from a file) applies as written.
+ */
+export function untrustedWorkspaceSettings(file: SettingsFile): { kept: SettingsFile; ignored: string[] } {
+  const kept: SettingsFile = { ...file };
+  const ignored: string[] = [];
+  if (kept.mcpServers !== undefined && Object.keys(kept.mcpServers).length > 0) {
+    ignored.push(`mcpServers (${Object.keys(kept.mcpServers).join(', ')})`);
+  }
+  delete kept.mcpServers;
+  if (kept.tools?.discoveryTrusted !== undefined) {
+    ignored.push('tools.discoveryTrusted');
+    const { discoveryTrusted: _dropped, ...tools } = kept.tools;
+    kept.tools = tools;
+  }
+  if (kept.sandbox?.image !== undefined) {
+    ignored.push('sandbox.image');
+    const { image: _dropped, ...sandbox } = kept.sandbox;
+    kept.sandbox = sandbox;
+  }
+  delete kept.trustedWorkspaces;
+  return { kept, ignored };
+}
+
+/** True when `workspace` is one of `trusted` (absolute paths) or inside one; symlinks resolved on both sides. */
+export function isTrustedWorkspace(workspace: string, trusted: readonly string[]): boolean {
+  const root = realOrResolved(workspace);
+  return trusted.some((entry) => {
+    const base = realOrResolved(entry);
+    return root === base || root.startsWith(base.endsWith(sep) ? base : `${base}${sep}`);
+  });
+}
+
+function realOrResolved(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return resolve(path);
+  }
+}
