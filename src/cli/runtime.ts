@@ -12,7 +12,8 @@ import { WorkerPool, type WorkerPoolOptions } from '../exec/worker-pool.js';
 import { ToolRegistry } from '../registry/tool-registry.js';
 import type { ApprovalMode } from '../scheduler/approval.js';
 import { Scheduler, type SchedulerOptions } from '../scheduler/scheduler.js';
-import type { TelemetrySink } from '../telemetry/events.js';
+import { combineSinks, type TelemetrySink } from '../telemetry/events.js';
+import { OtelTelemetrySink } from '../telemetry/otel.js';
 import type { WorkspaceInfo } from '../tools/define-tool.js';
 
 export type { SandboxMode } from './shell-settings.js';
@@ -32,6 +33,7 @@ export interface RuntimeOptions {
   settingsFile?: string;
   /** Apply the workspace's own settings file in full (loadSettings' `trustWorkspace`). */
   trustWorkspace?: boolean;
+  /** Where finished calls are reported, besides the OpenTelemetry API (always used; exported only when an SDK is registered). */
   telemetry?: TelemetrySink;
   pool?: WorkerPoolOptions;
   /** Warnings while building the registry (e.g. a tool replaced). Default: stderr. */
@@ -47,6 +49,8 @@ export interface Runtime {
   readonly settings: Settings;
   /** Where this runtime's shell commands run. */
   readonly sandbox: SandboxMode;
+  /** The OpenTelemetry sink, plus the one from the options: what schedulers of this runtime report to. */
+  readonly telemetry: TelemetrySink;
   /** A scheduler over this runtime's registry, with its approval mode, telemetry and output limits. */
   createScheduler(options?: Partial<Omit<SchedulerOptions, 'registry'>>): Scheduler;
   /** Closers run by `close`, last registered first (shell sessions, MCP clients…). */
@@ -84,7 +88,9 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const sandbox = resolveSandboxMode(options.sandbox, settings, onWarning);
   const registry = new ToolRegistry({ onWarning });
   const pool = new WorkerPool(options.pool);
-  const closers: Array<() => Promise<void>> = [() => pool.close()];
+  const telemetry = combineSinks(new OtelTelemetrySink(), ...(options.telemetry ? [options.telemetry] : []));
+  // Run last first: the telemetry sinks close after everything that reports to them.
+  const closers: Array<() => Promise<void>> = [async () => telemetry.close?.(), () => pool.close()];
 
   const runtime: Runtime = {
     workspace,
@@ -92,11 +98,12 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     pool,
     settings,
     sandbox,
+    telemetry,
     createScheduler: (schedulerOptions = {}) =>
       new Scheduler({
         registry,
         approvalMode: options.approvalMode ?? 'default',
-        ...(options.telemetry ? { telemetry: options.telemetry } : {}),
+        telemetry,
         output: { saveDir: join(workspace.stateDir, 'tool-outputs') },
         ...schedulerOptions,
       }),

@@ -4,9 +4,7 @@ import { systemInstruction } from '../agent/system-instruction.js';
 import { createRuntime, type Runtime, type SandboxMode } from '../cli/runtime.js';
 import type { ApprovalMode } from '../scheduler/approval.js';
 import type { Scheduler, SchedulerOptions } from '../scheduler/scheduler.js';
-import { combineSinks, type TelemetrySink } from '../telemetry/events.js';
 import { JsonlFileSink } from '../telemetry/jsonl-sink.js';
-import { OtelTelemetrySink } from '../telemetry/otel.js';
 
 export interface AgentSetupOptions {
   workspace: string;
@@ -37,19 +35,17 @@ export interface AgentSetup {
 /**
  * Builds what `run` and `chat` share: the Gemini client (throws
  * `api_key_missing` / `invalid_base_url` first, before anything starts), the
- * runtime (`invalid_workspace`, …), telemetry (OpenTelemetry API always,
- * JSONL when asked) and the agent.
+ * runtime (`invalid_workspace`, …, and telemetry: the OpenTelemetry API
+ * always, JSONL when asked) and the agent.
  */
 export async function setUpAgent(options: AgentSetupOptions): Promise<AgentSetup> {
   const client = createGeminiClient();
-  const sinks: TelemetrySink[] = [new OtelTelemetrySink()];
-  if (options.telemetryFile) sinks.push(new JsonlFileSink({ path: options.telemetryFile }));
-  const telemetry = combineSinks(...sinks);
   const runtime = await createRuntime({
     workspace: options.workspace,
     approvalMode: options.approval,
     ...(options.sandbox ? { sandbox: options.sandbox } : {}),
-    telemetry,
+    // The runtime reports to the OpenTelemetry API itself.
+    ...(options.telemetryFile ? { telemetry: new JsonlFileSink({ path: options.telemetryFile }) } : {}),
     ...(options.timeout ? { timeoutSeconds: options.timeout } : {}),
     ...(options.settings ? { settingsFile: options.settings } : {}),
     ...(options.trustWorkspace ? { trustWorkspace: true } : {}),
@@ -70,7 +66,6 @@ export async function setUpAgent(options: AgentSetupOptions): Promise<AgentSetup
     scheduler,
     async close() {
       await runtime.close();
-      await telemetry.close?.();
     },
   };
 }

@@ -1,61 +1,14 @@
+/**
+ * Tool-call telemetry through the OpenTelemetry API, checked with the real
+ * SDK (tracer and meter providers, in-memory exporters), registered the way
+ * an app or `node --import` would.
+ */
 import test from 'ava';
-import {
-  type Attributes,
-  createNoopMeter,
-  INVALID_SPAN_CONTEXT,
-  type Meter,
-  type MeterProvider,
-  metrics,
-  type Span,
-  type SpanOptions,
-  type SpanStatus,
-  trace,
-  type Tracer,
-  type TracerProvider,
-} from '@opentelemetry/api';
+import { metrics, SpanStatusCode, trace } from '@opentelemetry/api';
 import { OtelTelemetrySink, METRIC_TOOL_CALL_COUNT, METRIC_TOOL_CALL_LATENCY } from '../../src/telemetry/otel.js';
 import { Scheduler } from '../../src/scheduler/scheduler.js';
+import { createOtelTestSdk, hrTimeMs } from '../helpers/otel.js';
 import { newLog, testRegistry } from './fixtures.js';
-
-/** In-memory stand-ins for an OpenTelemetry SDK: they record what the API was asked to export. */
-interface RecordedSpan {
-  name: string;
-  options: SpanOptions;
-  status?: SpanStatus;
-  ended: boolean;
-  endTime?: unknown;
-}
-
-function recordingTracer(spans: RecordedSpan[]): Tracer {
-  const startSpan = (name: string, options: SpanOptions = {}): Span => {
-    const record: RecordedSpan = { name, options, ended: false };
-    spans.push(record);
-    const span: Span = {
-      spanContext: () => INVALID_SPAN_CONTEXT,
-      setAttribute: () => span,
-      setAttributes: () => span,
-      addEvent: () => span,
-      addLink: () => span,
-      addLinks: () => span,
-      setStatus: (status) => ((record.status = status), span),
-      updateName: () => span,
-      end: (endTime) => void Object.assign(record, { ended: true, endTime }),
-      isRecording: () => true,
-      recordException: () => {},
-    };
-    return span;
-  };
-  return { startSpan, startActiveSpan: (() => undefined) as unknown as Tracer['startActiveSpan'] };
-}
-
-function recordingMeterProvider(points: Array<{ instrument: string; value: number; attributes?: Attributes }>): MeterProvider {
-  const meter: Meter = {
-    ...createNoopMeter(),
-    createCounter: (name) => ({ add: (value, attributes) => void points.push({ instrument: name, value, ...(attributes ? { attributes } : {}) }) }),
-    createHistogram: (name) => ({ record: (value, attributes) => void points.push({ instrument: name, value, ...(attributes ? { attributes } : {}) }) }),
-  };
-  return { getMeter: () => meter };
-}
 
 const event = {
   event: 'tool_call' as const,
@@ -68,16 +21,18 @@ const event = {
   errorType: 'file_not_found',
 };
 
-test('a finished call becomes a span covering its duration, with its decision and outcome', (t) => {
-  const spans: RecordedSpan[] = [];
-  const sink = new OtelTelemetrySink({ tracer: recordingTracer(spans), meterProvider: recordingMeterProvider([]) });
+test('a finished call becomes a span covering its duration, with its decision and outcome', async (t) => {
+  const sdk = createOtelTestSdk();
+  t.teardown(() => sdk.shutdown());
+  const sink = new OtelTelemetrySink({ tracer: sdk.tracerProvider.getTracer('test'), meterProvider: sdk.meterProvider });
 
   sink.record(event);
 
+  const spans = sdk.spans();
   t.is(spans.length, 1);
   const [span] = spans;
   t.is(span?.name, 'tool_call read_file');
-  t.like(span?.options.attributes ?? {}, {
+  t.like(span?.attributes ?? {}, {
     'toolcell.tool.name': 'read_file',
     'toolcell.tool.call_id': 'c1',
     'toolcell.tool.decision': 'accept',
@@ -85,23 +40,23 @@ test('a finished call becomes a span covering its duration, with its decision an
     'toolcell.tool.success': false,
     'toolcell.tool.error_type': 'file_not_found',
   });
-  t.is(span?.options.startTime, Date.parse(event.timestamp) - 250);
-  t.is(span?.endTime, Date.parse(event.timestamp));
-  t.is(span?.status?.message, 'file_not_found');
-  t.true(span?.ended);
+  t.is(hrTimeMs(span!.startTime), Date.parse(event.timestamp) - 250);
+  t.is(hrTimeMs(span!.endTime), Date.parse(event.timestamp));
+  t.deepEqual(span?.status, { code: SpanStatusCode.ERROR, message: 'file_not_found' });
 });
 
-test('a finished call adds to the count and latency metrics', (t) => {
-  const points: Array<{ instrument: string; value: number; attributes?: Attributes }> = [];
-  const sink = new OtelTelemetrySink({ tracer: recordingTracer([]), meterProvider: recordingMeterProvider(points) });
+test('a finished call adds to the count and latency metrics', async (t) => {
+  const sdk = createOtelTestSdk();
+  t.teardown(() => sdk.shutdown());
+  const sink = new OtelTelemetrySink({ tracer: sdk.tracerProvider.getTracer('test'), meterProvider: sdk.meterProvider });
 
   sink.record({ ...event, outcome: 'success', errorType: undefined });
+  sink.record({ ...event, callId: 'c2', durationMs: 50, outcome: 'success', errorType: undefined });
 
   const attributes = { function_name: 'read_file', success: true, decision: 'accept' };
-  t.deepEqual(points, [
-    { instrument: METRIC_TOOL_CALL_COUNT, value: 1, attributes },
-    { instrument: METRIC_TOOL_CALL_LATENCY, value: 250, attributes },
-  ]);
+  const points = await sdk.points();
+  t.deepEqual(points.find((p) => p.instrument === METRIC_TOOL_CALL_COUNT), { instrument: METRIC_TOOL_CALL_COUNT, attributes, value: 2 });
+  t.deepEqual(points.find((p) => p.instrument === METRIC_TOOL_CALL_LATENCY), { instrument: METRIC_TOOL_CALL_LATENCY, attributes, value: { count: 2, sum: 300 } });
 });
 
 test('without a registered SDK the sink is a silent no-op', (t) => {
@@ -110,16 +65,15 @@ test('without a registered SDK the sink is a silent no-op', (t) => {
 });
 
 test.serial('through the global API, calls run by the real scheduler are exported', async (t) => {
-  const spans: RecordedSpan[] = [];
-  const points: Array<{ instrument: string; value: number; attributes?: Attributes }> = [];
   // The sink is made before the SDK registers, as in an app that configures telemetry late.
   const sink = new OtelTelemetrySink();
-  const tracerProvider: TracerProvider = { getTracer: () => recordingTracer(spans) };
-  t.true(trace.setGlobalTracerProvider(tracerProvider));
-  t.true(metrics.setGlobalMeterProvider(recordingMeterProvider(points)));
-  t.teardown(() => {
+  const sdk = createOtelTestSdk();
+  t.true(trace.setGlobalTracerProvider(sdk.tracerProvider));
+  t.true(metrics.setGlobalMeterProvider(sdk.meterProvider));
+  t.teardown(async () => {
     trace.disable();
     metrics.disable();
+    await sdk.shutdown();
   });
   const registry = testRegistry(newLog());
   const scheduler = new Scheduler({ registry, telemetry: sink });
@@ -132,10 +86,10 @@ test.serial('through the global API, calls run by the real scheduler are exporte
     new AbortController().signal,
   );
 
-  t.deepEqual(spans.map((s) => s.name).sort(), ['tool_call echo', 'tool_call needs_ok']);
-  const counts = points.filter((p) => p.instrument === METRIC_TOOL_CALL_COUNT).map((p) => p.attributes);
+  t.deepEqual(sdk.spans().map((s) => s.name).sort(), ['tool_call echo', 'tool_call needs_ok']);
+  const counts = (await sdk.points()).filter((p) => p.instrument === METRIC_TOOL_CALL_COUNT).map((p) => p.attributes);
   t.deepEqual(
-    counts.sort((x, y) => String(x?.function_name).localeCompare(String(y?.function_name))),
+    counts.sort((x, y) => String(x['function_name']).localeCompare(String(y['function_name']))),
     [
       { function_name: 'echo', success: true, decision: 'auto' },
       { function_name: 'needs_ok', success: false, decision: 'denied' },

@@ -5,7 +5,7 @@
  * refused from any file.
  */
 import anyTest from 'ava';
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execJson, runCli } from '../helpers/cli.js';
@@ -63,4 +63,19 @@ docker("settings' sandbox.mode docker runs commands in the container without a f
   const workspace = await workspaceWithSettings({ sandbox: { mode: 'docker' } });
   const { parts } = await execJson(workspace, [{ name: 'run_shell_command', args: { command: 'echo "pwd=$PWD"' } }], ['--approval', 'yolo']);
   t.regex(responseOf(parts), /pwd=\/workspace/);
+});
+
+test('with an OpenTelemetry SDK registered through node --import, toolcell exec exports a span per call', async (t) => {
+  const workspace = await mkdtemp(join(tmpdir(), 'toolcell-otel-'));
+  await writeFile(join(workspace, 'a.txt'), 'hello\n');
+  const spansFile = join(workspace, 'spans.jsonl');
+  const register = new URL('../fixtures/otel/register-file-exporter.js', import.meta.url).href;
+  const result = await runCli(['exec', '--workspace', workspace, '--json'], {
+    input: JSON.stringify([{ name: 'read_file', args: { file_path: 'a.txt' } }, { name: 'no_such_tool', args: {} }]),
+    env: { NODE_OPTIONS: `--import ${register}`, TOOLCELL_TEST_SPANS_FILE: spansFile },
+  });
+  t.is(result.code, 0, result.stderr);
+  const spans = (await readFile(spansFile, 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as { name: string; attributes: Record<string, unknown> });
+  t.deepEqual(spans.map((span) => span.name).sort(), ['tool_call no_such_tool', 'tool_call read_file']);
+  t.like(spans.find((span) => span.name === 'tool_call read_file')!.attributes, { 'toolcell.tool.success': true });
 });

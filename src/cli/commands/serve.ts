@@ -89,7 +89,13 @@ async function runServe(options: ServeOptions): Promise<number> {
   }
 
   const createScheduler: ToolServerOptions['createScheduler'] = ({ registry, onOutput }) =>
-    new Scheduler({ registry, approvalMode: options.approval, onOutput, output: { saveDir: join(runtime.workspace.stateDir, 'tool-outputs') } });
+    new Scheduler({
+      registry,
+      approvalMode: options.approval,
+      onOutput,
+      telemetry: runtime.telemetry,
+      output: { saveDir: join(runtime.workspace.stateDir, 'tool-outputs') },
+    });
   // Each MCP session gets a shell session of its own (its own container with docker).
   let shell: ShellService;
   try {
