@@ -1,7 +1,11 @@
 import test from 'ava';
+import { setMaxListeners } from 'node:events';
 import { readFileSync } from 'node:fs';
 import type { ToolCall } from '../../src/scheduler/tool-call.js';
 import type { ToolCallEvent } from '../../src/telemetry/events.js';
+import { ToolRegistry } from '../../src/registry/tool-registry.js';
+import { Scheduler } from '../../src/scheduler/scheduler.js';
+import { createTestPool } from '../helpers/pool.js';
 import { call, tempWorkspace, testScheduler } from '../helpers/scheduler.js';
 
 const never = new AbortController().signal;
@@ -46,6 +50,30 @@ test('calls of a batch run in parallel', async (t) => {
   t.true(results.every((r) => r.status === 'success'));
   t.is(recorder.maxRunning, 3);
 });
+
+for (const size of [2, 40]) {
+  test(`a batch of ${size} pooled calls on the caller's signal: no listener-leak warning, and aborting it cancels every call`, async (t) => {
+    // Worker-pool calls listen on the signal while they run, as shell and MCP calls do.
+    const pool = createTestPool(t, { threads: 2 });
+    const registry = new ToolRegistry();
+    for (const tool of await pool.createTools({ workspace: tempWorkspace(t) })) registry.register(tool);
+    const scheduler = new Scheduler({ registry });
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.name);
+    process.on('warning', onWarning);
+    t.teardown(() => void process.off('warning', onWarning));
+    const controller = new AbortController();
+    setMaxListeners(10, controller.signal); // Node's default, which the test runner raises
+    // Listeners the caller itself holds, as an agent loop does.
+    for (let i = 0; i < 6; i++) controller.signal.addEventListener('abort', () => {});
+    const running = scheduler.schedule(Array.from({ length: size }, () => call('slow', { ms: 60_000 })), controller.signal);
+    setTimeout(() => controller.abort(), 200);
+    const results = await running;
+    t.true(results.every((r) => r.status === 'cancelled'), results.map((r) => r.status).join());
+    await new Promise((resolve) => setImmediate(resolve));
+    t.false(warnings.includes('MaxListenersExceededWarning'));
+  });
+}
 
 test('edits of the same file never overlap and apply in request order; other files run alongside', async (t) => {
   const { scheduler, recorder, files } = testScheduler(t, { approvalMode: 'yolo' });
