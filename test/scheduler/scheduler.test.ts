@@ -52,7 +52,7 @@ test('calls of a batch run in parallel', async (t) => {
 });
 
 for (const size of [2, 40]) {
-  test(`a batch of ${size} pooled calls on the caller's signal: no listener-leak warning, and aborting it cancels every call`, async (t) => {
+  test.serial(`a batch of ${size} pooled calls on the caller's signal: no listener-leak warning, and aborting it cancels every call`, async (t) => {
     // Worker-pool calls listen on the signal while they run, as shell and MCP calls do.
     const pool = createTestPool(t, { threads: 2 });
     const registry = new ToolRegistry();
