@@ -43,3 +43,12 @@ test('when escape sequences exhaust the render budget, the result says so and st
   t.regex(result.output, /escape sequences took more than 0\.05 s to render; what was rendered is shown above and the end below/);
   t.true(result.output.endsWith('after 1998\nafter 1999'), result.output.slice(-80));
 });
+
+test('a command with no output gives empty text; output after dispose is ignored', async (t) => {
+  const silent = new OutputPipeline({ mode: 'pty', limits });
+  t.like(await silent.finish(), { output: '', totalBytes: 0, truncated: false, binary: null });
+  const dropped = new OutputPipeline({ mode: 'pty', limits });
+  dropped.dispose();
+  dropped.push(encode('late\n'));
+  t.is(dropped.totalBytes, 0);
+});

@@ -53,13 +53,16 @@ export class OutputPipeline {
   readonly #limits: OutputLimits;
   readonly #onLive: ((output: LiveOutput) => void) | undefined;
   readonly #sniffer: BinarySniffer;
-  readonly #terminal: TerminalRenderer | undefined;
+  readonly #pty: boolean;
+  /** Made on the first byte to render: a command with no output (most) never pays for a terminal. */
+  #terminal: TerminalRenderer | undefined;
   readonly #streams: Record<Stream, StreamText> | undefined;
   readonly #tails: Record<Stream, ByteTail>;
   readonly #throttle: LiveThrottle;
   #totalBytes = 0;
   #renderedBytes = 0;
   #binary = false;
+  #disposed = false;
   #lastLive = '';
 
   constructor(options: { mode: 'pty' | 'pipes'; limits: OutputLimits; onLive?: (output: LiveOutput) => void }) {
@@ -68,16 +71,8 @@ export class OutputPipeline {
     this.#onLive = options.onLive;
     this.#sniffer = new BinarySniffer(limits.sniffBytes);
     const text = { headChars: limits.headChars, tailChars: limits.tailChars };
-    if (options.mode === 'pty') {
-      this.#terminal = new TerminalRenderer({
-        ...text,
-        cols: limits.cols,
-        rows: limits.rows,
-        scrollback: limits.scrollback,
-        ...(limits.renderBudgetMs === undefined ? {} : { renderBudgetMs: limits.renderBudgetMs }),
-        onParsed: () => this.#throttle.changed(),
-      });
-    } else {
+    this.#pty = options.mode === 'pty';
+    if (!this.#pty) {
       this.#streams = {
         stdout: new StreamText({ ...text, liveLines: limits.liveLines }),
         stderr: new StreamText({ ...text, liveLines: limits.liveLines }),
@@ -97,6 +92,7 @@ export class OutputPipeline {
   }
 
   push(chunk: Uint8Array, stream: Stream = 'stdout'): void {
+    if (this.#disposed) return;
     this.#totalBytes += chunk.length;
     if (this.#binary) {
       this.#throttle.changed();
@@ -113,7 +109,7 @@ export class OutputPipeline {
     const rendered = room >= chunk.length ? chunk : chunk.subarray(0, Math.max(0, room));
     if (rendered.length > 0) {
       this.#renderedBytes += rendered.length;
-      if (this.#terminal) this.#terminal.write(rendered);
+      if (this.#pty) this.#renderer().write(rendered);
       else {
         this.#streams![stream].write(rendered);
         this.#throttle.changed();
@@ -121,7 +117,7 @@ export class OutputPipeline {
     }
     // A terminal's tail keeps every byte: if rendering stops at its time
     // budget, what the renderer dropped unparsed is still the end to show.
-    if (this.#terminal) this.#tails.stdout.push(chunk);
+    if (this.#pty) this.#tails.stdout.push(chunk);
     else if (rendered.length < chunk.length) this.#tails[stream].push(chunk.subarray(rendered.length));
   }
 
@@ -134,7 +130,9 @@ export class OutputPipeline {
       this.#terminal?.dispose();
       return { ...result, output: binaryNote(totalBytes), binary: { bytes: totalBytes } };
     }
-    if (this.#terminal) {
+    if (this.#pty) {
+      // No terminal: nothing was ever written.
+      if (!this.#terminal) return { ...result, output: '' };
       let output = await this.#terminal.finish();
       const stopped = this.#terminal.exhausted;
       this.#terminal.dispose();
@@ -162,6 +160,7 @@ export class OutputPipeline {
 
   /** Frees the renderer without waiting (the command's result is no longer wanted). */
   dispose(): void {
+    this.#disposed = true;
     this.#throttle.stop();
     this.#terminal?.dispose();
   }
@@ -169,6 +168,20 @@ export class OutputPipeline {
   #withTail(head: string, tail: string, note = this.#truncatedNote()): string {
     const top = head.length === 0 || head.endsWith('\n') ? head : `${head}\n`;
     return tail.length > 0 ? `${top}${note}\n${tail}` : `${top}${note}`;
+  }
+
+  #renderer(): TerminalRenderer {
+    const limits = this.#limits;
+    this.#terminal ??= new TerminalRenderer({
+      headChars: limits.headChars,
+      tailChars: limits.tailChars,
+      cols: limits.cols,
+      rows: limits.rows,
+      scrollback: limits.scrollback,
+      ...(limits.renderBudgetMs === undefined ? {} : { renderBudgetMs: limits.renderBudgetMs }),
+      onParsed: () => this.#throttle.changed(),
+    });
+    return this.#terminal;
   }
 
   #truncatedNote(): string {
@@ -188,7 +201,7 @@ export class OutputPipeline {
       this.#onLive({ type: 'binary_progress', bytesReceived: this.#totalBytes });
       return;
     }
-    const text = this.#terminal ? this.#terminal.snapshot(this.#limits.liveLines) : liveText(this.#streams!);
+    const text = this.#pty ? (this.#terminal?.snapshot(this.#limits.liveLines) ?? '') : liveText(this.#streams!);
     if (text === this.#lastLive || text.trim().length === 0) return;
     this.#lastLive = text;
     this.#onLive(text);
