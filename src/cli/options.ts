@@ -1,5 +1,6 @@
 import { InvalidArgumentError, Option } from 'commander';
 import { APPROVAL_MODES, type ApprovalMode, isApprovalMode } from '../scheduler/approval.js';
+import type { RuntimeOptions } from './runtime.js';
 import type { SandboxMode } from './shell-settings.js';
 
 /** Options shared by the commands that run tools. */
@@ -53,4 +54,16 @@ export interface RunnerCliOptions {
   timeout?: number;
   settings?: string;
   trustWorkspace?: boolean;
+}
+
+/** The createRuntime options that the shared flags stand for; a flag not given leaves its option out (settings decide). */
+export function runtimeOptionsFrom(cli: Omit<RunnerCliOptions, 'approval'> & { approval?: ApprovalMode }): RuntimeOptions {
+  return {
+    workspace: cli.workspace,
+    ...(cli.approval ? { approvalMode: cli.approval } : {}),
+    ...(cli.sandbox ? { sandbox: cli.sandbox } : {}),
+    ...(cli.timeout ? { timeoutSeconds: cli.timeout } : {}),
+    ...(cli.settings ? { settingsFile: cli.settings } : {}),
+    ...(cli.trustWorkspace ? { trustWorkspace: true } : {}),
+  };
 }

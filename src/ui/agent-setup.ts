@@ -2,6 +2,7 @@ import { Agent } from '../agent/agent.js';
 import { createGeminiClient } from '../agent/gemini-client.js';
 import { systemInstruction } from '../agent/system-instruction.js';
 import { createRuntime, type Runtime, type SandboxMode } from '../cli/runtime.js';
+import { runtimeOptionsFrom } from '../cli/options.js';
 import type { ApprovalMode } from '../scheduler/approval.js';
 import type { Scheduler, SchedulerOptions } from '../scheduler/scheduler.js';
 import { JsonlFileSink } from '../telemetry/jsonl-sink.js';
@@ -41,14 +42,9 @@ export interface AgentSetup {
 export async function setUpAgent(options: AgentSetupOptions): Promise<AgentSetup> {
   const client = createGeminiClient();
   const runtime = await createRuntime({
-    workspace: options.workspace,
-    approvalMode: options.approval,
-    ...(options.sandbox ? { sandbox: options.sandbox } : {}),
+    ...runtimeOptionsFrom(options),
     // The runtime reports to the OpenTelemetry API itself.
     ...(options.telemetryFile ? { telemetry: new JsonlFileSink({ path: options.telemetryFile }) } : {}),
-    ...(options.timeout ? { timeoutSeconds: options.timeout } : {}),
-    ...(options.settings ? { settingsFile: options.settings } : {}),
-    ...(options.trustWorkspace ? { trustWorkspace: true } : {}),
     ...(options.onWarning ? { onWarning: options.onWarning } : {}),
   });
   const scheduler = runtime.createScheduler(options.scheduler ?? {});

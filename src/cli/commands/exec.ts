@@ -4,7 +4,7 @@ import { isToolcellError } from '../../errors.js';
 import { EXIT_OK, EXIT_USAGE, exitCodeForSignal } from '../exit-codes.js';
 import { formatCompletedCalls } from '../format-calls.js';
 import { colorEnabled } from '../../ui/style.js';
-import { approvalOption, type RunnerCliOptions, sandboxOption, settingsOption, trustWorkspaceOption, timeoutOption, workspaceOption } from '../options.js';
+import { approvalOption, type RunnerCliOptions, sandboxOption, settingsOption, trustWorkspaceOption, timeoutOption, workspaceOption, runtimeOptionsFrom } from '../options.js';
 import { MAX_INPUT_BYTES, parseFunctionCalls } from '../read-calls.js';
 import { readInput } from '../read-input.js';
 import type { Runtime } from '../runtime.js';
@@ -72,12 +72,7 @@ async function runExec(file: string | undefined, options: ExecOptions): Promise<
     // Loaded on use, so `--help` and `--version` start fast.
     const [{ createRuntime }, { JsonlFileSink }] = await Promise.all([import('../runtime.js'), import('../../telemetry/jsonl-sink.js')]);
     runtime = await createRuntime({
-      workspace: options.workspace,
-      approvalMode: options.approval,
-      ...(options.sandbox ? { sandbox: options.sandbox } : {}),
-      ...(options.timeout ? { timeoutSeconds: options.timeout } : {}),
-      ...(options.settings ? { settingsFile: options.settings } : {}),
-      ...(options.trustWorkspace ? { trustWorkspace: true } : {}),
+      ...runtimeOptionsFrom(options),
       ...(options.telemetryFile ? { telemetry: new JsonlFileSink({ path: options.telemetryFile }) } : {}),
     });
   } catch (error) {

@@ -5,7 +5,7 @@ import { isLoopbackHost } from '../../mcp/server/http-guard.js';
 import type { ShellService } from '../../shell/shell-service.js';
 import type { ToolServerOptions } from '../../mcp/server/create-tool-server.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from '../exit-codes.js';
-import { approvalOption, type RunnerCliOptions, sandboxOption, settingsOption, trustWorkspaceOption, timeoutOption, workspaceOption } from '../options.js';
+import { approvalOption, type RunnerCliOptions, sandboxOption, settingsOption, trustWorkspaceOption, timeoutOption, workspaceOption, runtimeOptionsFrom } from '../options.js';
 import type { Runtime } from '../runtime.js';
 import { shellServiceOptions } from '../shell-settings.js';
 
@@ -76,12 +76,7 @@ async function runServe(options: ServeOptions): Promise<number> {
   try {
     // `--sandbox` wins over settings' sandbox.mode, which can never be `none` (resolveSandboxMode).
     runtime = await createRuntime({
-      workspace: options.workspace,
-      approvalMode: options.approval,
-      ...(options.sandbox ? { sandbox: options.sandbox } : {}),
-      ...(options.timeout ? { timeoutSeconds: options.timeout } : {}),
-      ...(options.settings ? { settingsFile: options.settings } : {}),
-      ...(options.trustWorkspace ? { trustWorkspace: true } : {}),
+      ...runtimeOptionsFrom(options),
       onWarning: (message) => process.stderr.write(`toolcell serve: ${message}\n`),
     });
   } catch (error) {

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { EXIT_OK, EXIT_USAGE } from '../exit-codes.js';
-import { type RunnerCliOptions, sandboxOption, settingsOption, trustWorkspaceOption, workspaceOption } from '../options.js';
+import { type RunnerCliOptions, sandboxOption, settingsOption, trustWorkspaceOption, workspaceOption, runtimeOptionsFrom } from '../options.js';
 import type { Runtime } from '../runtime.js';
 
 /** Registers `toolcell tools`: lists the FunctionDeclarations the model is given. */
@@ -18,12 +18,7 @@ export function registerToolsCommand(program: Command): void {
       try {
         // Loaded on use, so `--help` and `--version` start fast.
         const { createRuntime } = await import('../runtime.js');
-        runtime = await createRuntime({
-          workspace: options.workspace,
-          ...(options.sandbox ? { sandbox: options.sandbox } : {}),
-          ...(options.settings ? { settingsFile: options.settings } : {}),
-          ...(options.trustWorkspace ? { trustWorkspace: true } : {}),
-        });
+        runtime = await createRuntime(runtimeOptionsFrom(options));
       } catch (error) {
         process.stderr.write(`toolcell tools: ${(error as Error).message}\n`);
         process.exitCode = EXIT_USAGE;
