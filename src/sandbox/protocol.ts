@@ -4,6 +4,8 @@
  * 9-byte big-endian header (type u8, call id u32, payload length u32) and a
  * payload: raw bytes for data, UTF-8 JSON for control.
  */
+import type { SpawnOptions } from '../shell/backend.js';
+
 export const PROTOCOL_VERSION = 1;
 export const HEADER_SIZE = 9;
 
@@ -27,15 +29,8 @@ export const SupervisorFrame = {
   LOG: 0x87,
 } as const;
 
-/** What the supervisor needs to start one command. */
-export interface SpawnRequest {
-  command: string;
-  /** Relative to the workspace root. */
-  cwd: string;
-  env: Record<string, string>;
-  mode: 'pty' | 'pipes';
-  cols?: number;
-  rows?: number;
+/** What the supervisor needs to start one command: the spawn options, with stdin as a flag (the bytes follow as frames). */
+export interface SpawnRequest extends Omit<SpawnOptions, 'stdin' | 'background'> {
   /** True when STDIN frames follow (pipes mode); otherwise stdin is /dev/null. */
   stdin: boolean;
   background: boolean;
