@@ -25,11 +25,6 @@ export class ParseBudget {
     this.#budgetMs = budgetMs;
   }
 
-  /** Milliseconds of parsing measured so far. */
-  get spentMs(): number {
-    return this.#spentMs;
-  }
-
   get exhausted(): boolean {
     return this.#spentMs > this.#budgetMs;
   }
