@@ -1,10 +1,7 @@
 import anyTest from 'ava';
-import { discoverCommandTools } from '../../src/discovery/discover-command-tools.js';
-import { shellCommandRunner } from '../../src/discovery/shell-command-runner.js';
 import { ShellService } from '../../src/shell/shell-service.js';
 import { requireDocker } from '../helpers/docker.js';
-import { tempWorkspace } from '../helpers/mcp.js';
-import { writeDiscoveryScripts } from './discovery-scripts.js';
+import { discoverInSession } from './discovery-scripts.js';
 
 /**
  * Discovered tools in the real Docker sandbox: discovery and calls run in
@@ -21,17 +18,8 @@ test.after.always(async () => {
   await service?.close();
 });
 
-async function setup(t: { teardown: (fn: () => Promise<void>) => void }, options: { callTimeoutMs?: number } = {}) {
-  const workspace = await tempWorkspace('toolcell-discovery-docker-');
-  const session = await service.openSession({ sandbox: 'docker', workspaceRoot: workspace.dir });
-  t.teardown(async () => {
-    await session.close();
-    await workspace.cleanup();
-  });
-  const commands = await writeDiscoveryScripts(workspace.dir);
-  const runner = shellCommandRunner(session);
-  const tools = await discoverCommandTools({ ...commands, runner, ...options });
-  return { session, runner, tools, tool: (name: string) => tools.find((tool) => tool.name === name)! };
+function setup(t: { teardown: (fn: () => Promise<void>) => void }, options: { callTimeoutMs?: number } = {}) {
+  return discoverInSession(t, { service, sandbox: 'docker', ...options });
 }
 
 test('discovery and calls run inside the container', async (t) => {

@@ -1,12 +1,9 @@
 import test from 'ava';
 import { discoverCommandTools } from '../../src/discovery/discover-command-tools.js';
-import type { DiscoveredTool } from '../../src/discovery/discovered-tool.js';
-import { shellCommandRunner } from '../../src/discovery/shell-command-runner.js';
 import { isToolcellError } from '../../src/errors.js';
 import { ShellService } from '../../src/shell/shell-service.js';
 import { GEMINI_FUNCTION_NAME } from '../../src/tools/names.js';
-import { tempWorkspace } from '../helpers/mcp.js';
-import { writeDiscoveryScripts } from './discovery-scripts.js';
+import { discoverInSession } from './discovery-scripts.js';
 
 /**
  * Discovery through the real shell service. The session runs on the host
@@ -21,22 +18,8 @@ test.after.always(async () => {
   await service?.close();
 });
 
-async function setup(t: { teardown: (fn: () => Promise<void>) => void }, options: { callTimeoutMs?: number; trusted?: boolean } = {}) {
-  const workspace = await tempWorkspace('toolcell-discovery-');
-  const session = await service.openSession({ sandbox: 'none', workspaceRoot: workspace.dir });
-  t.teardown(async () => {
-    await session.close();
-    await workspace.cleanup();
-  });
-  const commands = await writeDiscoveryScripts(workspace.dir);
-  const runner = shellCommandRunner(session);
-  const tools = await discoverCommandTools({ ...commands, runner, ...options });
-  const tool = (name: string): DiscoveredTool => {
-    const found = tools.find((candidate) => candidate.name === name);
-    if (!found) throw new Error(`no ${name} among ${tools.map((candidate) => candidate.name).join(', ')}`);
-    return found;
-  };
-  return { tools, tool, runner, workspace: workspace.dir, commands };
+function setup(t: { teardown: (fn: () => Promise<void>) => void }, options: { callTimeoutMs?: number; trusted?: boolean } = {}) {
+  return discoverInSession(t, { service, sandbox: 'none', ...options });
 }
 
 const noAbort = () => new AbortController().signal;

@@ -137,3 +137,17 @@ export function runToolcell(args: string[], options: { input?: string; env?: Rec
     child.stdin.end(options.input ?? '');
   });
 }
+
+/** The text blocks of an MCP tool result, joined by newlines. */
+export function toolResultText(result: unknown): string {
+  const content = ((result as { content?: unknown }).content ?? []) as Array<{ type: string; text?: string }>;
+  return content.filter((block) => block.type === 'text').map((block) => block.text ?? '').join('\n');
+}
+
+/** A temporary workspace for `toolcell serve` whose live updates come every 100 ms; removed at teardown. */
+export async function serveWorkspace(t: { teardown: (fn: () => Promise<void>) => void }, prefix: string): Promise<string> {
+  const ws = await tempWorkspace(prefix);
+  await writeWorkspaceSettings(ws.dir, { shell: { liveUpdateIntervalMs: 100 } });
+  t.teardown(ws.cleanup);
+  return ws.dir;
+}

@@ -14,14 +14,14 @@ import type { ExecutionContext } from 'ava';
 import { execFile, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, realpath, rm } from 'node:fs/promises';
+import { mkdtemp, realpath } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Part } from '@google/genai';
 import { createRuntime, type Runtime } from '../../src/cli/runtime.js';
 import { packageRoot } from '../../src/paths.js';
 import type { CompletedToolCall } from '../../src/scheduler/tool-call.js';
-import { commandProcesses as commandProcessRows } from './docker.js';
+import { commandProcesses as commandProcessRows, makeWorkspace } from './docker.js';
 
 /** Wall-clock limit (seconds) the suite gives each shell command unless a test says otherwise. */
 export const SUITE_TIMEOUT_SECONDS = 20;
@@ -49,12 +49,9 @@ export interface CallOutcome {
   durationMs: number;
 }
 
-/** A fresh, real-path temporary folder, removed when the test ends. */
-export async function makeTempDir(t: ExecutionContext, prefix = 'toolcell-sec-'): Promise<string> {
-  const dir = await realpath(await mkdtemp(join(tmpdir(), prefix)));
-  // Retried: a warm spare container may still be preparing its folders in the workspace.
-  t.teardown(() => rm(dir, { recursive: true, force: true, maxRetries: 5 }));
-  return dir;
+/** A fresh, real-path temporary folder, removed when the test ends (docker.ts's makeWorkspace). */
+export function makeTempDir(t: ExecutionContext, prefix = 'toolcell-sec-'): Promise<string> {
+  return makeWorkspace(t, prefix);
 }
 
 /** A random marker that cannot appear in output by chance. */

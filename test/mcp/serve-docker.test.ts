@@ -2,7 +2,7 @@ import anyTest from 'ava';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { requireDocker } from '../helpers/docker.js';
-import { connectServeStdio, startServeHttp, tempWorkspace, writeWorkspaceSettings } from '../helpers/mcp.js';
+import { connectServeStdio, serveWorkspace, startServeHttp, toolResultText } from '../helpers/mcp.js';
 
 /**
  * `toolcell serve` with the real Docker sandbox, driven by the SDK client:
@@ -11,21 +11,11 @@ import { connectServeStdio, startServeHttp, tempWorkspace, writeWorkspaceSetting
  */
 const test = await requireDocker(anyTest, 'serve in the docker sandbox');
 
-const textOf = (result: unknown) =>
-  (((result as { content?: unknown }).content ?? []) as Array<{ text?: string }>).map((block) => block.text ?? '').join('\n');
-
-async function workspace(t: { teardown: (fn: () => Promise<void>) => void }) {
-  const ws = await tempWorkspace('toolcell-serve-docker-');
-  await writeWorkspaceSettings(ws.dir, { shell: { liveUpdateIntervalMs: 100 } });
-  t.teardown(ws.cleanup);
-  return ws.dir;
-}
-
 test('commands run in the container, and MCP cancellation ends the command inside it', async (t) => {
-  const dir = await workspace(t);
+  const dir = await serveWorkspace(t, 'toolcell-serve-docker-');
   const { client } = await connectServeStdio({ workspace: dir, args: ['--approval', 'yolo', '--sandbox', 'docker'] });
   t.teardown(() => client.close());
-  const where = textOf(await client.callTool({ name: 'run_shell_command', arguments: { command: 'pwd; id -u' } }));
+  const where = toolResultText(await client.callTool({ name: 'run_shell_command', arguments: { command: 'pwd; id -u' } }));
   const uid = /Output: \/workspace\r?\n(\d+)/.exec(where)?.[1];
   t.truthy(uid, where);
   t.not(uid, '0');
@@ -44,7 +34,7 @@ test('commands run in the container, and MCP cancellation ends the command insid
   await t.throwsAsync(running);
   let ps = '';
   for (let i = 0; i < 40; i++) {
-    ps = textOf(await client.callTool({ name: 'run_shell_command', arguments: { command: 'ps -eo args' } }));
+    ps = toolResultText(await client.callTool({ name: 'run_shell_command', arguments: { command: 'ps -eo args' } }));
     if (!ps.includes('sleep 1000')) break;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
@@ -52,7 +42,7 @@ test('commands run in the container, and MCP cancellation ends the command insid
 });
 
 test('HTTP sessions each get their own sandbox', async (t) => {
-  const dir = await workspace(t);
+  const dir = await serveWorkspace(t, 'toolcell-serve-docker-');
   const server = await startServeHttp({ workspace: dir, args: ['--http', '127.0.0.1:0', '--approval', 'yolo', '--sandbox', 'docker'] });
   t.teardown(server.stop);
   const open = async () => {
@@ -64,6 +54,6 @@ test('HTTP sessions each get their own sandbox', async (t) => {
   const a = await open();
   const b = await open();
   await a.callTool({ name: 'run_shell_command', arguments: { command: 'echo secret-of-a > /tmp/a.txt' } });
-  t.regex(textOf(await a.callTool({ name: 'run_shell_command', arguments: { command: 'cat /tmp/a.txt' } })), /secret-of-a/);
-  t.regex(textOf(await b.callTool({ name: 'run_shell_command', arguments: { command: 'cat /tmp/a.txt || echo missing' } })), /missing/);
+  t.regex(toolResultText(await a.callTool({ name: 'run_shell_command', arguments: { command: 'cat /tmp/a.txt' } })), /secret-of-a/);
+  t.regex(toolResultText(await b.callTool({ name: 'run_shell_command', arguments: { command: 'cat /tmp/a.txt || echo missing' } })), /missing/);
 });

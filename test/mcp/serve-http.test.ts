@@ -2,7 +2,7 @@ import { request } from 'node:http';
 import test from 'ava';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { fixtureStdioSettings, runToolcell, startServeHttp, tempWorkspace, writeWorkspaceSettings } from '../helpers/mcp.js';
+import { fixtureStdioSettings, runToolcell, startServeHttp, tempWorkspace, toolResultText, writeWorkspaceSettings } from '../helpers/mcp.js';
 
 const TOKEN = 'test-token-0123456789';
 
@@ -42,9 +42,6 @@ function rawPost(url: string, headers: Record<string, string>): Promise<{ status
   });
 }
 
-const textOf = (result: unknown) =>
-  (((result as { content?: unknown }).content ?? []) as Array<{ type: string; text?: string }>).map((block) => block.text ?? '').join('\n');
-
 test('over HTTP: list, call, progress and cancellation', async (t) => {
   const server = await serveHttp(t);
   t.regex(server.url, /^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
@@ -52,7 +49,7 @@ test('over HTTP: list, call, progress and cancellation', async (t) => {
   t.teardown(() => client.close());
   const { tools } = await client.listTools();
   t.true(tools.some((tool) => tool.name === 'mcp_fx_echo'));
-  t.is(textOf(await client.callTool({ name: 'mcp_fx_echo', arguments: { text: 'via http' } })), 'via http');
+  t.is(toolResultText(await client.callTool({ name: 'mcp_fx_echo', arguments: { text: 'via http' } })), 'via http');
 
   const messages: string[] = [];
   await client.callTool({ name: 'mcp_fx_slow', arguments: { ms: 800 } }, undefined, { onprogress: (p) => messages.push(p.message ?? '') });
@@ -72,7 +69,7 @@ test('over HTTP: list, call, progress and cancellation', async (t) => {
   await t.throwsAsync(running);
   let cancelled = 0;
   for (let i = 0; i < 100 && cancelled === 0; i++) {
-    cancelled = JSON.parse(textOf(await client.callTool({ name: 'mcp_fx_stats', arguments: {} }))).cancelled;
+    cancelled = JSON.parse(toolResultText(await client.callTool({ name: 'mcp_fx_stats', arguments: {} }))).cancelled;
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   t.is(cancelled, 1);
@@ -88,7 +85,7 @@ test('with --token, a missing or wrong bearer token gets 401 and the right one w
   await t.throwsAsync(connect(server.url, 'nope-nope-nope'));
   const client = await connect(server.url, TOKEN);
   t.teardown(() => client.close());
-  t.is(textOf(await client.callTool({ name: 'mcp_fx_echo', arguments: { text: 'authorised' } })), 'authorised');
+  t.is(toolResultText(await client.callTool({ name: 'mcp_fx_echo', arguments: { text: 'authorised' } })), 'authorised');
 });
 
 test('a foreign Host or Origin is refused (DNS rebinding)', async (t) => {

@@ -3,23 +3,13 @@ import { join } from 'node:path';
 import test from 'ava';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { connectServeStdio, isAlive, startServeHttp, tempWorkspace, writeWorkspaceSettings } from '../helpers/mcp.js';
+import { connectServeStdio, isAlive, serveWorkspace, startServeHttp, toolResultText } from '../helpers/mcp.js';
 
 /**
  * run_shell_command through `toolcell serve`, driven by the SDK client.
  * Sessions run on the host (`--sandbox none`) so that the process checks
  * below can look at real PIDs on any machine.
  */
-const textOf = (result: unknown) =>
-  (((result as { content?: unknown }).content ?? []) as Array<{ text?: string }>).map((block) => block.text ?? '').join('\n');
-
-async function workspace(t: { teardown: (fn: () => Promise<void>) => void }) {
-  const ws = await tempWorkspace('toolcell-serve-shell-');
-  await writeWorkspaceSettings(ws.dir, { shell: { liveUpdateIntervalMs: 100 } });
-  t.teardown(ws.cleanup);
-  return ws.dir;
-}
-
 async function waitFor(predicate: () => Promise<boolean> | boolean, what: string): Promise<void> {
   for (let i = 0; i < 200; i++) {
     if (await predicate()) return;
@@ -29,7 +19,7 @@ async function waitFor(predicate: () => Promise<boolean> | boolean, what: string
 }
 
 test('a shell command runs and its live output arrives as progress', async (t) => {
-  const dir = await workspace(t);
+  const dir = await serveWorkspace(t, 'toolcell-serve-shell-');
   const { client } = await connectServeStdio({ workspace: dir, args: ['--approval', 'yolo', '--sandbox', 'none'] });
   t.teardown(() => client.close());
   const messages: string[] = [];
@@ -37,12 +27,12 @@ test('a shell command runs and its live output arrives as progress', async (t) =
     onprogress: (progress) => messages.push(progress.message ?? ''),
   });
   t.falsy(result.isError);
-  t.regex(textOf(result), /first\r?\nsecond/);
+  t.regex(toolResultText(result), /first\r?\nsecond/);
   t.true(messages.some((message) => message.includes('first')), messages.join(' | '));
 });
 
 test('MCP cancellation kills the command\'s processes', async (t) => {
-  const dir = await workspace(t);
+  const dir = await serveWorkspace(t, 'toolcell-serve-shell-');
   const { client } = await connectServeStdio({ workspace: dir, args: ['--approval', 'yolo', '--sandbox', 'none'] });
   t.teardown(() => client.close());
   const controller = new AbortController();
@@ -63,7 +53,7 @@ test('MCP cancellation kills the command\'s processes', async (t) => {
 });
 
 test('over HTTP each session has its own shell session, and ending it ends its background jobs', async (t) => {
-  const dir = await workspace(t);
+  const dir = await serveWorkspace(t, 'toolcell-serve-shell-');
   const server = await startServeHttp({ workspace: dir, args: ['--http', '127.0.0.1:0', '--approval', 'yolo', '--sandbox', 'none'] });
   t.teardown(server.stop);
   const open = async () => {
@@ -75,16 +65,16 @@ test('over HTTP each session has its own shell session, and ending it ends its b
   const a = await open();
   const b = await open();
   t.teardown(() => b.client.close());
-  const started = textOf(await a.client.callTool({ name: 'run_shell_command', arguments: { command: 'sleep 1000', is_background: true } }));
+  const started = toolResultText(await a.client.callTool({ name: 'run_shell_command', arguments: { command: 'sleep 1000', is_background: true } }));
   const pid = Number(/Background PIDs: (\d+)/.exec(started)?.[1]);
   t.true(pid > 0, started);
   t.true(isAlive(pid));
-  t.regex(textOf(await b.client.callTool({ name: 'run_shell_command', arguments: { command: 'echo from b' } })), /from b/);
+  t.regex(toolResultText(await b.client.callTool({ name: 'run_shell_command', arguments: { command: 'echo from b' } })), /from b/);
 
   await a.transport.terminateSession();
   await a.client.close();
   await waitFor(() => !isAlive(pid), `background job ${pid} of the ended session to end`);
   t.false(isAlive(pid));
   // The other session is untouched.
-  t.regex(textOf(await b.client.callTool({ name: 'run_shell_command', arguments: { command: 'echo still here' } })), /still here/);
+  t.regex(toolResultText(await b.client.callTool({ name: 'run_shell_command', arguments: { command: 'echo still here' } })), /still here/);
 });

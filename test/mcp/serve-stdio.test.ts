@@ -1,6 +1,6 @@
 import test from 'ava';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
-import { connectServeStdio, fixtureStdioSettings, isAlive, tempWorkspace, writeWorkspaceSettings } from '../helpers/mcp.js';
+import { connectServeStdio, fixtureStdioSettings, isAlive, tempWorkspace, toolResultText, writeWorkspaceSettings } from '../helpers/mcp.js';
 
 /**
  * The SDK's own Client drives `toolcell serve --stdio` (a real process),
@@ -19,9 +19,6 @@ async function serve(t: { teardown: (fn: () => Promise<void>) => void }, args: s
   return connection;
 }
 
-const textOf = (result: unknown) =>
-  (((result as { content?: unknown }).content ?? []) as Array<{ type: string; text?: string }>).filter((block) => block.type === 'text').map((block) => block.text).join('\n');
-
 test('tools/list gives every registry tool with its schema and kind annotations', async (t) => {
   const { client } = await serve(t);
   const { tools } = await client.listTools();
@@ -36,7 +33,7 @@ test('a call returns the tool output as MCP content', async (t) => {
   const { client } = await serve(t);
   const result = await client.callTool({ name: 'mcp_fx_echo', arguments: { text: 'through two hops' } });
   t.falsy(result.isError);
-  t.is(textOf(result), 'through two hops');
+  t.is(toolResultText(result), 'through two hops');
   const image = await client.callTool({ name: 'mcp_fx_image', arguments: {} });
   const blocks = image.content as Array<{ type: string; mimeType?: string; text?: string }>;
   t.true(blocks.some((block) => block.type === 'text' && block.text === 'an image:'));
@@ -48,7 +45,7 @@ test('bad arguments are an isError result naming the problem', async (t) => {
   const result = await client.callTool({ name: 'mcp_fx_add', arguments: { a: 'one' } });
   t.true(result.isError);
   t.is((result._meta as Record<string, unknown>)['toolcell/errorType'], 'invalid_tool_params');
-  t.regex(textOf(result), /Invalid parameters for mcp_fx_add/);
+  t.regex(toolResultText(result), /Invalid parameters for mcp_fx_add/);
 });
 
 test('an unknown tool is a protocol error', async (t) => {
@@ -72,7 +69,7 @@ test('live output arrives as progress notifications', async (t) => {
   const result = await client.callTool({ name: 'mcp_fx_slow', arguments: { ms: 800 } }, undefined, {
     onprogress: (progress) => messages.push(progress.message ?? ''),
   });
-  t.is(textOf(result), 'slept 800 ms');
+  t.is(toolResultText(result), 'slept 800 ms');
   t.true(messages.length >= 1, messages.join(' | '));
   t.regex(messages[0] ?? '', /^step \d+\/16$/);
 });
@@ -93,7 +90,7 @@ test('MCP cancellation aborts the call all the way down', async (t) => {
   // toolcell cancelled its own call to the fixture: the fixture's handler saw the abort.
   let cancelled = 0;
   for (let i = 0; i < 100 && cancelled === 0; i++) {
-    cancelled = JSON.parse(textOf(await client.callTool({ name: 'mcp_fx_stats', arguments: {} }))).cancelled;
+    cancelled = JSON.parse(toolResultText(await client.callTool({ name: 'mcp_fx_stats', arguments: {} }))).cancelled;
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   t.is(cancelled, 1);
@@ -101,7 +98,7 @@ test('MCP cancellation aborts the call all the way down', async (t) => {
 
 test('closing stdin ends serve and the MCP servers it started', async (t) => {
   const { client, transport } = await serve(t);
-  const fixturePid = Number(textOf(await client.callTool({ name: 'mcp_fx_pid', arguments: {} })));
+  const fixturePid = Number(toolResultText(await client.callTool({ name: 'mcp_fx_pid', arguments: {} })));
   const servePid = transport.pid!;
   t.true(isAlive(fixturePid));
   await client.close();
