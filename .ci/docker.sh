@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Makes the Docker sandbox usable on a fresh CI machine, idempotently:
-#  1. installs docker.io and debootstrap when absent (apt-get), and ripgrep
-#     and git, which grep_search's engines use (their tests must run in CI);
+#  1. installs what is missing, judged by the programs themselves: docker.io
+#     when there is no `dockerd` (a new machine ships the Docker *client*
+#     28.x first on PATH but no engine, so `docker` proves nothing),
+#     debootstrap, and ripgrep and git, which grep_search's engines use
+#     (their tests must run in CI), and python3-pytest for the supervisor's
+#     own tests;
 #  2. starts dockerd in the background when the engine does not answer, and
 #     waits (up to DOCKERD_WAIT seconds, default 60) until `docker info` works;
 #  3. builds the offline base image toolcell-base:bookworm from Debian
@@ -16,10 +20,13 @@ log() { echo "docker.sh: $*"; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 missing=()
-command -v docker >/dev/null 2>&1 || missing+=(docker.io)
+# The engine, not the client: see the header.
+command -v dockerd >/dev/null 2>&1 || missing+=(docker.io)
 command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
 command -v rg >/dev/null 2>&1 || missing+=(ripgrep)
 command -v git >/dev/null 2>&1 || missing+=(git)
+# Debian's python3 (the supervisor's, as in the image), not a pyenv shim.
+/usr/bin/python3 -c 'import pytest' >/dev/null 2>&1 || missing+=(python3-pytest)
 if [ "${#missing[@]}" -gt 0 ]; then
   log "installing ${missing[*]}"
   as_root apt-get update
@@ -39,7 +46,14 @@ if ! docker info >/dev/null 2>&1; then
     sleep 1
   done
 fi
-log "engine answers: Docker $(docker version --format '{{.Server.Version}}')"
+# Self-check: fail loudly here, not 20 minutes later in a test, when set-up
+# left no engine. Both sides are printed because they differ on a new
+# machine (client 28.x, Debian's engine 20.10): the client negotiates down.
+if ! command -v dockerd >/dev/null 2>&1 || ! server=$(docker version --format '{{.Server.Version}} (API {{.Server.APIVersion}})' 2>&1); then
+  echo "docker.sh: SELF-CHECK FAILED: no Docker engine after set-up (dockerd: $(command -v dockerd || echo missing); docker version: ${server:-no answer})" >&2
+  exit 1
+fi
+log "engine answers: Docker $server at $(command -v dockerd); client $(docker version --format '{{.Client.Version}} (API {{.Client.APIVersion}})' 2>/dev/null || echo unknown) at $(command -v docker)"
 
 if ! docker image inspect toolcell-base:bookworm >/dev/null 2>&1; then
   log "building toolcell-base:bookworm from Debian packages (about a minute)"
