@@ -1,13 +1,12 @@
 #!/usr/bin/env bash
 # Makes the Docker sandbox usable on a fresh CI machine, idempotently:
-#  1. installs what is missing, judged by the programs themselves: docker.io
+#  1. installs what is missing, judged by the programs themselves:
+#     debootstrap, ripgrep and git (grep_search's engines: their tests must
+#     run in CI), python3-pytest for the supervisor's own tests;
+#  2. makes the engine answer with sandbox/setup-engine.sh: installs docker.io
 #     when there is no `dockerd` (a new machine ships the Docker *client*
-#     28.x first on PATH but no engine, so `docker` proves nothing),
-#     debootstrap, and ripgrep and git, which grep_search's engines use
-#     (their tests must run in CI), and python3-pytest for the supervisor's
-#     own tests;
-#  2. starts dockerd in the background when the engine does not answer, and
-#     waits (up to DOCKERD_WAIT seconds, default 60) until `docker info` works;
+#     28.x first on PATH but no engine, so `docker` proves nothing), starts
+#     it, waits (DOCKERD_WAIT seconds, default 60); then checks itself;
 #  3. builds the offline base image toolcell-base:bookworm from Debian
 #     packages when absent (sandbox/build-base.sh; no registry needed), and
 #     the sandbox image itself when the CLI is already built and says it is
@@ -20,8 +19,6 @@ log() { echo "docker.sh: $*"; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 missing=()
-# The engine, not the client: see the header.
-command -v dockerd >/dev/null 2>&1 || missing+=(docker.io)
 command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
 command -v rg >/dev/null 2>&1 || missing+=(ripgrep)
 command -v git >/dev/null 2>&1 || missing+=(git)
@@ -33,19 +30,10 @@ if [ "${#missing[@]}" -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive as_root apt-get install -y "${missing[@]}"
 fi
 
-if ! docker info >/dev/null 2>&1; then
-  log "starting dockerd (log: /var/log/toolcell-dockerd.log)"
-  as_root sh -c 'setsid nohup dockerd >/var/log/toolcell-dockerd.log 2>&1 < /dev/null &'
-  deadline=$(( $(date +%s) + ${DOCKERD_WAIT:-60} ))
-  until docker info >/dev/null 2>&1; do
-    if [ "$(date +%s)" -ge "$deadline" ]; then
-      log "dockerd did not answer within ${DOCKERD_WAIT:-60} s; last log lines:"
-      tail -n 20 /var/log/toolcell-dockerd.log >&2 || true
-      exit 1
-    fi
-    sleep 1
-  done
-fi
+# The engine: the same script the README's `toolcell sandbox setup` runs. It
+# installs docker.io when there is no `dockerd` (see the header) and starts it.
+as_root sh sandbox/setup-engine.sh
+
 # Self-check: fail loudly here, not 20 minutes later in a test, when set-up
 # left no engine. Both sides are printed because they differ on a new
 # machine (client 28.x, Debian's engine 20.10): the client negotiates down.

@@ -20,10 +20,15 @@ export function resolveSandboxMode(fromFlag: SandboxMode | undefined, settings: 
   return fromSettings ?? 'auto';
 }
 
-/** ShellService options from settings (`shell.*`, `sandbox.image`). */
+/**
+ * ShellService options from settings (`shell.*`, `sandbox.image`). Without a
+ * named image, the first sandboxed command builds this version's image when
+ * it is missing (progress on stderr), as Gemini CLI pulls its sandbox image
+ * on first use; a named image is the user's and must exist.
+ */
 export function shellServiceOptions(settings: Settings): ShellServiceOptions {
   return {
     ...(settings.shell.liveUpdateIntervalMs !== undefined ? { liveUpdateIntervalMs: settings.shell.liveUpdateIntervalMs } : {}),
-    ...(settings.sandbox.image !== undefined ? { docker: { image: settings.sandbox.image } } : {}),
+    docker: settings.sandbox.image !== undefined ? { image: settings.sandbox.image } : { buildIfMissing: true },
   };
 }

@@ -7,6 +7,7 @@ import { removeBackendContainers, removeLeftoverContainers } from './cleanup.js'
 import { SandboxContainer } from './container.js';
 import { DockerSession, sessionSlug, type SessionContainer } from './docker-session.js';
 import { createEngineClient, engineUnavailableError, type EngineOptions } from './engine.js';
+import { PlainBuildLog } from './build-progress.js';
 import { ensureSandboxImage } from './ensure-image.js';
 import { buildContainerSpec } from './hardening.js';
 import { resolveSandboxIdentity } from './identity.js';
@@ -151,12 +152,22 @@ export async function createDockerBackend(options: DockerBackendOptions = {}): P
   const engine: EngineOptions = resolved.socketPath !== undefined ? { socketPath: resolved.socketPath } : {};
   const probe = await probeDocker({ ...engine, timeoutMs: 5000 });
   if (!probe.available) throw engineUnavailableError(probe.reason ?? 'The Docker engine does not answer');
-  const image = await ensureSandboxImage({
-    ...engine,
-    ...(resolved.image !== undefined ? { image: resolved.image } : {}),
-    build: resolved.buildIfMissing,
-    onProgress: (line) => process.stderr.write(`toolcell sandbox build: ${line}\n`),
-  });
+  // A first-use build reports on stderr as plain lines: this runs in the
+  // shell thread, whose stderr is never a terminal, and stdout may be a
+  // protocol (serve --stdio) or JSON (exec --json).
+  const log = new PlainBuildLog({ write: (line) => process.stderr.write(`toolcell: sandbox image: ${line}\n`) });
+  let image: string;
+  try {
+    image = await ensureSandboxImage({
+      ...engine,
+      ...(resolved.image !== undefined ? { image: resolved.image } : {}),
+      build: resolved.buildIfMissing,
+      onProgress: (event) => log.event(event),
+    });
+  } catch (error) {
+    for (const line of log.tail()) process.stderr.write(`toolcell: sandbox image: | ${line}\n`);
+    throw error;
+  }
   const docker = createEngineClient(engine);
   if (resolved.runtime !== undefined) await assertRuntime(docker, resolved.runtime);
   if (resolved.removeLeftovers) await removeLeftoverContainers(docker);

@@ -43,7 +43,7 @@ export function unreachableReason(error: unknown, options: EngineOptions = {}): 
 export function engineUnavailableError(reason: string, cause?: unknown): ToolcellError {
   return new ToolcellError(
     ToolErrorType.SANDBOX_UNAVAILABLE,
-    `${reason}. Start the Docker engine (e.g. \`dockerd &\`; install it with \`apt-get install docker.io\`) or point DOCKER_HOST at it, then check with \`toolcell sandbox status\`.`,
+    `${reason}. Run \`toolcell sandbox setup\` (starts Docker, installing Debian's docker.io when there is no engine) or point DOCKER_HOST at an engine, then check with \`toolcell sandbox status\`.`,
     cause === undefined ? undefined : { cause },
   );
 }

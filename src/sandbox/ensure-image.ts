@@ -1,5 +1,6 @@
 import { ToolcellError, ToolErrorType } from '../errors.js';
 import { buildSandboxImage } from './build.js';
+import type { BuildProgressEvent } from './build-progress.js';
 import type { EngineOptions } from './engine.js';
 import { imageExists, sandboxImageStatus, sandboxImageTag } from './image.js';
 
@@ -9,14 +10,16 @@ export interface EnsureSandboxImageOptions extends EngineOptions {
   image?: string;
   /** Build the recipe's image when it is missing (instead of throwing). Default false. */
   build?: boolean;
-  /** Build progress, one line at a time. */
-  onProgress?: (line: string) => void;
+  /** Build progress (see build-progress.ts). */
+  onProgress?: (event: BuildProgressEvent) => void;
+  /** Cancels a build under way. */
+  signal?: AbortSignal;
 }
 
 /** The message shown when the image is missing: what to run, and whether an older image exists. */
 export function missingImageMessage(tag: string, stale: readonly string[] = []): string {
   const older = stale.length > 0 ? ` (${stale.join(', ')} is from an older recipe)` : '';
-  return `The sandbox image ${tag} is not built${older}: run \`toolcell sandbox build\` (add --offline without a registry).`;
+  return `The sandbox image ${tag} is not built${older}: run \`toolcell sandbox build\` (about a minute; it builds from Debian packages when no registry answers).`;
 }
 
 /**
@@ -33,7 +36,12 @@ export async function ensureSandboxImage(options: EnsureSandboxImageOptions = {}
   const tag = sandboxImageTag();
   if (await imageExists(engine, tag)) return tag;
   if (options.build) {
-    const built = await buildSandboxImage({ ...engine, ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
+    options.onProgress?.({ type: 'phase', phase: 'image', message: `${tag} is not built yet: building it now, once for this version of toolcell (about a minute)` });
+    const built = await buildSandboxImage({
+      ...engine,
+      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
     return built.tag;
   }
   const status = await sandboxImageStatus(engine);

@@ -17,8 +17,16 @@ export function sandboxRecipeDir(): string {
   return join(packageRoot, 'sandbox');
 }
 
+/**
+ * Whether a file of sandbox/ belongs to the image. Not: docs, caches, and the
+ * host-side scripts at the top (build-base.sh, setup-engine.sh), which run on
+ * the host and never enter the image, so editing them must not make every
+ * built image stale.
+ */
 function isRecipeFile(path: string): boolean {
-  return !path.split(sep).includes('__pycache__') && !path.endsWith('.pyc') && !path.endsWith('.md') && !path.endsWith('.keep');
+  const parts = path.split(sep);
+  if (parts.length === 1 && path.endsWith('.sh')) return false;
+  return !parts.includes('__pycache__') && !path.endsWith('.pyc') && !path.endsWith('.md') && !path.endsWith('.keep');
 }
 
 /** The recipe's files, relative to the recipe folder, sorted. */

@@ -8,6 +8,8 @@ export interface DockerProbe {
   /** Engine version, e.g. `20.10.24+dfsg1`. */
   version?: string;
   apiVersion?: string;
+  /** The oldest API the engine still accepts. */
+  minApiVersion?: string;
   /** Why it is not available (for messages). */
   reason?: string;
 }
@@ -26,7 +28,7 @@ export async function probeDocker(options: EngineOptions & { timeoutMs?: number 
     // dockerode accepts an abortSignal here; its type declarations do not say so.
     const versionWithSignal = docker.version as unknown as (opts: { abortSignal: AbortSignal }) => Promise<Docker.DockerVersion>;
     const version = await versionWithSignal.call(docker, { abortSignal: abort.signal });
-    return { available: true, version: version.Version, apiVersion: version.ApiVersion };
+    return { available: true, version: version.Version, apiVersion: version.ApiVersion, minApiVersion: version.MinAPIVersion };
   } catch (error) {
     const reason = abort.signal.aborted
       ? `The Docker engine at ${engineAddress(options)} did not answer within ${timeoutMs} ms`

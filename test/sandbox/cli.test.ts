@@ -8,7 +8,7 @@ import { requireDocker } from '../helpers/docker.js';
 
 const test = await requireDocker(anyTest, 'sandbox/cli');
 
-for (const command of ['build', 'status', 'clean']) {
+for (const command of ['setup', 'build', 'status', 'clean']) {
   anyTest(`sandbox ${command} --help describes the command`, async (t) => {
     const result = await runCli(['sandbox', command, '--help']);
     t.is(result.code, 0);
@@ -48,11 +48,42 @@ test('sandbox status: ready, with the image of this recipe', async (t) => {
   t.regex(text.stdout, /ready:\s+yes/);
 });
 
-test('sandbox build is idempotent and prints the tag', async (t) => {
+test('sandbox build is idempotent, prints the tag, and ends its progress with the size and tag', async (t) => {
   const result = await runCli(['sandbox', 'build']);
   t.is(result.code, 0, result.stderr);
   t.is(result.stdout.trim(), sandboxImageTag());
-  t.regex(result.stderr, /building toolcell-sandbox:/);
+  t.regex(result.stderr, /^\[\d+:\d\d\] building toolcell-sandbox:/m, 'phases carry the elapsed time');
+  t.regex(result.stderr, /^\[\d+:\d\d\] step 1\/\d+: /m, 'each Dockerfile step is named');
+  const last = result.stderr.trim().split('\n').at(-1) ?? '';
+  t.regex(last, new RegExp(`built ${sandboxImageTag().replace(/[.:]/g, '\\$&')}, \\d+ MB, in \\d`), 'the last line gives the tag and size');
+  t.notRegex(result.stderr, /\x1b\[/, 'no cursor movement when stderr is not a terminal');
+});
+
+test('sandbox status reports the engine and the docker client, whose API negotiated down to the engine\'s', async (t) => {
+  const result = await runCli(['sandbox', 'status', '--json']);
+  t.is(result.code, 0, result.stderr);
+  const report = JSON.parse(result.stdout) as {
+    engine: { version: string; apiVersion: string; minApiVersion: string };
+    client: { found: boolean; version?: string; apiVersion?: string; defaultApiVersion?: string };
+  };
+  t.regex(report.engine.version, /^\d+\.\d+/);
+  t.regex(report.engine.apiVersion, /^1\.\d+$/);
+  t.regex(report.engine.minApiVersion, /^1\.\d+$/);
+  // Every machine of this project's kind has a docker client on PATH (28.x beside the 20.10 engine).
+  t.true(report.client.found, 'a docker client is on PATH');
+  t.is(report.client.apiVersion, report.engine.apiVersion, 'the client speaks the engine\'s API (negotiated down when newer)');
+  const text = await runCli(['sandbox', 'status']);
+  t.regex(text.stdout, /^engine: +answers at .* \(Docker \S+, API 1\.\d+; accepts API 1\.\d+ and later\)$/m);
+  t.regex(text.stdout, /^client: +docker \S+ \(API 1\.\d+/m);
+});
+
+test('sandbox setup with an engine that answers and the image built: installs nothing, reports ready', async (t) => {
+  const result = await runCli(['sandbox', 'setup']);
+  t.is(result.code, 0, result.stderr);
+  t.regex(result.stderr, /setup-engine: the Docker engine answers/);
+  t.notRegex(result.stderr, /installing|starting dockerd/);
+  t.regex(result.stderr, /the sandbox image toolcell-sandbox:\w+ is present/);
+  t.regex(result.stdout, /ready:\s+yes/);
 });
 
 test('sandbox clean --json reports what it removed', async (t) => {

@@ -14,7 +14,8 @@ test('auto with an unreachable Docker engine fails closed: every run is refused,
   for (const mode of ['pty', 'pipes'] as const) {
     const error = await t.throwsAsync(session.run({ command: 'touch ran-on-host', mode }));
     t.is((error as { code?: string }).code, 'sandbox_unavailable');
-    t.regex(error!.message, /toolcell sandbox build/);
+    t.regex(error!.message, /toolcell sandbox setup/);
+    t.notRegex(error!.message, /\n/, 'the refusal is one line');
     t.regex(error!.message, /--sandbox none/);
   }
   const background = await t.throwsAsync(session.run({ command: 'touch ran-on-host', background: true }));

@@ -2,10 +2,13 @@ import type { Command } from 'commander';
 import { isToolcellError } from '../../errors.js';
 // The sandbox modules (dockerode) are imported by the actions that use them,
 // so `--help` and `--version` start fast.
-import type { BuildSandboxImageOptions } from '../../sandbox/build.js';
+import type { BuildSandboxImageOptions, BuildSandboxImageResult } from '../../sandbox/build.js';
+import type { DockerCliProbe } from '../../sandbox/docker-cli.js';
 import type { EngineOptions } from '../../sandbox/engine.js';
 import type { SandboxImageStatus } from '../../sandbox/image.js';
-import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from '../exit-codes.js';
+import { BuildProgressView } from '../../ui/build-progress-view.js';
+import { colorEnabled } from '../../ui/style.js';
+import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, exitCodeForSignal } from '../exit-codes.js';
 
 interface EngineCliOptions {
   socket?: string;
@@ -30,14 +33,22 @@ async function countContainers(engine: EngineOptions): Promise<{ live: number; l
   return { live: containers.length - leftovers, leftovers };
 }
 
-function describeStatus(status: SandboxImageStatus, containers: { live: number; leftovers: number } | undefined, address: string): string {
+function describeClient(client: DockerCliProbe): string {
+  if (!client.found) return `client:     ${client.reason} (toolcell does not need one: it talks to the engine's API itself)`;
+  const negotiated = client.apiVersion !== client.defaultApiVersion ? `, negotiated down to ${client.apiVersion} with this engine` : '';
+  return `client:     docker ${client.version} (API ${client.defaultApiVersion}${negotiated})`;
+}
+
+function describeStatus(status: SandboxImageStatus, client: DockerCliProbe, containers: { live: number; leftovers: number } | undefined, address: string): string {
   const lines: string[] = [];
   const { engine } = status;
+  const oldest = engine.minApiVersion ? `; accepts API ${engine.minApiVersion} and later` : '';
   lines.push(
     engine.available
-      ? `engine:     answers at ${address} (Docker ${engine.version}, API ${engine.apiVersion})`
+      ? `engine:     answers at ${address} (Docker ${engine.version}, API ${engine.apiVersion}${oldest})`
       : `engine:     not available: ${engine.reason}`,
   );
+  lines.push(describeClient(client));
   if (engine.available) {
     lines.push(`image:      ${status.expected} ${status.present ? 'present' : 'missing: run `toolcell sandbox build`'}`);
     if (status.stale.length > 0) lines.push(`stale:      ${status.stale.join(', ')} (older recipes; \`docker rmi\` them)`);
@@ -50,64 +61,148 @@ function describeStatus(status: SandboxImageStatus, containers: { live: number; 
   return `${lines.join('\n')}\n`;
 }
 
+/**
+ * Runs one image build with progress a person can follow on stderr (a live
+ * line on a terminal, plain lines otherwise); Ctrl+C or SIGTERM cancels it.
+ * Returns the result, or undefined after reporting the failure.
+ */
+async function buildWithProgress(command: string, build: BuildSandboxImageOptions, verbose: boolean): Promise<BuildSandboxImageResult | undefined> {
+  const view = new BuildProgressView({ stream: process.stderr, color: colorEnabled(process.stderr), verbose });
+  const controller = new AbortController();
+  let stoppedBy: NodeJS.Signals | undefined;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    stoppedBy = signal;
+    controller.abort();
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    const { buildSandboxImage } = await import('../../sandbox/build.js');
+    return await buildSandboxImage({ ...build, onProgress: (event) => view.event(event), signal: controller.signal });
+  } catch (error) {
+    view.close();
+    for (const line of view.tail()) process.stderr.write(`  | ${line}\n`);
+    fail(command, error);
+    if (stoppedBy) process.exitCode = exitCodeForSignal(stoppedBy);
+    return undefined;
+  } finally {
+    view.close();
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}
+
 function registerBuild(sandbox: Command): void {
   sandbox
     .command('build')
     .description(
       'Build the sandbox image (toolcell-sandbox:<recipe hash>) from sandbox/. Without options it uses debian:bookworm-slim ' +
-        'when available, else builds a base from Debian packages (debootstrap; needs root and an apt mirror).',
+        'when available, else builds a base from Debian packages (debootstrap; needs root and an apt mirror). ' +
+        'Progress goes to stderr (a live line on a terminal, plain lines otherwise); the tag is printed on stdout.',
     )
     .option('--offline', 'build the base from Debian packages (debootstrap + docker import) instead of pulling it')
     .option('--base <image>', 'base image for the Dockerfile (default: debian:bookworm-slim or the offline base)')
     .option('--rebuild-base', 'with --offline: rebuild toolcell-base:bookworm even if it exists')
+    .option('--verbose', 'print every line the build prints, not only its phases and steps')
     .option('--socket <path>', 'Docker engine socket (default: DOCKER_HOST or /var/run/docker.sock)')
     .exitOverride()
-    .action(async (options: EngineCliOptions & { offline?: boolean; base?: string; rebuildBase?: boolean }) => {
+    .action(async (options: EngineCliOptions & { offline?: boolean; base?: string; rebuildBase?: boolean; verbose?: boolean }) => {
       if (options.offline && options.base) {
         process.stderr.write('toolcell sandbox build: --offline and --base exclude each other\n');
         process.exitCode = EXIT_USAGE;
         return;
       }
-      const build: BuildSandboxImageOptions = {
-        ...engineOptions(options),
-        onProgress: (line) => process.stderr.write(`${line}\n`),
-      };
+      const build: BuildSandboxImageOptions = engineOptions(options);
       if (options.offline) build.offline = true;
       if (options.base) build.base = options.base;
       if (options.rebuildBase) build.rebuildBase = true;
-      try {
-        const { buildSandboxImage } = await import('../../sandbox/build.js');
-        const result = await buildSandboxImage(build);
-        process.stderr.write(`built ${result.tag} (base ${result.base})\n`);
-        process.stdout.write(`${result.tag}\n`);
-        process.exitCode = EXIT_OK;
-      } catch (error) {
-        fail('build', error);
-      }
+      const result = await buildWithProgress('build', build, options.verbose === true);
+      if (!result) return;
+      process.stdout.write(`${result.tag}\n`);
+      process.exitCode = EXIT_OK;
     });
+}
+
+function registerSetup(sandbox: Command): void {
+  sandbox
+    .command('setup')
+    .description(
+      'Make the sandbox ready on this machine: start the Docker engine, installing Debian\'s docker.io first when there is no dockerd ' +
+        '(needs root; nothing is installed when an engine already answers), then build the sandbox image when it is missing.',
+    )
+    .option('--offline', 'build the image\'s base from Debian packages instead of pulling it')
+    .option('--verbose', 'print every line the build prints')
+    .option('--socket <path>', 'Docker engine socket (default: DOCKER_HOST or /var/run/docker.sock)')
+    .exitOverride()
+    .action(async (options: EngineCliOptions & { offline?: boolean; verbose?: boolean }) => {
+      const engine = engineOptions(options);
+      const [{ spawnSync }, { join }, { sandboxRecipeDir, imageExists, sandboxImageTag }] = await Promise.all([
+        import('node:child_process'),
+        import('node:path'),
+        import('../../sandbox/image.js'),
+      ]);
+      const env = { ...process.env, ...(engine.socketPath ? { DOCKER_HOST: `unix://${engine.socketPath}` } : {}) };
+      // The script talks to a person: its stdout joins stderr, so stdout stays ours.
+      const script = spawnSync('sh', [join(sandboxRecipeDir(), 'setup-engine.sh')], { env, stdio: ['inherit', process.stderr, process.stderr] });
+      if (script.status !== 0) {
+        process.stderr.write(`toolcell sandbox setup: the Docker engine is not ready (setup-engine.sh exited ${script.status ?? script.signal ?? script.error?.message})\n`);
+        process.exitCode = EXIT_FAILURE;
+        return;
+      }
+      try {
+        if (await imageExists(engine, sandboxImageTag())) {
+          process.stderr.write(`setup: the sandbox image ${sandboxImageTag()} is present\n`);
+        } else {
+          const result = await buildWithProgress('setup', { ...engine, ...(options.offline ? { offline: true } : {}) }, options.verbose === true);
+          if (!result) return;
+        }
+      } catch (error) {
+        fail('setup', error);
+        return;
+      }
+      process.exitCode = (await printStatus(engine, false)) ? EXIT_OK : EXIT_FAILURE;
+    });
+}
+
+/** Prints `toolcell sandbox status` to stdout; true when ready. */
+async function printStatus(engine: EngineOptions, json: boolean): Promise<boolean> {
+  const [{ sandboxImageStatus }, { engineAddress }, { probeDockerCli }] = await Promise.all([
+    import('../../sandbox/image.js'),
+    import('../../sandbox/engine.js'),
+    import('../../sandbox/docker-cli.js'),
+  ]);
+  const [status, client] = await Promise.all([sandboxImageStatus(engine), probeDockerCli(engine)]);
+  const containers = status.engine.available ? await countContainers(engine) : undefined;
+  const ready = status.engine.available && status.present;
+  if (json) {
+    const report = {
+      ready,
+      engine: { address: engineAddress(engine), ...status.engine },
+      client,
+      image: { expected: status.expected, present: status.present, stale: status.stale },
+      bases: status.bases,
+      containers: containers ?? null,
+    };
+    process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+  } else {
+    process.stdout.write(describeStatus(status, client, containers, engineAddress(engine)));
+  }
+  return ready;
 }
 
 function registerStatus(sandbox: Command): void {
   sandbox
     .command('status')
-    .description('Say whether the Docker engine answers, whether the sandbox image for this version is built or stale, and list leftover containers. Exit code 0 when ready, 1 when not.')
+    .description(
+      'Say whether the Docker engine answers (its version and API, and the docker client\'s, which may differ and negotiate down), ' +
+        'whether the sandbox image for this version is built or stale, and list leftover containers. Exit code 0 when ready, 1 when not.',
+    )
     .option('--json', 'print the status as JSON')
     .option('--socket <path>', 'Docker engine socket (default: DOCKER_HOST or /var/run/docker.sock)')
     .exitOverride()
     .action(async (options: EngineCliOptions & { json?: boolean }) => {
-      const engine = engineOptions(options);
       try {
-        const [{ sandboxImageStatus }, { engineAddress }] = await Promise.all([import('../../sandbox/image.js'), import('../../sandbox/engine.js')]);
-        const status = await sandboxImageStatus(engine);
-        const containers = status.engine.available ? await countContainers(engine) : undefined;
-        const ready = status.engine.available && status.present;
-        if (options.json) {
-          const report = { ready, engine: { address: engineAddress(engine), ...status.engine }, image: { expected: status.expected, present: status.present, stale: status.stale }, bases: status.bases, containers: containers ?? null };
-          process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-        } else {
-          process.stdout.write(describeStatus(status, containers, engineAddress(engine)));
-        }
-        process.exitCode = ready ? EXIT_OK : EXIT_FAILURE;
+        process.exitCode = (await printStatus(engineOptions(options), options.json === true)) ? EXIT_OK : EXIT_FAILURE;
       } catch (error) {
         fail('status', error);
       }
@@ -136,12 +231,13 @@ function registerClean(sandbox: Command): void {
     });
 }
 
-/** Registers `toolcell sandbox build|status|clean`. */
+/** Registers `toolcell sandbox setup|build|status|clean`. */
 export function registerSandboxCommand(program: Command): void {
   const sandbox = program
     .command('sandbox')
-    .description('Manage the Docker sandbox that shell commands run in: build its image, check its status, clean up containers.')
+    .description('Manage the Docker sandbox that shell commands run in: set it up, build its image, check its status, clean up containers.')
     .exitOverride();
+  registerSetup(sandbox);
   registerBuild(sandbox);
   registerStatus(sandbox);
   registerClean(sandbox);

@@ -16,7 +16,8 @@ interface DockerModule {
 export type ResolvedSandbox = { ok: true; backend: ShellBackend } | { ok: false; error: ToolcellError };
 
 const HOW_TO_ENABLE =
-  'Install and start Docker, then run `toolcell sandbox build`; or pass `--sandbox none` to run commands on the host WITHOUT a sandbox, knowingly.';
+  'Run `toolcell sandbox setup` (starts Docker, installing Debian\'s docker.io when there is no engine, and builds the image), or point DOCKER_HOST at an engine; ' +
+  'or pass `--sandbox none` to run commands on the host WITHOUT a sandbox, knowingly.';
 
 /**
  * Turns `docker` / `none` / `auto` into a backend, failing closed: `auto`

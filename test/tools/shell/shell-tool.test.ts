@@ -146,7 +146,8 @@ test('with auto and no reachable Docker, the tool fails with sandbox_unavailable
   t.regex(details.sandbox, /^unavailable/);
   const result = await run(tool, { command: 'touch ran' });
   t.is(result.error?.type, 'sandbox_unavailable');
-  t.regex(result.error?.message ?? '', /toolcell sandbox build/);
+  t.regex(result.error?.message ?? '', /toolcell sandbox setup/);
+  t.notRegex(result.error?.message ?? '', /\n/, 'the refusal is one line');
   t.false(workspace.exists('ran'));
 });
 
