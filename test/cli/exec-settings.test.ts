@@ -28,9 +28,10 @@ function responseOf(parts: Awaited<ReturnType<typeof execJson>>['parts'], index 
 }
 
 test("settings' shell.inactivityTimeoutMs ends a silent command", async (t) => {
-  const workspace = await workspaceWithSettings({ shell: { inactivityTimeoutMs: 1000 } });
+  // Long enough for a loaded machine to start bash and print, since the partial output is asserted too.
+  const workspace = await workspaceWithSettings({ shell: { inactivityTimeoutMs: 3000 } });
   const { parts } = await execJson(workspace, [{ name: 'run_shell_command', args: { command: 'echo started; sleep 60' } }], ['--sandbox', 'none', '--approval', 'yolo']);
-  t.regex(responseOf(parts), /no output for 1 s/);
+  t.regex(responseOf(parts), /no output for 3 s/);
   t.regex(responseOf(parts), /started/);
 });
 
