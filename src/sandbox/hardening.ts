@@ -12,7 +12,11 @@
  *   CapDrop ALL, CapAdd SETUID SETGID KILL (for the supervisor only, see
  *   below) · no-new-privileges · the engine's default seccomp profile, and
  *   on each command a stacked filter refusing io_uring and x32-ABI system
- *   calls (Docker 20.10's profile lets io_uring through) ·
+ *   calls (Docker 20.10's profile lets io_uring through), socket address
+ *   families other than unix, inet, inet6 and netlink (route and
+ *   sock_diag only), and i386 socketcall (sandbox/supervisor/
+ *   syscall_filter.py) · the engine's masked /proc and /sys paths plus
+ *   /proc/cmdline (MASKED_PATHS) ·
  *   PidsLimit 256 · Memory 1 GiB = MemorySwap (no swap; tmpfs pages count) ·
  *   NanoCpus 1 CPU · ulimits fsize 1 GiB, nofile 1024 (no nproc: RLIMIT_NPROC
  *   counts per uid across the whole host, so it would couple sessions; the
@@ -112,6 +116,29 @@ import type { PreparedWorkspace } from './workspace-dirs.js';
 /** Capabilities the supervisor keeps; commands drop them at the identity switch. */
 export const SUPERVISOR_CAPABILITIES = ['SETUID', 'SETGID', 'KILL'] as const;
 
+/**
+ * Paths the container sees as empty (an engine bind-mounts /dev/null or an
+ * empty read-only tmpfs over them). Setting the list replaces the engine's
+ * default, so it repeats that default (Docker 20.10-24) and adds
+ * /proc/cmdline: the host kernel's command line, which on a VM names the
+ * hypervisor agent's vsock ports and on other hosts may carry boot secrets
+ * (root= devices, tokens some platforms pass there).
+ */
+export const MASKED_PATHS = Object.freeze([
+  '/proc/asound',
+  '/proc/acpi',
+  '/proc/cmdline',
+  '/proc/kcore',
+  '/proc/keys',
+  '/proc/latency_stats',
+  '/proc/timer_list',
+  '/proc/timer_stats',
+  '/proc/sched_debug',
+  '/proc/scsi',
+  '/sys/firmware',
+  '/sys/devices/virtual/powercap',
+]);
+
 /** Size of the read-only tmpfs that hides the state folder. */
 const STATE_DIR_COVER_BYTES = 64 * 1024;
 
@@ -160,6 +187,7 @@ export function buildContainerSpec(input: ContainerSpecInput): Docker.ContainerC
     Mounts: mounts,
     CapDrop: ['ALL'],
     CapAdd: [...SUPERVISOR_CAPABILITIES],
+    MaskedPaths: [...MASKED_PATHS],
     SecurityOpt: securityOpt,
     PidsLimit: limits.pids,
     Memory: limits.memoryBytes,

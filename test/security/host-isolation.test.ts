@@ -67,6 +67,15 @@ test("the host's processes are not visible (own pid namespace), and pid 1 is the
   await assertContained(t, 'host proc');
 });
 
+test("the host kernel's command line is masked: /proc/cmdline is empty, like the engine's other masked /proc files", async (t) => {
+  const hostCmdline = (await readFile('/proc/cmdline', 'utf8')).trim();
+  t.true(hostCmdline.length > 0, 'the host has a kernel command line to hide');
+  const outcome = await session.shell('wc -c < /proc/cmdline; cat /proc/cmdline; wc -c < /proc/keys; wc -c < /proc/timer_list');
+  t.false(outcome.output.includes(hostCmdline), "the host kernel's command line is not visible");
+  t.deepEqual(outcome.output.trim().split(/\s+/), ['0', '0', '0'], outcome.output);
+  await assertContained(t, 'cmdline');
+});
+
 test("the host's environment does not reach commands: a secret env var of the toolcell process is invisible", async (t) => {
   const outcome = await session.shell(
     `env; echo "direct=[$${CANARY_NAME}]"; cat /proc/self/environ /proc/1/environ /proc/*/environ 2>/dev/null | tr '\\0' '\\n'`,
