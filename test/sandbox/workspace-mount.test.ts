@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { isToolcellError } from '../../src/errors.js';
 import { SandboxContainer } from '../../src/sandbox/container.js';
 import { createEngineClient } from '../../src/sandbox/engine.js';
+import { createDockerBackend } from '../../src/sandbox/docker-backend.js';
 import { buildContainerSpec } from '../../src/sandbox/hardening.js';
 import { imageExists, sandboxImageTag } from '../../src/sandbox/image.js';
 import { ownerLabels } from '../../src/sandbox/labels.js';
@@ -106,4 +107,14 @@ test('without private mounts, a container that mounted another folder is refused
   t.true(isToolcellError(error) && (error as { code?: string }).code === 'sandbox_unavailable', String(error));
   t.regex(error?.message ?? '', /Refusing to start the sandbox: the folder mounted in the sandbox is not the one toolcell checked/);
   t.is(await modes(elsewhere), before, 'no ACL reached the folder swapped in');
+});
+
+test('a later container of the same backend must find the folder its workspace path first named', async (t) => {
+  const { sub } = await layout(t);
+  await using backend = await createDockerBackend({ warmPool: 0, removeLeftovers: false });
+  const first = await backend.openSession({ sessionId: 'first', workspaceRoot: sub });
+  await first.close();
+  await rename(sub, `${sub}.moved`);
+  await mkdir(sub);
+  await t.throwsAsync(backend.openSession({ sessionId: 'second', workspaceRoot: sub }), { message: /is no longer the workspace this sandbox started with/ });
 });
