@@ -30,8 +30,9 @@ function run(command: string, args: string[], extraFd?: number): Promise<void> {
  * PRIVATE_MOUNT_ROOT. Needs root (CAP_SYS_ADMIN) and the engine in the same
  * mount namespace; `available` says whether the first try worked.
  *
- * Measured here: `mount` 6 ms and `umount` 4 ms per call (two mounts and one
- * umount per container start).
+ * Measured here: preparing a workspace for a container takes 9-10 ms with
+ * private mounts against 1.3 ms without (two `mount` runs and one `umount`),
+ * beside the 250-300 ms a container start costs.
  */
 export class PrivateMounts {
   #available: boolean;
