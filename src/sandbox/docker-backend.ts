@@ -204,7 +204,7 @@ export async function createDockerBackend(options: DockerBackendOptions = {}): P
   });
   const docker = createEngineClient(engine);
   if (resolved.runtime !== undefined) await assertRuntime(docker, resolved.runtime);
-  if (resolved.removeLeftovers) await removeLeftoverContainers(docker);
+  if (resolved.removeLeftovers) await Promise.all([removeLeftoverContainers(docker), PrivateMounts.removeStale()]);
   const backend = new DockerBackend({ docker, engine, options: resolved, image });
   if (resolved.prewarmWorkspace !== undefined) backend.prewarm(resolved.prewarmWorkspace);
   return backend;

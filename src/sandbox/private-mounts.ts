@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdir, rmdir } from 'node:fs/promises';
+import { mkdir, readdir, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { PinnedDirectory } from './pinned-dir.js';
 
@@ -54,7 +54,8 @@ export class PrivateMounts {
   /** Mounts `folder` at a new private mount point and returns its path; undefined when unavailable. */
   async bind(folder: PinnedDirectory): Promise<string | undefined> {
     if (!this.#available) return undefined;
-    const target = join(PRIVATE_MOUNT_ROOT, randomBytes(8).toString('hex'));
+    // Named after this process, so a later start can tell the leftovers of a crashed one (removeStale).
+    const target = join(PRIVATE_MOUNT_ROOT, `${process.pid}-${randomBytes(8).toString('hex')}`);
     try {
       await mkdir(PRIVATE_MOUNT_ROOT, { recursive: true, mode: 0o700 });
       await mkdir(target, { mode: 0o700 });
@@ -66,6 +67,26 @@ export class PrivateMounts {
       this.#available = false;
       return undefined;
     }
+  }
+
+  /**
+   * Detaches the mount points of toolcell processes that are gone (killed
+   * between a mount and its release). Best effort; needs root.
+   */
+  static async removeStale(): Promise<void> {
+    if (process.getuid?.() !== 0) return;
+    const names = await readdir(PRIVATE_MOUNT_ROOT).catch(() => [] as string[]);
+    const stale = names.filter((name) => {
+      const pid = Number(/^(\d+)-/.exec(name)?.[1]);
+      if (!Number.isInteger(pid) || pid === process.pid) return false;
+      try {
+        process.kill(pid, 0);
+        return false;
+      } catch (error) {
+        return (error as NodeJS.ErrnoException).code === 'ESRCH';
+      }
+    });
+    await new PrivateMounts({ enabled: true }).release(stale.map((name) => join(PRIVATE_MOUNT_ROOT, name)));
   }
 
   /**

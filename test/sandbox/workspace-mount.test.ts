@@ -6,7 +6,9 @@
  * supervisor refuses before anything runs or any ACL is granted.
  */
 import anyTest from 'ava';
-import { mkdir, rename, stat, symlink, writeFile } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdir, readFile, rename, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isToolcellError } from '../../src/errors.js';
 import { SandboxContainer } from '../../src/sandbox/container.js';
@@ -117,4 +119,27 @@ test('a later container of the same backend must find the folder its workspace p
   await rename(sub, `${sub}.moved`);
   await mkdir(sub);
   await t.throwsAsync(backend.openSession({ sessionId: 'second', workspaceRoot: sub }), { message: /is no longer the workspace this sandbox started with/ });
+});
+
+test('private mount points left by a toolcell process that died are removed by the next start', async (t) => {
+  if (!isRoot) {
+    t.false(new PrivateMounts({ enabled: true }).available, 'no private mounts without root');
+    return;
+  }
+  const folder = await makeWorkspace(t, 'toolcell-mnt-stale-');
+  const script = `import { PinnedDirectory } from ${JSON.stringify(new URL('../../src/sandbox/pinned-dir.js', import.meta.url).href)};
+import { PrivateMounts } from ${JSON.stringify(new URL('../../src/sandbox/private-mounts.js', import.meta.url).href)};
+const target = await new PrivateMounts({ enabled: true }).bind(await PinnedDirectory.open(${JSON.stringify(folder)}));
+console.log(target);
+setInterval(() => {}, 1000);`;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const target = await new Promise<string>((resolve) => child.stdout.once('data', (chunk: Buffer) => resolve(chunk.toString().trim())));
+  t.regex(target, new RegExp(`^/run/toolcell/mounts/${child.pid}-`));
+  child.kill('SIGKILL');
+  await once(child, 'exit');
+  const mounted = async (): Promise<boolean> => (await readFile('/proc/self/mountinfo', 'utf8')).split('\n').some((line) => line.split(' ')[4] === target);
+  t.true(await mounted(), 'the dead process left its mount behind');
+  await PrivateMounts.removeStale();
+  t.false(await mounted(), 'removed');
+  await t.throwsAsync(stat(target), { code: 'ENOENT' });
 });
