@@ -172,7 +172,7 @@ test('the session container carries the hardening defaults (inspected from the h
   // As root, the engine gets private mount points made from the folders toolcell opened and checked.
   const expectedSources =
     process.getuid?.() === 0
-      ? [/^\/run\/toolcell\/mounts\/[0-9a-f]{16}$/, /^\/run\/toolcell\/mounts\/[0-9a-f]{16}$/]
+      ? [/^\/run\/toolcell\/mounts\/\d+-[0-9a-f]{16}$/, /^\/run\/toolcell\/mounts\/\d+-[0-9a-f]{16}$/]
       : [new RegExp(`^${session.workspace}$`), new RegExp(`^${session.workspace}/\\.toolcell/background/[0-9a-f]{12}$`)];
   binds.forEach((m, i) => t.regex(m.Source, expectedSources[i]!, m.Destination));
   t.true(
