@@ -31,6 +31,7 @@ STDERR = 0x84       # raw bytes
 EXIT = 0x85         # json: {exitCode, signal}; the call's last frame
 SPAWN_FAILED = 0x86 # json: {message}; the call's last frame
 LOG = 0x87          # json: {level, message}; diagnostics
+REFUSED = 0x88      # json: {type, message}; sent instead of READY, then the supervisor exits
 
 
 class FrameReader:

@@ -14,8 +14,10 @@ Two steps keep this cheap and unevadable:
    call started (ctime, which commands cannot set back; whoever owns them,
    since the ACL grant lets commands write root's files) in the workspace
    and the background-log folder, plus files the session's
-   processes still hold open after deleting them. A folder it cannot read or
-   a process it cannot inspect (the user hid them) counts as confirmation.
+   processes still hold open after deleting them. A folder it cannot read, a
+   process it cannot inspect (the user hid them), descriptors in flight on a
+   unix socket and mappings of deleted files (space it cannot measure)
+   count as confirmation.
    The call's tree is frozen (SIGSTOP) while this runs, so it cannot keep
    writing meanwhile. Confirmed: the call is killed (SIGKILL to its tree).
    Not confirmed (another writer on the filesystem): the tree is thawed and
@@ -41,6 +43,33 @@ def _fmt(size):
             return f"{int(value)} bytes" if unit == "bytes" else f"{value:.1f} {unit}"
         value /= 1024.0
     return str(size)
+
+
+def _in_flight(pid, fd):
+    """True when the unix socket `fd` of `pid` has fds queued in SCM_RIGHTS messages."""
+    try:
+        with open(f"/proc/{pid}/fdinfo/{fd}") as f:
+            for line in f:
+                if line.startswith("scm_fds:"):
+                    return int(line.split()[1]) > 0
+    except (OSError, ValueError):
+        pass
+    return False
+
+
+def _maps_deleted(pid, device):
+    """True when `pid` maps a deleted file of the filesystem `device`."""
+    wanted = f"{os.major(device):02x}:{os.minor(device):02x}"
+    try:
+        with open(f"/proc/{pid}/maps") as f:
+            for line in f:
+                if line.endswith(" (deleted)\n"):
+                    fields = line.split()
+                    if len(fields) >= 6 and fields[3] == wanted and fields[4] != "0":
+                        return True
+    except OSError:
+        pass
+    return False
 
 
 class Usage:
@@ -102,7 +131,10 @@ class WorkspaceQuota:
         elif self.max_files > 0 and usage.files > self.max_files:
             what = f"created or changed {usage.files} files in the workspace (the limit is {self.max_files} per command)"
         else:
-            what = "grew the workspace's disk use past the limit while hiding files or processes from inspection"
+            what = (
+                "grew the workspace's disk use past the limit while holding files where they cannot be measured "
+                "(descriptors in flight on a socket, a mapping of a deleted file, or a folder or process hidden from inspection)"
+            )
         return f"toolcell: killed: this command {what}"
 
     def scan(self, since):
@@ -149,6 +181,11 @@ class WorkspaceQuota:
                         stack.append((entry.path, st.st_uid == self.uid))
 
     def _open_unlinked(self, device, usage, seen):
+        """Deleted files the session's processes still hold: open fds and a
+        deleted executable are measured; what cannot be measured counts as
+        hidden: fds in flight (queued in an SCM_RIGHTS message on a unix
+        socket, in nobody's fd table; fdinfo's scm_fds, Linux 5.6+) and
+        mappings of deleted files on the workspace's filesystem."""
         for name in os.listdir("/proc"):
             if not name.isdigit():
                 continue
@@ -165,11 +202,25 @@ class WorkspaceQuota:
                     st = os.stat(f"/proc/{name}/fd/{fd}")
                 except OSError:
                     continue
-                key = (st.st_dev, st.st_ino)
-                if st.st_nlink == 0 and st.st_dev == device and stat.S_ISREG(st.st_mode) and key not in seen:
-                    seen.add(key)
-                    usage.bytes += st.st_blocks * 512
-                    usage.files += 1
+                if stat.S_ISSOCK(st.st_mode):
+                    if _in_flight(name, fd):
+                        usage.hidden += 1
+                    continue
+                self._count_deleted(st, device, usage, seen)
+            try:
+                self._count_deleted(os.stat(f"/proc/{name}/exe"), device, usage, seen)
+            except OSError:
+                pass
+            if _maps_deleted(name, device):
+                usage.hidden += 1
+
+    @staticmethod
+    def _count_deleted(st, device, usage, seen):
+        key = (st.st_dev, st.st_ino)
+        if st.st_nlink == 0 and st.st_dev == device and stat.S_ISREG(st.st_mode) and key not in seen:
+            seen.add(key)
+            usage.bytes += st.st_blocks * 512
+            usage.files += 1
 
     def _hiding(self, pid):
         """A live process of the user whose fds the user may not list: it made

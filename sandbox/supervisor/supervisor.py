@@ -23,6 +23,7 @@ import sys
 import time
 
 import fdchannel
+import mount_check
 import proctree
 import protocol as P
 import reaper
@@ -44,6 +45,8 @@ def parse_args(argv):
     parser.add_argument("--grant-acl", action="store_true")
     parser.add_argument("--workspace-bytes", type=int, default=0, help="per-call growth limit of the workspace filesystem (0: none)")
     parser.add_argument("--workspace-files", type=int, default=0, help="per-call limit of new inodes there (0: none)")
+    parser.add_argument("--expect-workspace", type=mount_check.parse_identity, help="DEV:INO the workspace mount must be")
+    parser.add_argument("--expect-log-dir", type=mount_check.parse_identity, help="DEV:INO the log folder mount must be")
     args = parser.parse_args(argv)
     if args.uid == 0 or args.gid == 0:
         parser.error("commands never run as root")
@@ -237,7 +240,27 @@ class Supervisor:
             return None
         return max(0.0, min(deadlines) - time.monotonic())
 
+    def refusal(self):
+        """Why the mounts are not the folders the host checked, or None."""
+        expected = {}
+        if self.args.expect_workspace is not None:
+            expected[self.args.workspace] = self.args.expect_workspace
+        if self.args.expect_log_dir is not None:
+            expected[self.args.log_dir] = self.args.expect_log_dir
+        problems = mount_check.mismatches(expected, self.identity)
+        if not problems:
+            return None
+        return (
+            "the folder mounted in the sandbox is not the one toolcell checked (it was replaced while the "
+            "container started, e.g. by a rename in a folder a sandbox can write): " + "; ".join(problems)
+        )
+
     def run(self):
+        refused = self.refusal()
+        if refused is not None:
+            # Before any reaper, command or ACL grant: nothing touches what was mounted by mistake.
+            self.send_json(P.REFUSED, 0, {"type": "workspace_mismatch", "message": refused})
+            return 3
         wake_r, wake_w = os.pipe()
         os.set_blocking(wake_w, False)
         os.set_blocking(wake_r, False)

@@ -1,50 +1,174 @@
 """An extra seccomp filter for commands, stacked on the engine's profile.
 
-Docker 20.10's default seccomp profile predates the io_uring lockdown, so
-io_uring_setup/enter/register reach the host kernel, whose io_uring code has
-been a rich source of privilege escalations. Each command's process installs
-this small filter right before exec (it is inherited by everything the
-command starts, and filters only ever stack): io_uring (425-427 on every
-architecture) and x32-ABI system calls (a second syscall table that filters
-written for x86_64 numbers tend to miss) fail with EPERM.
+Each command's process installs it right before exec; it is inherited by
+everything the command starts, and filters only ever stack. It refuses:
+
+- io_uring (425-427 on every architecture): Docker 20.10's default profile
+  predates the io_uring lockdown, and the host kernel's io_uring code has
+  been a rich source of privilege escalations. EPERM.
+- x32-ABI system calls (a second syscall table that filters written for
+  x86_64 numbers tend to miss). EPERM.
+- Sockets of any address family but AF_UNIX, AF_INET and AF_INET6, and
+  netlink sockets of any protocol but NETLINK_ROUTE (glibc's getaddrinfo and
+  getifaddrs, iproute2) and NETLINK_SOCK_DIAG (ss): EAFNOSUPPORT, or
+  EPROTONOSUPPORT for netlink, as if the kernel lacked them. With network
+  `none` the engine's profile still lets AF_VSOCK through, which reaches
+  the hypervisor's host on a VM (its agents listen there), and netlink
+  protocols such as KOBJECT_UEVENT (the host's device events) or
+  NETFILTER, XFRM, CRYPTO and GENERIC (kernel attack surface no command
+  needs). socketpair() is held to AF_UNIX.
+- The i386 socketcall(2) multiplexer, whose arguments sit in memory a filter
+  cannot read; 32-bit programs use the direct socket calls (Linux 4.3+), which
+  get the rule above. EPERM.
+
+Only the low 32 bits of an argument are compared: the kernel truncates an
+`int` argument the same way, so high bits cannot smuggle a family past.
 
 Installing a filter needs no privilege once no_new_privs is set, which the
 command's process does first (Docker's no-new-privileges sets it already).
 """
 
 import ctypes
+import errno
+import socket
 import struct
 
 PR_SET_NO_NEW_PRIVS = 38
 PR_SET_SECCOMP = 22
 SECCOMP_MODE_FILTER = 2
 
-_LD_W_ABS = 0x20
-_JMP_JSET_K = 0x45
-_JMP_JGE_K = 0x35
-_JMP_JGT_K = 0x25
-_RET_K = 0x06
-_RET_ERRNO_EPERM = 0x00050000 | 1
-_RET_ALLOW = 0x7FFF0000
+_AUDIT_ARCH_X86_64 = 0xC000003E
+_AUDIT_ARCH_I386 = 0x40000003
+_AUDIT_ARCH_AARCH64 = 0xC00000B7
+_AUDIT_ARCH_ARM = 0x40000028
 _X32_SYSCALL_BIT = 0x40000000
 _IO_URING_FIRST = 425  # io_uring_setup
 _IO_URING_LAST = 427  # io_uring_register
 
-# (code, jt, jf, k); jumps are relative to the next instruction.
-_PROGRAM = [
-    (_LD_W_ABS, 0, 0, 0),  # 0: A = seccomp_data.nr
-    (_JMP_JSET_K, 2, 0, _X32_SYSCALL_BIT),  # 1: x32 ABI -> 4 (deny)
-    (_JMP_JGE_K, 0, 2, _IO_URING_FIRST),  # 2: nr < 425 -> 5 (allow)
-    (_JMP_JGT_K, 1, 0, _IO_URING_LAST),  # 3: nr > 427 -> 5 (allow), else 4
-    (_RET_K, 0, 0, _RET_ERRNO_EPERM),  # 4: deny
-    (_RET_K, 0, 0, _RET_ALLOW),  # 5: allow
-]
+# Per architecture: (socket, socketpair, socketcall or None).
+_SOCKET_CALLS = {
+    _AUDIT_ARCH_X86_64: (41, 53, None),
+    _AUDIT_ARCH_I386: (359, 360, 102),
+    _AUDIT_ARCH_AARCH64: (198, 199, None),
+    _AUDIT_ARCH_ARM: (281, 288, None),
+}
+
+ALLOWED_FAMILIES = (socket.AF_UNIX, socket.AF_INET, socket.AF_INET6, socket.AF_NETLINK)
+NETLINK_ROUTE = 0
+NETLINK_SOCK_DIAG = 4
+ALLOWED_NETLINK = (NETLINK_ROUTE, NETLINK_SOCK_DIAG)
+
+_RET_ALLOW = 0x7FFF0000
+
+
+def _errno(code):
+    return 0x00050000 | code
+
+
+# seccomp_data: nr (u32) at 0, arch (u32) at 4, ip (u64) at 8, args[6] (u64) from 16.
+# Little-endian only (x86, arm64, arm): an argument's low half is at its offset.
+_NR, _ARCH = 0, 4
+
+
+def _arg_low(index):
+    return 16 + 8 * index
+
+
+class _Assembler:
+    """Classic BPF with labels: jumps name their targets; build() resolves them."""
+
+    LD_W_ABS = 0x20
+    JEQ_K = 0x15
+    JGE_K = 0x35
+    JGT_K = 0x25
+    JSET_K = 0x45
+    RET_K = 0x06
+
+    def __init__(self):
+        self.code = []  # (op, jt, jf, k) with jt/jf as labels or None
+        self.labels = {}
+
+    def label(self, name):
+        self.labels[name] = len(self.code)
+
+    def load(self, offset):
+        self.code.append((self.LD_W_ABS, None, None, offset))
+
+    def jump(self, op, k, true, false):
+        """Jumps to label `true` when the test holds, else to `false` (None: the next instruction)."""
+        self.code.append((op, true, false, k))
+
+    def ret(self, value):
+        self.code.append((self.RET_K, None, None, value))
+
+    def build(self):
+        out = []
+        for index, (op, jt, jf, k) in enumerate(self.code):
+            def offset(target):
+                if target is None:
+                    return 0
+                distance = self.labels[target] - index - 1
+                if not 0 <= distance <= 255:
+                    raise ValueError(f"jump to {target} out of range")
+                return distance
+            out.append((op, offset(jt), offset(jf), k))
+        return out
+
+
+def _family_checks(asm, prefix, allowed, netlink):
+    """Expects the family loaded; allows or refuses it."""
+    for family in allowed:
+        target = f"{prefix}_netlink" if netlink and family == socket.AF_NETLINK else "allow"
+        asm.jump(asm.JEQ_K, family, target, None)
+    asm.ret(_errno(errno.EAFNOSUPPORT))
+    if netlink:
+        asm.label(f"{prefix}_netlink")
+        asm.load(_arg_low(2))
+        for protocol in ALLOWED_NETLINK:
+            asm.jump(asm.JEQ_K, protocol, "allow", None)
+        asm.ret(_errno(errno.EPROTONOSUPPORT))
+
+
+def program():
+    """The filter as (code, jt, jf, k) instructions."""
+    asm = _Assembler()
+    asm.load(_ARCH)
+    for arch in _SOCKET_CALLS:
+        asm.jump(asm.JEQ_K, arch, f"arch_{arch:x}", None)
+    asm.jump(asm.JEQ_K, 0, "common", "common")  # an architecture without socket rules
+    for arch, (sock, pair, socketcall) in _SOCKET_CALLS.items():
+        asm.label(f"arch_{arch:x}")
+        asm.load(_NR)
+        if arch == _AUDIT_ARCH_X86_64:
+            asm.jump(asm.JSET_K, _X32_SYSCALL_BIT, "deny", None)
+        asm.jump(asm.JEQ_K, sock, f"socket_{arch:x}", None)
+        asm.jump(asm.JEQ_K, pair, f"pair_{arch:x}", None)
+        if socketcall is not None:
+            asm.jump(asm.JEQ_K, socketcall, "deny", None)
+        asm.jump(asm.JEQ_K, 0, "io_uring", "io_uring")
+        asm.label(f"socket_{arch:x}")
+        asm.load(_arg_low(0))
+        _family_checks(asm, f"socket_{arch:x}", ALLOWED_FAMILIES, netlink=True)
+        asm.label(f"pair_{arch:x}")
+        asm.load(_arg_low(0))
+        _family_checks(asm, f"pair_{arch:x}", (socket.AF_UNIX,), netlink=False)
+    asm.label("common")
+    asm.load(_NR)
+    asm.label("io_uring")
+    asm.jump(asm.JGE_K, _IO_URING_FIRST, None, "allow")
+    asm.jump(asm.JGT_K, _IO_URING_LAST, "allow", "deny")
+    asm.label("deny")
+    asm.ret(_errno(errno.EPERM))
+    asm.label("allow")
+    asm.ret(_RET_ALLOW)
+    return asm.build()
 
 
 class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
 
+_PROGRAM = program()
 _CODE = b"".join(struct.pack("=HBBI", *instruction) for instruction in _PROGRAM)
 _LIBC = ctypes.CDLL(None, use_errno=True)
 
@@ -54,6 +178,6 @@ def install():
     if _LIBC.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS)")
     buffer = ctypes.create_string_buffer(_CODE, len(_CODE))
-    program = _SockFprog(len(_PROGRAM), ctypes.addressof(buffer))
-    if _LIBC.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(program), 0, 0) != 0:
+    program_struct = _SockFprog(len(_PROGRAM), ctypes.addressof(buffer))
+    if _LIBC.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(program_struct), 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_SECCOMP)")

@@ -13,6 +13,8 @@ export interface StartContainerInput {
   engine: EngineOptions;
   spec: Docker.ContainerCreateOptions;
   timeoutMs: number;
+  /** Runs once the container has been removed (by remove()). */
+  onRemoved?: () => Promise<void>;
 }
 
 function startError(error: unknown, image: string | undefined): ToolcellError {
@@ -35,10 +37,12 @@ export class SandboxContainer {
   readonly connection: SupervisorConnection;
   readonly ready: ReadyInfo;
   readonly #docker: Docker;
+  readonly #onRemoved: (() => Promise<void>) | undefined;
   #removal: Promise<void> | undefined;
 
-  private constructor(docker: Docker, id: string, connection: SupervisorConnection, ready: ReadyInfo) {
+  private constructor(docker: Docker, id: string, connection: SupervisorConnection, ready: ReadyInfo, onRemoved?: () => Promise<void>) {
     this.#docker = docker;
+    this.#onRemoved = onRemoved;
     this.id = id;
     this.connection = connection;
     this.ready = ready;
@@ -65,7 +69,7 @@ export class SandboxContainer {
         timer = setTimeout(() => reject(new Error(`the supervisor did not answer within ${timeoutMs} ms`)), timeoutMs);
       });
       const ready = await Promise.race([connection.ready, timeout]);
-      return new SandboxContainer(docker, container.id, connection, ready);
+      return new SandboxContainer(docker, container.id, connection, ready, input.onRemoved);
     } catch (error) {
       connection?.destroy();
       await removeContainer(docker, container.id).catch(() => undefined);
@@ -102,6 +106,7 @@ export class SandboxContainer {
         await removeContainer(this.#docker, this.id);
       } finally {
         this.connection.destroy();
+        await this.#onRemoved?.().catch(() => undefined);
       }
     })();
     return this.#removal;

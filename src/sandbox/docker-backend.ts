@@ -10,15 +10,16 @@ import { createEngineClient, engineUnavailableError, type EngineOptions } from '
 import { PlainBuildLog } from './build-progress.js';
 import { ensureSandboxImage } from './ensure-image.js';
 import { buildContainerSpec } from './hardening.js';
-import { resolveSandboxIdentity } from './identity.js';
 import { LABELS, ownerLabels } from './labels.js';
 import { resolveDockerBackendOptions, type DockerBackendOptions, type ResolvedDockerBackendOptions } from './options.js';
+import type { PinnedDirectory } from './pinned-dir.js';
+import { PRIVATE_MOUNT_ROOT, PrivateMounts } from './private-mounts.js';
 import { probeDocker } from './probe.js';
 
 // The shell thread loads this module by URL and needs both entry points here.
 export { probeDocker, type DockerProbe } from './probe.js';
 import { WarmPool } from './warm-pool.js';
-import { prepareWorkspace } from './workspace-dirs.js';
+import { prepareWorkspace, type WorkspacePin } from './workspace-dirs.js';
 
 /** The Docker backend: a ShellBackend plus what a host may want to know or do ahead of time. */
 export interface DockerShellBackend extends ShellBackend {
@@ -40,6 +41,9 @@ class DockerBackend implements DockerShellBackend {
   readonly #engine: EngineOptions;
   readonly #options: ResolvedDockerBackendOptions;
   readonly #pool: WarmPool;
+  readonly #mounts = new PrivateMounts({ enabled: true });
+  /** Each workspace as first resolved: later containers must mount the same folder. */
+  readonly #pins = new Map<string, WorkspacePin>();
   readonly #sessions = new Map<string, DockerSession>();
   #closing: Promise<void> | undefined;
 
@@ -95,15 +99,56 @@ class DockerBackend implements DockerShellBackend {
   }
 
   async #startContainer(workspaceRoot: string, sessionId?: string): Promise<SessionContainer> {
+    try {
+      return await this.#startCheckedContainer(workspaceRoot, sessionId);
+    } catch (error) {
+      // An engine in another mount namespace (toolcell itself in a container) cannot see the
+      // private mount points: from then on the checks in the container are the guard.
+      if (!this.#mounts.available || !String((error as Error).message).includes(PRIVATE_MOUNT_ROOT)) throw error;
+      this.#mounts.disable();
+      return this.#startCheckedContainer(workspaceRoot, sessionId);
+    }
+  }
+
+  async #startCheckedContainer(workspaceRoot: string, sessionId?: string): Promise<SessionContainer> {
     const options = this.#options;
-    const identity = await resolveSandboxIdentity(workspaceRoot, options.user, options.grantWorkspaceAcl);
     const socket = this.#engine.socketPath ?? unixSocketOf(process.env['DOCKER_HOST']);
-    const workspace = await prepareWorkspace(workspaceRoot, identity, socket !== undefined ? { engineSocket: socket } : {});
-    const extra: Record<string, string> = { [LABELS.backend]: this.backendId, [LABELS.workspace]: workspace.root };
+    const pin = this.#pins.get(workspaceRoot);
+    const prepared = await prepareWorkspace({
+      workspaceRoot,
+      ...(pin !== undefined ? { pin } : {}),
+      user: options.user,
+      grantAcl: options.grantWorkspaceAcl,
+      mounts: this.#mounts,
+      ...(socket !== undefined ? { engineSocket: socket } : {}),
+    });
+    if (pin === undefined) this.#pins.set(workspaceRoot, prepared.pin);
+    const extra: Record<string, string> = { [LABELS.backend]: this.backendId, [LABELS.workspace]: prepared.root };
     if (sessionId !== undefined) extra[LABELS.session] = sessionId;
-    const spec = buildContainerSpec({ image: this.image, options, identity, workspace, labels: ownerLabels(extra) });
-    const container = await SandboxContainer.start({ docker: this.#docker, engine: this.#engine, spec, timeoutMs: options.startTimeoutMs });
-    return { container, backgroundDir: workspace.backgroundDir };
+    const spec = buildContainerSpec({ image: this.image, options, identity: prepared.identity, workspace: prepared, labels: ownerLabels(extra) });
+    const { key } = prepared.background;
+    let logs: PinnedDirectory | undefined;
+    const dropLogFolder = async (): Promise<void> => {
+      // An empty log folder (a spare, or a session without background jobs) goes with its container.
+      const parent = logs ?? (await prepared.release());
+      await parent.removeEmptyChild(key);
+      await parent.close();
+    };
+    try {
+      const container = await SandboxContainer.start({
+        docker: this.#docker,
+        engine: this.#engine,
+        spec,
+        timeoutMs: options.startTimeoutMs,
+        onRemoved: dropLogFolder,
+      });
+      return { container, backgroundDir: prepared.background.hostPath };
+    } catch (error) {
+      await dropLogFolder();
+      throw error;
+    } finally {
+      logs = await prepared.release();
+    }
   }
 
   close(): Promise<void> {
@@ -170,7 +215,7 @@ export async function createDockerBackend(options: DockerBackendOptions = {}): P
   }
   const docker = createEngineClient(engine);
   if (resolved.runtime !== undefined) await assertRuntime(docker, resolved.runtime);
-  if (resolved.removeLeftovers) await removeLeftoverContainers(docker);
+  if (resolved.removeLeftovers) await Promise.all([removeLeftoverContainers(docker), PrivateMounts.removeStale()]);
   const backend = new DockerBackend({ docker, engine, options: resolved, image });
   if (resolved.prewarmWorkspace !== undefined) backend.prewarm(resolved.prewarmWorkspace);
   return backend;

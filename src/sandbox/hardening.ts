@@ -12,7 +12,11 @@
  *   CapDrop ALL, CapAdd SETUID SETGID KILL (for the supervisor only, see
  *   below) · no-new-privileges · the engine's default seccomp profile, and
  *   on each command a stacked filter refusing io_uring and x32-ABI system
- *   calls (Docker 20.10's profile lets io_uring through) ·
+ *   calls (Docker 20.10's profile lets io_uring through), socket address
+ *   families other than unix, inet, inet6 and netlink (route and
+ *   sock_diag only), and i386 socketcall (sandbox/supervisor/
+ *   syscall_filter.py) · the engine's masked /proc and /sys paths plus
+ *   /proc/cmdline (MASKED_PATHS) ·
  *   PidsLimit 256 · Memory 1 GiB = MemorySwap (no swap; tmpfs pages count) ·
  *   NanoCpus 1 CPU · ulimits fsize 1 GiB, nofile 1024 (no nproc: RLIMIT_NPROC
  *   counts per uid across the whole host, so it would couple sessions; the
@@ -23,11 +27,17 @@
  * Mounts: only the workspace, read-write at /workspace (the commands' cwd).
  *   Its state folder .toolcell/ is covered by an empty read-only tmpfs, so
  *   commands cannot read or rewrite toolcell's memory file or saved outputs;
- *   only .toolcell/background/ (background jobs' logs) is mounted back. The
- *   host creates these folders refusing symlinks, since Docker would follow a
- *   symlinked bind source on the host. Workspaces that would hand over the
- *   host are refused: /, /proc, /sys, /dev, and any folder holding the
- *   engine's socket.
+ *   only the container's own log folder, .toolcell/background/<key>/, is
+ *   mounted back at .toolcell/background, so sessions never see each
+ *   other's background logs. Workspaces that would hand over the host are
+ *   refused: /, /proc, /sys, /dev, and any folder holding the engine's
+ *   socket. The engine resolves a bind source path again at start, so the
+ *   host opens and checks each folder (workspace-dirs.ts, pinned-dir.ts),
+ *   and when it runs as root gives the engine private mount points made
+ *   from those descriptors (private-mounts.ts); in every case the
+ *   supervisor compares each mount's device and inode with the checked
+ *   folder's before anything runs or any ACL is granted, and refuses the
+ *   container otherwise.
  *
  * Identity. The supervisor (sandbox/supervisor/) is the container's main
  *   process: container root, but with only CAP_SETUID, CAP_SETGID and
@@ -107,10 +117,34 @@ import type Docker from 'dockerode';
 import type { SandboxIdentity } from './identity.js';
 import type { ResolvedDockerBackendOptions } from './options.js';
 import { SANDBOX_PATHS, SUPERVISOR_PATH } from './sandbox-paths.js';
+import { formatIdentity } from './pinned-dir.js';
 import type { PreparedWorkspace } from './workspace-dirs.js';
 
 /** Capabilities the supervisor keeps; commands drop them at the identity switch. */
 export const SUPERVISOR_CAPABILITIES = ['SETUID', 'SETGID', 'KILL'] as const;
+
+/**
+ * Paths the container sees as empty (an engine bind-mounts /dev/null or an
+ * empty read-only tmpfs over them). Setting the list replaces the engine's
+ * default, so it repeats that default (Docker 20.10-24) and adds
+ * /proc/cmdline: the host kernel's command line, which on a VM names the
+ * hypervisor agent's vsock ports and on other hosts may carry boot secrets
+ * (root= devices, tokens some platforms pass there).
+ */
+export const MASKED_PATHS = Object.freeze([
+  '/proc/asound',
+  '/proc/acpi',
+  '/proc/cmdline',
+  '/proc/kcore',
+  '/proc/keys',
+  '/proc/latency_stats',
+  '/proc/timer_list',
+  '/proc/timer_stats',
+  '/proc/sched_debug',
+  '/proc/scsi',
+  '/sys/firmware',
+  '/sys/devices/virtual/powercap',
+]);
 
 /** Size of the read-only tmpfs that hides the state folder. */
 const STATE_DIR_COVER_BYTES = 64 * 1024;
@@ -119,7 +153,7 @@ export interface ContainerSpecInput {
   image: string;
   options: ResolvedDockerBackendOptions;
   identity: SandboxIdentity;
-  workspace: PreparedWorkspace;
+  workspace: Pick<PreparedWorkspace, 'workspace' | 'background'>;
   labels: Record<string, string>;
   name?: string;
 }
@@ -133,17 +167,22 @@ export function buildContainerSpec(input: ContainerSpecInput): Docker.ContainerC
   const { options, identity, workspace } = input;
   const { limits, hardening } = options;
   const cmd = ['python3', '-B', SUPERVISOR_PATH, '--uid', String(identity.uid), '--gid', String(identity.gid)];
-  cmd.push('--workspace', SANDBOX_PATHS.workspace, '--log-dir', SANDBOX_PATHS.backgroundLogs);
+  // With the state folder hidden, the container's own log folder is mounted at backgroundLogs;
+  // without, commands see the whole state folder and its log folders, this container's among them.
+  const logDir = hardening.hideStateDir ? SANDBOX_PATHS.backgroundLogs : `${SANDBOX_PATHS.backgroundLogs}/${workspace.background.key}`;
+  cmd.push('--workspace', SANDBOX_PATHS.workspace, '--log-dir', logDir);
   cmd.push('--workspace-bytes', String(limits.workspaceGrowthBytes), '--workspace-files', String(limits.workspaceGrowthFiles));
   if (identity.grantAcl) cmd.push('--grant-acl');
+  cmd.push('--expect-workspace', formatIdentity(workspace.workspace.expected));
 
   const mounts: Docker.MountSettings[] = [
-    { Type: 'bind', Source: workspace.root, Target: SANDBOX_PATHS.workspace, ReadOnly: false, BindOptions: { Propagation: 'rprivate' } },
+    { Type: 'bind', Source: workspace.workspace.source, Target: SANDBOX_PATHS.workspace, ReadOnly: false, BindOptions: { Propagation: 'rprivate' } },
   ];
   if (hardening.hideStateDir) {
+    cmd.push('--expect-log-dir', formatIdentity(workspace.background.expected));
     mounts.push(
       { Type: 'tmpfs', Source: '', Target: SANDBOX_PATHS.stateDir, ReadOnly: true, TmpfsOptions: { SizeBytes: STATE_DIR_COVER_BYTES, Mode: 0o755 } },
-      { Type: 'bind', Source: workspace.backgroundDir, Target: SANDBOX_PATHS.backgroundLogs, ReadOnly: false, BindOptions: { Propagation: 'rprivate' } },
+      { Type: 'bind', Source: workspace.background.source, Target: SANDBOX_PATHS.backgroundLogs, ReadOnly: false, BindOptions: { Propagation: 'rprivate' } },
     );
   }
 
@@ -160,6 +199,7 @@ export function buildContainerSpec(input: ContainerSpecInput): Docker.ContainerC
     Mounts: mounts,
     CapDrop: ['ALL'],
     CapAdd: [...SUPERVISOR_CAPABILITIES],
+    MaskedPaths: [...MASKED_PATHS],
     SecurityOpt: securityOpt,
     PidsLimit: limits.pids,
     Memory: limits.memoryBytes,

@@ -28,3 +28,5 @@ export { removeLeftoverContainers, type CleanupResult } from './cleanup.js';
 export { LABELS } from './labels.js';
 export { SANDBOX_GID, SANDBOX_PATHS, SANDBOX_UID } from './sandbox-paths.js';
 export type { EngineOptions } from './engine.js';
+export type { DiskCap, DiskUsage } from './disk-cap/disk-cap.js';
+export { createLoopImageCap, type LoopImageCapOptions } from './disk-cap/loop-image.js';

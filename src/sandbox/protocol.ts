@@ -27,6 +27,8 @@ export const SupervisorFrame = {
   EXIT: 0x85,
   SPAWN_FAILED: 0x86,
   LOG: 0x87,
+  /** Sent instead of READY when the supervisor refuses to start (then it exits): `{type, message}`. */
+  REFUSED: 0x88,
 } as const;
 
 /** What the supervisor needs to start one command: the spawn options, with stdin as a flag (the bytes follow as frames). */

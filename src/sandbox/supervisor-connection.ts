@@ -1,4 +1,5 @@
 import type { Duplex } from 'node:stream';
+import { ToolcellError, ToolErrorType } from '../errors.js';
 import type { ExitStatus } from '../shell/backend.js';
 import { FrameDecoder } from './frame-decoder.js';
 import {
@@ -175,6 +176,9 @@ export class SupervisorConnection {
       }
       case SupervisorFrame.LOG:
         this.onLog?.({ level: String(message['level']), message: String(message['message']) });
+        return;
+      case SupervisorFrame.REFUSED:
+        this.#rejectReady(new ToolcellError(ToolErrorType.SANDBOX_UNAVAILABLE, `Refusing to start the sandbox: ${String(message['message'] ?? 'the supervisor refused to start')}.`));
         return;
       default:
         return;

@@ -1,32 +1,37 @@
-import { chown, lstat, mkdir, realpath } from 'node:fs/promises';
-import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { realpath } from 'node:fs/promises';
 import { ToolcellError, ToolErrorType } from '../errors.js';
-import type { SandboxIdentity } from './identity.js';
+import { resolveSandboxIdentity, type SandboxIdentity } from './identity.js';
+import type { SandboxUserPolicy } from './options.js';
+import { PinError, PinnedDirectory, type FileIdentity } from './pinned-dir.js';
+import type { PrivateMounts } from './private-mounts.js';
 import { BACKGROUND_DIR_NAME, STATE_DIR_NAME } from './sandbox-paths.js';
 
-/** Host paths a session's container mounts. */
-export interface PreparedWorkspace {
-  /** The workspace root with symlinks resolved: the bind mount's source. */
-  root: string;
-  /** `<root>/.toolcell/background`: background jobs' logs (host path). */
-  backgroundDir: string;
+/** One folder a container bind-mounts: the source the engine gets, and what it must turn out to be. */
+export interface WorkspaceMount {
+  /** Host path given to the engine: a private mount point of the checked folder, or its real path. */
+  source: string;
+  /** The checked folder's identity, which the supervisor compares with its mount point. */
+  expected: FileIdentity;
 }
 
-async function ensureRealDirectory(path: string, mode: number): Promise<void> {
-  try {
-    await mkdir(path, { mode });
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-  }
-  // Docker resolves symlinks in a bind mount's source on the host: a link
-  // planted here would mount an arbitrary host folder into the sandbox.
-  const info = await lstat(path);
-  if (info.isSymbolicLink() || !info.isDirectory()) {
-    throw new ToolcellError(
-      ToolErrorType.SANDBOX_UNAVAILABLE,
-      `Refusing to start the sandbox: ${path} is not a plain directory (a symlink or a file); remove it and retry.`,
-    );
-  }
+/** What one container mounts from a workspace, checked and held open until it has started. */
+export interface PreparedWorkspace {
+  /** The workspace root with symlinks resolved (labels, messages). */
+  root: string;
+  /** What later containers of this workspace must find (pass back as `pin`). */
+  pin: WorkspacePin;
+  /** Who commands run as, decided from the opened root folder's owner. */
+  identity: SandboxIdentity;
+  workspace: WorkspaceMount;
+  /** This container's own background-log folder, `<root>/.toolcell/background/<key>`. */
+  background: WorkspaceMount & { hostPath: string; key: string };
+  /**
+   * Frees what only the start needed (private mount points, descriptors).
+   * Returns the log folder's parent, still open, so the container's empty
+   * log folder can be removed with it later.
+   */
+  release(): Promise<PinnedDirectory>;
 }
 
 const SYSTEM_ROOTS = ['/proc', '/sys', '/dev'];
@@ -48,34 +53,113 @@ function assertMountable(root: string, engineSocket: string | undefined): void {
   }
 }
 
+function unavailable(message: string, cause?: unknown): ToolcellError {
+  return new ToolcellError(ToolErrorType.SANDBOX_UNAVAILABLE, `Refusing to start the sandbox: ${message}`, cause === undefined ? {} : { cause });
+}
+
+/** A workspace root as first resolved: its real path and the folder found there. */
+export interface WorkspacePin {
+  path: string;
+  identity: FileIdentity;
+}
+
 /**
- * Resolves the workspace root and creates `.toolcell/background/` (never
- * through a symlink). When toolcell runs as root, the background folder is
- * given to the command identity so background jobs can create their logs.
+ * Opens the workspace root. The first time (no `pin`), symlinks in
+ * `workspaceRoot` are resolved; later, the pinned real path is opened
+ * without resolving anything again and must still be the same folder, so a
+ * rename in an enclosing folder cannot make a later container of the same
+ * workspace land elsewhere.
  */
-export async function prepareWorkspace(
-  workspaceRoot: string,
-  identity: SandboxIdentity,
-  options: { engineSocket?: string } = {},
-): Promise<PreparedWorkspace> {
+async function pinRoot(workspaceRoot: string, pin: WorkspacePin | undefined): Promise<PinnedDirectory> {
   let root: string;
+  if (pin !== undefined) {
+    root = pin.path;
+  } else {
+    try {
+      root = await realpath(workspaceRoot);
+    } catch (error) {
+      throw new ToolcellError(ToolErrorType.FILE_NOT_FOUND, `Workspace ${workspaceRoot} does not exist`, { cause: error });
+    }
+  }
+  let opened: PinnedDirectory;
   try {
-    root = await realpath(workspaceRoot);
+    opened = await PinnedDirectory.open(root);
   } catch (error) {
-    throw new ToolcellError(ToolErrorType.FILE_NOT_FOUND, `Workspace ${workspaceRoot} does not exist`, { cause: error });
+    if (error instanceof PinError && error.errno === 'ENOTDIR') {
+      throw new ToolcellError(ToolErrorType.PATH_IS_NOT_A_DIRECTORY, `Workspace ${workspaceRoot} is not a directory`);
+    }
+    throw unavailable(`the workspace ${root} changed while it was being checked: ${(error as Error).message}.`, error);
   }
-  const rootInfo = await lstat(root);
-  if (!rootInfo.isDirectory()) {
-    throw new ToolcellError(ToolErrorType.PATH_IS_NOT_A_DIRECTORY, `Workspace ${workspaceRoot} is not a directory`);
+  if (pin !== undefined && (opened.identity.dev !== pin.identity.dev || opened.identity.ino !== pin.identity.ino)) {
+    await opened.close();
+    throw unavailable(`the folder at ${root} is no longer the workspace this sandbox started with (it was replaced or renamed).`);
   }
-  assertMountable(root, options.engineSocket);
-  const stateDir = join(root, STATE_DIR_NAME);
-  const backgroundDir = join(stateDir, BACKGROUND_DIR_NAME);
-  await ensureRealDirectory(stateDir, 0o755);
-  await ensureRealDirectory(backgroundDir, 0o700);
-  if (process.getuid?.() === 0) {
-    const info = await lstat(backgroundDir);
-    if (info.uid !== identity.uid || info.gid !== identity.gid) await chown(backgroundDir, identity.uid, identity.gid);
+  return opened;
+}
+
+/**
+ * Checks a workspace for one container and prepares what it mounts:
+ * opens the root folder (refusing one that moved while being opened),
+ * refuses folders that would hand over the host, creates
+ * `.toolcell/background/<key>/`, a log folder of this container's own, so
+ * sessions never see each other's background logs, and, when toolcell is
+ * root, gives it to the command identity. Every step after the root's open
+ * goes through descriptors, never through a path a sandbox could swap.
+ * With private mounts available, the engine gets mount points made from
+ * those descriptors; otherwise it gets the paths, and the supervisor's
+ * identity check refuses a container that mounted anything else.
+ */
+export async function prepareWorkspace(input: {
+  workspaceRoot: string;
+  /** The root as first resolved for this workspace (see pinRoot); absent the first time. */
+  pin?: WorkspacePin;
+  user: SandboxUserPolicy;
+  grantAcl: boolean;
+  engineSocket?: string;
+  mounts: PrivateMounts;
+}): Promise<PreparedWorkspace> {
+  const root = await pinRoot(input.workspaceRoot, input.pin);
+  const held: PinnedDirectory[] = [root];
+  const targets: string[] = [];
+  try {
+    assertMountable(root.path, input.engineSocket);
+    const identity = resolveSandboxIdentity({ uid: root.uid, gid: root.gid }, input.user, input.grantAcl);
+    const state = await root.child(STATE_DIR_NAME, { create: true, mode: 0o755 });
+    held.push(state);
+    const logs = await state.child(BACKGROUND_DIR_NAME, { create: true, mode: 0o700 });
+    held.push(logs);
+    const key = randomBytes(6).toString('hex');
+    const own = await logs.child(key, { create: true, mode: 0o700 });
+    held.push(own);
+    if (process.getuid?.() === 0) await own.chown(identity.uid, identity.gid);
+    const mount = async (folder: PinnedDirectory): Promise<string> => {
+      const target = await input.mounts.bind(folder);
+      if (target === undefined) return folder.path;
+      targets.push(target);
+      return target;
+    };
+    const workspaceSource = await mount(root);
+    const backgroundSource = await mount(own);
+    let released = false;
+    return {
+      root: root.path,
+      pin: { path: root.path, identity: root.identity },
+      identity,
+      workspace: { source: workspaceSource, expected: root.identity },
+      background: { source: backgroundSource, expected: own.identity, hostPath: own.path, key },
+      async release() {
+        if (!released) {
+          released = true;
+          await input.mounts.release(targets);
+          await Promise.all(held.filter((folder) => folder !== logs).map((folder) => folder.close()));
+        }
+        return logs;
+      },
+    };
+  } catch (error) {
+    await input.mounts.release(targets);
+    await Promise.all(held.map((folder) => folder.close()));
+    if (error instanceof PinError) throw unavailable(`${error.message}.`, error);
+    throw error;
   }
-  return { root, backgroundDir };
 }

@@ -4,7 +4,7 @@
  */
 import anyTest from 'ava';
 import { readFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { createEngineClient } from '../../src/sandbox/engine.js';
 import { SANDBOX_TEST_ENV, commandProcesses, eventually, makeWorkspace, requireDocker, runCommand, sessionId, useSandboxBackend } from '../helpers/docker.js';
 
@@ -17,7 +17,9 @@ test('a background job survives its call and logs to a host-readable file', asyn
   const job = await session.spawn({ command: 'echo started; sleep 2001; echo never', cwd: '.', env: { ...SANDBOX_TEST_ENV }, mode: 'pty', background: true });
   t.true(job.pid > 1);
   t.truthy(job.logPath);
-  t.is(dirname(job.logPath!), join(workspaceRoot, '.toolcell', 'background'));
+  // A log folder of the container's own, so other sessions of the workspace never see it.
+  t.is(dirname(dirname(job.logPath!)), join(workspaceRoot, '.toolcell', 'background'));
+  t.regex(basename(dirname(job.logPath!)), /^[0-9a-f]{12}$/);
   t.true(await eventually(async () => (await readFile(job.logPath!, 'utf8').catch(() => '')) === 'started\n'), 'the log holds the output');
   // Other calls come and go; the job keeps running.
   t.is((await runCommand(session, 'echo other')).status.exitCode, 0);

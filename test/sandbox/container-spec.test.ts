@@ -2,7 +2,10 @@ import test from 'ava';
 import { buildContainerSpec } from '../../src/sandbox/hardening.js';
 import { resolveDockerBackendOptions } from '../../src/sandbox/options.js';
 
-const workspace = { root: '/srv/ws', backgroundDir: '/srv/ws/.toolcell/background' };
+const workspace = {
+  workspace: { source: '/run/toolcell/mounts/aa', expected: { dev: 2049n, ino: 12n } },
+  background: { source: '/run/toolcell/mounts/bb', expected: { dev: 2049n, ino: 99n }, hostPath: '/srv/ws/.toolcell/background/k1', key: 'k1' },
+};
 const identity = { uid: 10001, gid: 10001, grantAcl: true };
 
 test('the default container request carries every hardening setting', (t) => {
@@ -22,10 +25,16 @@ test('the default container request carries every hardening setting', (t) => {
   t.regex(host.Tmpfs?.['/tmp'] ?? '', /nosuid,nodev.*size=268435456/);
   t.regex(host.Tmpfs?.['/home/sandbox'] ?? '', /uid=10001,gid=10001/);
   t.deepEqual(host.Mounts?.map((m) => [m.Type, m.Source, m.Target, m.ReadOnly]), [
-    ['bind', '/srv/ws', '/workspace', false],
+    ['bind', '/run/toolcell/mounts/aa', '/workspace', false],
     ['tmpfs', '', '/workspace/.toolcell', true],
-    ['bind', '/srv/ws/.toolcell/background', '/workspace/.toolcell/background', false],
+    ['bind', '/run/toolcell/mounts/bb', '/workspace/.toolcell/background', false],
   ]);
+  const arg = (name: string): string | undefined => spec.Cmd?.[spec.Cmd.indexOf(name) + 1];
+  t.is(arg('--expect-workspace'), '2049:12', 'the supervisor checks the workspace mount is the checked folder');
+  t.is(arg('--expect-log-dir'), '2049:99', 'and the log folder mount');
+  t.is(arg('--log-dir'), '/workspace/.toolcell/background');
+  t.true(host.MaskedPaths?.includes('/proc/cmdline'), '/proc/cmdline is masked');
+  t.true(host.MaskedPaths?.includes('/proc/kcore'), "the engine's default masks are kept");
   t.is(host.Runtime, undefined);
   t.is(spec.User, '0:0');
   t.true(spec.StdinOnce);
@@ -47,6 +56,8 @@ test('options change limits, runtime and protections', (t) => {
   t.is(spec.HostConfig?.NetworkMode, 'bridge');
   t.deepEqual(spec.HostConfig?.SecurityOpt, ['no-new-privileges', 'apparmor=unconfined']);
   t.is(spec.HostConfig?.Mounts?.length, 1);
+  t.false(spec.Cmd?.includes('--expect-log-dir'), 'no separate log mount to check');
+  t.is(spec.Cmd?.[spec.Cmd.indexOf('--log-dir') + 1], '/workspace/.toolcell/background/k1', "the container's own log folder, inside the visible state folder");
   t.false(spec.Cmd?.includes('--grant-acl'));
   t.deepEqual(spec.Cmd?.slice(3, 7), ['--uid', '1000', '--gid', '1000']);
 });

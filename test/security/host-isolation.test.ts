@@ -67,6 +67,15 @@ test("the host's processes are not visible (own pid namespace), and pid 1 is the
   await assertContained(t, 'host proc');
 });
 
+test("the host kernel's command line is masked: /proc/cmdline is empty, like the engine's other masked /proc files", async (t) => {
+  const hostCmdline = (await readFile('/proc/cmdline', 'utf8')).trim();
+  t.true(hostCmdline.length > 0, 'the host has a kernel command line to hide');
+  const outcome = await session.shell('wc -c < /proc/cmdline; cat /proc/cmdline; wc -c < /proc/keys; wc -c < /proc/timer_list');
+  t.false(outcome.output.includes(hostCmdline), "the host kernel's command line is not visible");
+  t.deepEqual(outcome.output.trim().split(/\s+/), ['0', '0', '0'], outcome.output);
+  await assertContained(t, 'cmdline');
+});
+
 test("the host's environment does not reach commands: a secret env var of the toolcell process is invisible", async (t) => {
   const outcome = await session.shell(
     `env; echo "direct=[$${CANARY_NAME}]"; cat /proc/self/environ /proc/1/environ /proc/*/environ 2>/dev/null | tr '\\0' '\\n'`,
@@ -154,14 +163,18 @@ test('the session container carries the hardening defaults (inspected from the h
   t.is(host['Init'], true, 'an init process');
   t.truthy(host['Tmpfs'], 'tmpfs scratch');
   const mounts = (inspect['Mounts'] as Array<{ Type: string; Source: string; Destination: string; RW: boolean }>) ?? [];
+  const binds = mounts.filter((m) => m.Type === 'bind').sort((a, b) => a.Destination.localeCompare(b.Destination));
   t.deepEqual(
-    mounts
-      .filter((m) => m.Type === 'bind')
-      .map((m) => `${m.Source} -> ${m.Destination}`)
-      .sort(),
-    [`${session.workspace} -> /workspace`, `${session.workspace}/.toolcell/background -> /workspace/.toolcell/background`],
+    binds.map((m) => m.Destination),
+    ['/workspace', '/workspace/.toolcell/background'],
     'only the workspace is bind-mounted (and its background-log folder, back over the state-folder cover)',
   );
+  // As root, the engine gets private mount points made from the folders toolcell opened and checked.
+  const expectedSources =
+    process.getuid?.() === 0
+      ? [/^\/run\/toolcell\/mounts\/\d+-[0-9a-f]{16}$/, /^\/run\/toolcell\/mounts\/\d+-[0-9a-f]{16}$/]
+      : [new RegExp(`^${session.workspace}$`), new RegExp(`^${session.workspace}/\\.toolcell/background/[0-9a-f]{12}$`)];
+  binds.forEach((m, i) => t.regex(m.Source, expectedSources[i]!, m.Destination));
   t.true(
     mounts.some((m) => m.Type === 'tmpfs' && m.Destination === '/workspace/.toolcell' && m.RW === false),
     "the state folder is covered by a read-only tmpfs",

@@ -127,3 +127,56 @@ for name in ["\\0/containerd-shim", "\\0containerd", "\\0/tmp/.X11-unix/X0"]:
   t.false(outcome.output.includes('CONNECTED'));
   await assertContained(t, 'abstract sockets');
 });
+
+test('address families no command needs are refused: vsock (the hypervisor host), packet, netlink beyond route and sock_diag, also through the i386 entry', async (t) => {
+  // Each family is tried with every socket type, so "refused" means no type got through.
+  const outcome = await session.shell(`python3 - <<'PY'
+import ctypes, errno, mmap, os, socket
+families = {"vsock": 40, "packet": 17, "alg": 38, "xdp": 44, "bluetooth": 31, "can": 29, "tipc": 30, "rds": 21, "llc": 26, "key": 15, "qipcrtr": 42}
+for name, family in families.items():
+    opened = []
+    for kind in (socket.SOCK_STREAM, socket.SOCK_DGRAM, socket.SOCK_RAW, socket.SOCK_SEQPACKET):
+        try:
+            socket.socket(family, kind).close(); opened.append(kind)
+        except OSError as e:
+            last = e
+    print(("OPENED " + name) if opened else ("refused %s %s" % (name, errno.errorcode[last.errno])))
+# High bits above the int the kernel reads must not smuggle a family past the filter.
+libc = ctypes.CDLL(None, use_errno=True)
+r = libc.syscall(41, ctypes.c_long((1 << 32) | 40), 1, 0)
+print("OPENED vsock-high-bits" if r >= 0 else "refused vsock-high-bits " + errno.errorcode[ctypes.get_errno()])
+for name, protocol in {"uevent": 15, "audit": 9, "netfilter": 12, "xfrm": 6, "crypto": 21, "generic": 16, "connector": 11}.items():
+    try:
+        socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, protocol).close(); print("OPENED netlink-" + name)
+    except OSError as e:
+        print("refused netlink-%s %s" % (name, errno.errorcode[e.errno]))
+for name, protocol in {"route": 0, "sock_diag": 4}.items():
+    socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, protocol).close(); print("allowed netlink-" + name)
+try:
+    socket.socketpair(socket.AF_INET); print("OPENED socketpair-inet")
+except OSError as e:
+    print("refused socketpair-inet", errno.errorcode[e.errno])
+# The i386 system-call table (int 0x80), reachable from any 64-bit process: direct socket(2) and the socketcall multiplexer.
+def call32(nr, a, b):
+    code = b"\\x53\\xb8" + nr.to_bytes(4, "little") + b"\\xbb" + a.to_bytes(4, "little") + b"\\xb9" + b.to_bytes(4, "little") + b"\\x31\\xd2\\xcd\\x80\\x5b\\xc3"
+    page = mmap.mmap(-1, 4096, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
+    page.write(code)
+    return ctypes.CFUNCTYPE(ctypes.c_int)(ctypes.addressof(ctypes.c_char.from_buffer(page)))()
+r = call32(359, 40, 1)
+print("OPENED i386-vsock" if r >= 0 else "refused i386-vsock " + errno.errorcode[-r])
+r = call32(102, 1, 0)
+print("OPENED i386-socketcall" if r >= 0 else "refused i386-socketcall " + errno.errorcode[-r])
+# What glibc does over NETLINK_ROUTE: AI_ADDRCONFIG lookups and the interface list.
+print("getaddrinfo", socket.getaddrinfo("127.0.0.1", 80, flags=socket.AI_ADDRCONFIG)[0][4][0], "interfaces", [n for _, n in socket.if_nameindex()])
+PY`);
+  t.notRegex(outcome.output, /OPENED/, outcome.output);
+  t.regex(outcome.output, /^refused vsock EAFNOSUPPORT$/m);
+  t.regex(outcome.output, /^refused vsock-high-bits EAFNOSUPPORT$/m);
+  t.regex(outcome.output, /^refused netlink-uevent EPROTONOSUPPORT$/m);
+  t.regex(outcome.output, /^refused i386-vsock EAFNOSUPPORT$/m);
+  t.regex(outcome.output, /^refused i386-socketcall EPERM$/m);
+  t.regex(outcome.output, /^allowed netlink-route$/m, 'glibc needs NETLINK_ROUTE');
+  t.regex(outcome.output, /^allowed netlink-sock_diag$/m);
+  t.regex(outcome.output, /^getaddrinfo 127\.0\.0\.1 interfaces \['lo'\]$/m, 'what glibc needs netlink for still works');
+  await assertContained(t, 'address families');
+});

@@ -5,8 +5,8 @@
  * design and SECURITY.md says so; this file pins both facts down.
  */
 import anyTest from 'ava';
-import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { readFile, writeFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { requireDocker } from '../helpers/docker.js';
 import { SandboxSession, commandProcesses, dockerText, nonce } from '../helpers/security.js';
 
@@ -68,4 +68,39 @@ test('closing a session removes its container; no container of it survives', asy
   await carol.close();
   const all = (await dockerText(['ps', '-a', '-q', '--no-trunc'])).split('\n');
   t.false(all.includes(carolId), 'the container is gone after close');
+});
+
+test("sessions of one workspace never see each other's background logs: each container mounts a log folder of its own", async (t) => {
+  const dave = await SandboxSession.open({ workspace: alice.workspace, timeoutSeconds: 20 });
+  t.teardown(() => dave.close());
+  const secret = nonce('alice-log');
+  const job = await alice.shell(`echo ${secret}; sleep 600`, { background: true });
+  const logPath = /Its output goes to (\S+?)\.?(?:\s|$)/.exec(job.text)?.[1] ?? '';
+  t.true(logPath.startsWith(`${alice.workspace}/.toolcell/background/`), job.text);
+  let logged = '';
+  for (let i = 0; i < 200 && !logged.includes(secret); i++) {
+    logged = await readFile(logPath, 'utf8').catch(() => '');
+    if (!logged.includes(secret)) await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  t.true(logged.includes(secret), "alice's job logged");
+
+  // Everything dave could try from inside: list, read and append by every path the log could have.
+  const relative = logPath.slice(alice.workspace.length + 1);
+  const name = basename(logPath);
+  const look = await dave.shell(
+    `ls -laR /workspace/.toolcell/background; cat ${relative} .toolcell/background/${name} 2>&1; echo planted >> ${relative}; echo planted >> .toolcell/background/${name}; grep -rs "${secret.slice(0, 6)}""${secret.slice(6)}" /workspace 2>/dev/null; echo looked`,
+  );
+  t.regex(look.output, /looked/);
+  t.false(look.output.includes(secret), `dave read alice's log: ${look.output}`);
+  const seen = look.output.split('\n').filter((line) => line.includes(name) && !line.includes('No such file or directory'));
+  t.deepEqual(seen, [], "dave's listing shows alice's log file");
+  t.false((await readFile(logPath, 'utf8')).includes('planted'), "dave appended to alice's log");
+  // Dave's own background log works, and alice cannot see it either.
+  const own = await dave.shell('echo dave-log-line; sleep 600', { background: true });
+  const davePath = /Its output goes to (\S+?)\.?(?:\s|$)/.exec(own.text)?.[1] ?? '';
+  t.not(dirname(davePath), dirname(logPath), 'another folder');
+  const back = await alice.shell(`ls -A /workspace/.toolcell/background; cat .toolcell/background/${basename(davePath)} 2>&1; echo looked`);
+  t.false(back.output.includes('dave-log-line'), back.output);
+  await alice.assertAlive(t, 'alice');
+  await dave.assertAlive(t, 'dave');
 });

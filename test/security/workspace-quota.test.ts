@@ -105,3 +105,47 @@ test('growth hidden in files the command user does not own (root-owned files the
   t.true(bytes <= 1 * GiB + OVERSHOOT, `one call grew the host's disk use by ${(bytes / GiB).toFixed(2)} GiB by appending to files it does not own`);
   await own.assertAlive(t);
 });
+
+/**
+ * Deleted files held where the supervisor's /proc/<pid>/fd scan cannot
+ * measure them. Each holds 400 MiB for 4 files (1.6 GiB against the 1 GiB
+ * limit), then waits: the call must be killed while it holds them, not live
+ * to print "survived".
+ */
+const HOLDERS = {
+  'descriptors in flight (SCM_RIGHTS on a socket, closed everywhere else)': `a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+def hold(fd):
+    a.sendmsg([], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [fd]))])
+    os.close(fd)`,
+  // libc's mmap, not Python's (which keeps a dup of the fd).
+  'shared mappings of deleted files (the fd closed)': `import ctypes
+libc = ctypes.CDLL(None)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+def hold(fd):
+    assert libc.mmap(None, 4096, mmap.PROT_READ, mmap.MAP_SHARED, fd, 0) not in (None, 2 ** 64 - 1)
+    os.close(fd)`,
+};
+
+for (const [label, holder] of Object.entries(HOLDERS)) {
+  test(`growth held only in ${label} still counts`, async (t) => {
+    const outcome = await session.shell(`python3 - <<'PY'
+import array, mmap, os, socket, time
+${holder}
+for i in range(4):
+    fd = os.open(f"held.{i}", os.O_RDWR | os.O_CREAT, 0o600)
+    os.posix_fallocate(fd, 0, 400 << 20)
+    os.unlink(f"held.{i}")
+    hold(fd)
+    time.sleep(0.2)
+print("holding", flush=True)
+time.sleep(30)
+print("survived")
+PY`);
+    t.log(outcome.output.slice(-300));
+    t.notRegex(outcome.output, /survived/, 'the call held 1.6 GiB past the 1 GiB limit and lived');
+    t.regex(outcome.output, /toolcell: killed: .*cannot be measured/, 'killed by the workspace limit, saying why');
+    t.deepEqual(await commandProcesses(containerId), []);
+    await session.assertAlive(t);
+  });
+}
