@@ -48,7 +48,7 @@ export function registerRunCommand(program: Command): void {
 
 const RUN_HELP = `
 Nobody is asked to confirm anything: with --approval default, calls that need
-confirmation (edits, shell commands, MCP tools, fetches) are denied and the model
+confirmation (edits, shell commands, MCP tools) are denied and the model
 is told so (error type confirmation_required). autoEdit lets file edits run,
 yolo lets everything run, plan only runs read-only tools.
 
