@@ -59,8 +59,9 @@ Output:
   text         the model's answer on stdout; tool calls and errors on stderr
   json         one JSON object at the end: {session_id, model, status, response,
                tool_calls, stats, warnings, error?}
-  stream-json  one JSON object per line: init, message, tool_call, tool_output,
-               tool_result, error, result (fields as gemini-cli's stream-json)
+  stream-json  one JSON object per line, Gemini CLI's events and fields: init,
+               message, tool_use, tool_result, error, result; plus toolcell's
+               tool_output (what a running call printed since its last one)
 
 Exit codes:
   0    the model finished its answer
@@ -137,7 +138,7 @@ async function runPrompt(promptArg: string | undefined, options: RunOptions): Pr
       if (event.type === 'finished') outcome = event.outcome;
     }
     if (!outcome) return fail('the agent ended without an outcome', EXIT_FAILURE);
-    streamJson?.result(outcome);
+    streamJson?.result(outcome, { model: options.model });
     text?.finish(outcome);
     if (json) out(`${JSON.stringify(json.result(outcome, { sessionId, model: options.model }), null, 2)}\n`);
     return outcome.status === 'cancelled' && stoppedBy ? exitCodeForSignal(stoppedBy) : exitCodeOf(outcome);
