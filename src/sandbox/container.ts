@@ -12,6 +12,8 @@ export interface StartContainerInput {
   docker: Docker;
   engine: EngineOptions;
   spec: Docker.ContainerCreateOptions;
+  /** The container's name (`toolcell-…`, so `docker ps` shows whose it is). */
+  name: string;
   timeoutMs: number;
 }
 
@@ -49,7 +51,7 @@ export class SandboxContainer {
     const { docker, engine, spec, timeoutMs } = input;
     let container: Docker.Container;
     try {
-      container = await engineCall(engine, () => docker.createContainer(spec));
+      container = await engineCall(engine, () => docker.createContainer({ ...spec, name: input.name }));
     } catch (error) {
       throw startError(error, spec.Image);
     }

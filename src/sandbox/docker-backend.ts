@@ -101,7 +101,9 @@ class DockerBackend implements DockerShellBackend {
     const extra: Record<string, string> = { [LABELS.backend]: this.backendId, [LABELS.workspace]: workspace.root };
     if (sessionId !== undefined) extra[LABELS.session] = sessionId;
     const spec = buildContainerSpec({ image: this.image, options, identity, workspace, labels: ownerLabels(extra) });
-    const container = await SandboxContainer.start({ docker: this.#docker, engine: this.#engine, spec, timeoutMs: options.startTimeoutMs });
+    // A spare is renamed `toolcell-<session>-<id>` when a session adopts it (openSession).
+    const name = `toolcell-${sessionId !== undefined ? sessionSlug(sessionId) : 'spare'}-${randomBytes(6).toString('hex')}`;
+    const container = await SandboxContainer.start({ docker: this.#docker, engine: this.#engine, spec, name, timeoutMs: options.startTimeoutMs });
     return { container, backgroundDir: workspace.backgroundDir };
   }
 
