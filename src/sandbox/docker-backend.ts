@@ -47,7 +47,7 @@ class DockerBackend implements DockerShellBackend {
     this.#engine = input.engine;
     this.#options = input.options;
     this.image = input.image;
-    this.#pool = new WarmPool({ size: input.options.warmPool, start: (root) => this.#startContainer(root) });
+    this.#pool = new WarmPool({ size: input.options.warmPool, start: (root, signal) => this.#startContainer(root, { signal }) });
   }
 
   describe(): string {
@@ -60,8 +60,8 @@ class DockerBackend implements DockerShellBackend {
     this.#pool.fill(workspaceRoot);
   }
 
-  async openSession(options: { sessionId: string; workspaceRoot: string }): Promise<ShellSession> {
-    const { sessionId, workspaceRoot } = options ?? ({} as { sessionId: string; workspaceRoot: string });
+  async openSession(options: { sessionId: string; workspaceRoot: string; signal?: AbortSignal }): Promise<ShellSession> {
+    const { sessionId, workspaceRoot, signal } = options ?? ({} as { sessionId: string; workspaceRoot: string });
     if (typeof sessionId !== 'string' || sessionId.length === 0 || sessionId.length > 200) {
       throw new TypeError('openSession: options.sessionId must be a string of 1-200 characters');
     }
@@ -70,17 +70,18 @@ class DockerBackend implements DockerShellBackend {
     }
     this.#assertOpen();
     if (this.#sessions.has(sessionId)) throw new TypeError(`openSession: session ${sessionId} is already open`);
-    const container = await this.#pool.take(workspaceRoot);
-    if (this.#closing || this.#sessions.has(sessionId)) {
+    const container = await this.#pool.take(workspaceRoot, signal);
+    if (this.#closing || this.#sessions.has(sessionId) || signal?.aborted) {
       await container.container.remove();
       this.#assertOpen();
+      if (signal?.aborted) throw new ToolcellError(ToolErrorType.CANCELLED, 'The sandbox container start was cancelled.');
       throw new TypeError(`openSession: session ${sessionId} is already open`);
     }
     void container.container.rename(`toolcell-${sessionSlug(sessionId)}-${container.container.shortId}`);
     const session = new DockerSession({
       id: sessionId,
       container,
-      replace: () => this.#startContainer(workspaceRoot, sessionId),
+      replace: () => this.#startContainer(workspaceRoot, { sessionId }),
       onClose: () => {
         if (this.#sessions.get(sessionId) === session) this.#sessions.delete(sessionId);
       },
@@ -93,7 +94,8 @@ class DockerBackend implements DockerShellBackend {
     if (this.#closing) throw new ToolcellError(ToolErrorType.SANDBOX_UNAVAILABLE, 'The Docker sandbox backend is closed.');
   }
 
-  async #startContainer(workspaceRoot: string, sessionId?: string): Promise<SessionContainer> {
+  async #startContainer(workspaceRoot: string, input: { sessionId?: string; signal?: AbortSignal }): Promise<SessionContainer> {
+    const { sessionId, signal } = input;
     const options = this.#options;
     const identity = await resolveSandboxIdentity(workspaceRoot, options.user, options.grantWorkspaceAcl);
     const socket = this.#engine.socketPath ?? unixSocketOf(process.env['DOCKER_HOST']);
@@ -103,7 +105,7 @@ class DockerBackend implements DockerShellBackend {
     const spec = buildContainerSpec({ image: this.image, options, identity, workspace, labels: ownerLabels(extra) });
     // A spare is renamed `toolcell-<session>-<id>` when a session adopts it (openSession).
     const name = `toolcell-${sessionId !== undefined ? sessionSlug(sessionId) : 'spare'}-${randomBytes(6).toString('hex')}`;
-    const container = await SandboxContainer.start({ docker: this.#docker, engine: this.#engine, spec, name, timeoutMs: options.startTimeoutMs });
+    const container = await SandboxContainer.start({ docker: this.#docker, engine: this.#engine, spec, name, timeoutMs: options.startTimeoutMs, ...(signal ? { signal } : {}) });
     return { container, backgroundDir: workspace.backgroundDir };
   }
 
