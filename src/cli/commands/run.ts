@@ -69,6 +69,7 @@ Exit codes:
   2    usage or configuration error: bad option, no prompt, no API key, bad workspace
   53   stopped at --max-turns while the model was still calling tools
   130  interrupted (Ctrl+C): the stream was stopped and running calls cancelled
+       (a sandbox container still starting is cancelled and removed)
   143  stopped by SIGTERM, the same way
 
 Examples:
