@@ -70,3 +70,22 @@ export function errorMessage(value: unknown): string {
   if (value instanceof Error) return value.message;
   return String(value);
 }
+
+/** Punctuation that already ends a sentence (a closing quote or bracket may follow it). */
+const SENTENCE_END = /[.!?…]["'’”)\]]*$/;
+
+/**
+ * Joins message parts as sentences: each part gets a full stop unless it
+ * already ends one, so a detail quoted from elsewhere (an API's "Quota
+ * exceeded." or an errno text) never yields "..". Empty parts are skipped.
+ *
+ * @example joinSentences('Gemini API server error (HTTP 500): Internal error.', 'Try again later.')
+ * // 'Gemini API server error (HTTP 500): Internal error. Try again later.'
+ */
+export function joinSentences(...parts: string[]): string {
+  return parts
+    .map((part) => part.trim())
+    .filter((part) => part.length > 0)
+    .map((part) => (SENTENCE_END.test(part) ? part : `${part}.`))
+    .join(' ');
+}

@@ -1,3 +1,4 @@
+import { joinSentences } from '../errors.js';
 import type { AgentError } from './events.js';
 
 /**
@@ -83,12 +84,12 @@ function codeForStatus(status: number): AgentErrorCode {
 
 function messageForStatus(status: number, detail: string): string {
   const suffix = detail ? `: ${detail}` : '';
-  if (status === 429) return `Gemini API quota exceeded (HTTP 429)${suffix}. Wait and retry, or check your plan and rate limits.`;
+  if (status === 429) return joinSentences(`Gemini API quota exceeded (HTTP 429)${suffix}`, 'Wait and retry, or check your plan and rate limits.');
   if (status === 401 || status === 403) {
-    return `Gemini API rejected the API key (HTTP ${status})${suffix}. Check GEMINI_API_KEY or GOOGLE_API_KEY.`;
+    return joinSentences(`Gemini API rejected the API key (HTTP ${status})${suffix}`, 'Check GEMINI_API_KEY or GOOGLE_API_KEY.');
   }
-  if (status === 404) return `Gemini API: model or endpoint not found (HTTP 404)${suffix}. Check --model.`;
-  if (status >= 500) return `Gemini API server error (HTTP ${status})${suffix}. Try again later.`;
+  if (status === 404) return joinSentences(`Gemini API: model or endpoint not found (HTTP 404)${suffix}`, 'Check --model.');
+  if (status >= 500) return joinSentences(`Gemini API server error (HTTP ${status})${suffix}`, 'Try again later.');
   return `Gemini API rejected the request (HTTP ${status})${suffix}`;
 }
 

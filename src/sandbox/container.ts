@@ -1,6 +1,7 @@
 import type { Duplex } from 'node:stream';
 import type Docker from 'dockerode';
 import { ToolcellError, ToolErrorType, isToolcellError } from '../errors.js';
+import { untilAborted } from '../until-aborted.js';
 import { removeContainer } from './cleanup.js';
 import { engineCall, type EngineOptions } from './engine.js';
 import { missingImageMessage } from './ensure-image.js';
@@ -12,9 +13,22 @@ export interface StartContainerInput {
   docker: Docker;
   engine: EngineOptions;
   spec: Docker.ContainerCreateOptions;
+  /** The container's name (`toolcell-…`, so `docker ps` shows whose it is). */
+  name: string;
   timeoutMs: number;
   /** Runs once the container has been removed (by remove()). */
   onRemoved?: () => Promise<void>;
+  /**
+   * Cancels the start: no engine call is cut off half-way (the engine would
+   * finish it unseen), but none follows, the wait for the supervisor ends,
+   * and a container already created is removed before `start` rejects with
+   * `cancelled`.
+   */
+  signal?: AbortSignal;
+}
+
+function cancelledError(): ToolcellError {
+  return new ToolcellError(ToolErrorType.CANCELLED, 'The sandbox container start was cancelled.');
 }
 
 function startError(error: unknown, image: string | undefined): ToolcellError {
@@ -50,30 +64,34 @@ export class SandboxContainer {
 
   /** Creates, attaches and starts a container; resolves when its supervisor is ready. */
   static async start(input: StartContainerInput): Promise<SandboxContainer> {
-    const { docker, engine, spec, timeoutMs } = input;
+    const { docker, engine, spec, timeoutMs, signal } = input;
+    if (signal?.aborted) throw cancelledError();
     let container: Docker.Container;
     try {
-      container = await engineCall(engine, () => docker.createContainer(spec));
+      container = await engineCall(engine, () => docker.createContainer({ ...spec, name: input.name }));
     } catch (error) {
       throw startError(error, spec.Image);
     }
     let connection: SupervisorConnection | undefined;
     let timer: NodeJS.Timeout | undefined;
     try {
+      if (signal?.aborted) throw cancelledError();
       const stream = (await engineCall(engine, () =>
         container.attach({ stream: true, stdin: true, stdout: true, stderr: true, hijack: true }),
       )) as unknown as Duplex;
       connection = new SupervisorConnection(stream);
+      if (signal?.aborted) throw cancelledError();
       await engineCall(engine, () => container.start());
       const timeout = new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new Error(`the supervisor did not answer within ${timeoutMs} ms`)), timeoutMs);
       });
-      const ready = await Promise.race([connection.ready, timeout]);
+      const ready = await untilAborted(Promise.race([connection.ready, timeout]), signal);
+      if (ready === undefined) throw cancelledError();
       return new SandboxContainer(docker, container.id, connection, ready, input.onRemoved);
     } catch (error) {
       connection?.destroy();
       await removeContainer(docker, container.id).catch(() => undefined);
-      throw startError(error, spec.Image);
+      throw signal?.aborted ? cancelledError() : startError(error, spec.Image);
     } finally {
       clearTimeout(timer);
     }

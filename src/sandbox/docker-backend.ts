@@ -52,7 +52,7 @@ class DockerBackend implements DockerShellBackend {
     this.#engine = input.engine;
     this.#options = input.options;
     this.image = input.image;
-    this.#pool = new WarmPool({ size: input.options.warmPool, start: (root) => this.#startContainer(root) });
+    this.#pool = new WarmPool({ size: input.options.warmPool, start: (root, signal) => this.#startContainer(root, { signal }) });
   }
 
   describe(): string {
@@ -65,8 +65,8 @@ class DockerBackend implements DockerShellBackend {
     this.#pool.fill(workspaceRoot);
   }
 
-  async openSession(options: { sessionId: string; workspaceRoot: string }): Promise<ShellSession> {
-    const { sessionId, workspaceRoot } = options ?? ({} as { sessionId: string; workspaceRoot: string });
+  async openSession(options: { sessionId: string; workspaceRoot: string; signal?: AbortSignal }): Promise<ShellSession> {
+    const { sessionId, workspaceRoot, signal } = options ?? ({} as { sessionId: string; workspaceRoot: string });
     if (typeof sessionId !== 'string' || sessionId.length === 0 || sessionId.length > 200) {
       throw new TypeError('openSession: options.sessionId must be a string of 1-200 characters');
     }
@@ -75,17 +75,18 @@ class DockerBackend implements DockerShellBackend {
     }
     this.#assertOpen();
     if (this.#sessions.has(sessionId)) throw new TypeError(`openSession: session ${sessionId} is already open`);
-    const container = await this.#pool.take(workspaceRoot);
-    if (this.#closing || this.#sessions.has(sessionId)) {
+    const container = await this.#pool.take(workspaceRoot, signal);
+    if (this.#closing || this.#sessions.has(sessionId) || signal?.aborted) {
       await container.container.remove();
       this.#assertOpen();
+      if (signal?.aborted) throw new ToolcellError(ToolErrorType.CANCELLED, 'The sandbox container start was cancelled.');
       throw new TypeError(`openSession: session ${sessionId} is already open`);
     }
     void container.container.rename(`toolcell-${sessionSlug(sessionId)}-${container.container.shortId}`);
     const session = new DockerSession({
       id: sessionId,
       container,
-      replace: () => this.#startContainer(workspaceRoot, sessionId),
+      replace: () => this.#startContainer(workspaceRoot, { sessionId }),
       onClose: () => {
         if (this.#sessions.get(sessionId) === session) this.#sessions.delete(sessionId);
       },
@@ -98,19 +99,20 @@ class DockerBackend implements DockerShellBackend {
     if (this.#closing) throw new ToolcellError(ToolErrorType.SANDBOX_UNAVAILABLE, 'The Docker sandbox backend is closed.');
   }
 
-  async #startContainer(workspaceRoot: string, sessionId?: string): Promise<SessionContainer> {
+  async #startContainer(workspaceRoot: string, input: { sessionId?: string; signal?: AbortSignal }): Promise<SessionContainer> {
     try {
-      return await this.#startCheckedContainer(workspaceRoot, sessionId);
+      return await this.#startCheckedContainer(workspaceRoot, input);
     } catch (error) {
       // An engine in another mount namespace (toolcell itself in a container) cannot see the
       // private mount points: from then on the checks in the container are the guard.
       if (!this.#mounts.available || !String((error as Error).message).includes(PRIVATE_MOUNT_ROOT)) throw error;
       this.#mounts.disable();
-      return this.#startCheckedContainer(workspaceRoot, sessionId);
+      return this.#startCheckedContainer(workspaceRoot, input);
     }
   }
 
-  async #startCheckedContainer(workspaceRoot: string, sessionId?: string): Promise<SessionContainer> {
+  async #startCheckedContainer(workspaceRoot: string, input: { sessionId?: string; signal?: AbortSignal }): Promise<SessionContainer> {
+    const { sessionId, signal } = input;
     const options = this.#options;
     const socket = this.#engine.socketPath ?? unixSocketOf(process.env['DOCKER_HOST']);
     const pin = this.#pins.get(workspaceRoot);
@@ -126,6 +128,8 @@ class DockerBackend implements DockerShellBackend {
     const extra: Record<string, string> = { [LABELS.backend]: this.backendId, [LABELS.workspace]: prepared.root };
     if (sessionId !== undefined) extra[LABELS.session] = sessionId;
     const spec = buildContainerSpec({ image: this.image, options, identity: prepared.identity, workspace: prepared, labels: ownerLabels(extra) });
+    // A spare is renamed `toolcell-<session>-<id>` when a session adopts it (openSession).
+    const name = `toolcell-${sessionId !== undefined ? sessionSlug(sessionId) : 'spare'}-${randomBytes(6).toString('hex')}`;
     const { key } = prepared.background;
     let logs: PinnedDirectory | undefined;
     const dropLogFolder = async (): Promise<void> => {
@@ -139,8 +143,10 @@ class DockerBackend implements DockerShellBackend {
         docker: this.#docker,
         engine: this.#engine,
         spec,
+        name,
         timeoutMs: options.startTimeoutMs,
         onRemoved: dropLogFolder,
+        ...(signal ? { signal } : {}),
       });
       return { container, backgroundDir: prepared.background.hostPath };
     } catch (error) {

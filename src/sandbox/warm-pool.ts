@@ -1,8 +1,13 @@
 import { resolve } from 'node:path';
+import { ToolcellError, ToolErrorType } from '../errors.js';
+import { untilAborted } from '../until-aborted.js';
 import type { SessionContainer } from './docker-session.js';
 
 /** Workspaces that keep spares at once; the least recently used one loses its spares. */
 const MAX_WARM_WORKSPACES = 4;
+
+/** Starts a container for a workspace; `signal` cancels the start (the half-started container is removed). */
+export type StartContainer = (workspaceRoot: string, signal: AbortSignal) => Promise<SessionContainer>;
 
 /**
  * Pre-started containers per workspace, so a new session skips container
@@ -13,18 +18,19 @@ const MAX_WARM_WORKSPACES = 4;
  */
 export class WarmPool {
   readonly #size: number;
-  readonly #start: (workspaceRoot: string) => Promise<SessionContainer>;
+  readonly #start: StartContainer;
   readonly #spares = new Map<string, Array<Promise<SessionContainer>>>();
-  #closed = false;
+  /** Aborted by close(): spares still starting stop and remove themselves. */
+  readonly #closing = new AbortController();
 
-  constructor(input: { size: number; start: (workspaceRoot: string) => Promise<SessionContainer> }) {
+  constructor(input: { size: number; start: StartContainer }) {
     this.#size = input.size;
     this.#start = input.start;
   }
 
   /** Starts spares for `workspaceRoot` until `size` are ready or starting. */
   fill(workspaceRoot: string): void {
-    if (this.#closed) return;
+    if (this.#closing.signal.aborted) return;
     const key = resolve(workspaceRoot);
     const spares = this.#spares.get(key) ?? [];
     this.#spares.delete(key);
@@ -35,44 +41,57 @@ export class WarmPool {
       void WarmPool.#discard(staleSpares);
     }
     while (spares.length < this.#size) {
-      const spare = this.#start(key);
+      const spare = this.#start(key, this.#closing.signal);
       spare.catch(() => undefined); // a failed spare is noticed (and replaced) by take()
       spares.push(spare);
     }
   }
 
-  /** A ready container for `workspaceRoot`: a spare when one is alive, else a new one. Refills. */
-  async take(workspaceRoot: string): Promise<SessionContainer> {
-    if (this.#closed) throw new Error('the warm pool is closed');
+  /**
+   * A ready container for `workspaceRoot`: a spare when one is alive, else a
+   * new one. Refills. Aborting `signal` stops the wait with a `cancelled`
+   * error: a spare still starting stays in the pool, a container started for
+   * this call is removed.
+   */
+  async take(workspaceRoot: string, signal?: AbortSignal): Promise<SessionContainer> {
+    if (this.#closing.signal.aborted) throw new Error('the warm pool is closed');
+    if (signal?.aborted) throw cancelledTake();
     const key = resolve(workspaceRoot);
     const spares = this.#spares.get(key) ?? [];
     // Only the spares present now are tried: refilling while draining the same list would loop
     // forever when every start fails (e.g. a workspace the sandbox refuses to mount).
     for (let tries = spares.length; tries > 0 && spares.length > 0; tries--) {
       const spare = spares.shift()!;
+      let candidate: SessionContainer | undefined;
       try {
-        const candidate = await spare;
-        if (candidate.container.alive) {
-          this.fill(key);
-          return candidate;
-        }
-        void candidate.container.remove().catch(() => undefined);
+        candidate = await untilAborted(spare, signal);
       } catch {
-        // The spare failed to start: start one now, which reports the error.
+        continue; // The spare failed to start: try the next, or start one now, which reports the error.
       }
+      if (candidate === undefined) {
+        spares.unshift(spare); // still the pool's: a later take, or close(), gets it
+        throw cancelledTake();
+      }
+      if (candidate.container.alive) {
+        this.fill(key);
+        return candidate;
+      }
+      void candidate.container.remove().catch(() => undefined);
     }
-    const fresh = this.#start(key);
+    const fresh = this.#start(key, signal ? AbortSignal.any([signal, this.#closing.signal]) : this.#closing.signal);
     // Refill only once a start succeeds, so a workspace that cannot be mounted costs one attempt.
     fresh.then(
-      () => this.fill(key),
+      () => {
+        if (!signal?.aborted) this.fill(key);
+      },
       () => undefined,
     );
     return fresh;
   }
 
-  /** Removes every spare, also those still starting. */
+  /** Removes every spare, also those still starting (their starts are cancelled). */
   async close(): Promise<void> {
-    this.#closed = true;
+    this.#closing.abort();
     const spares = [...this.#spares.values()].flat();
     this.#spares.clear();
     await WarmPool.#discard(spares);
@@ -84,9 +103,13 @@ export class WarmPool {
         try {
           await (await spare).container.remove();
         } catch {
-          // failed to start: nothing to remove
+          // failed to start, or the start was cancelled: nothing to remove
         }
       }),
     );
   }
+}
+
+function cancelledTake(): ToolcellError {
+  return new ToolcellError(ToolErrorType.CANCELLED, 'The sandbox container start was cancelled.');
 }

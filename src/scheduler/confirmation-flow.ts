@@ -1,4 +1,5 @@
 import type { ToolConfirmationDetails, ToolConfirmationOutcome } from '../tools/tool.js';
+import { untilAborted } from '../until-aborted.js';
 import type { ApprovalMemory } from './approval.js';
 import type { CallTable } from './call-table.js';
 import type { WaitingToolCall } from './tool-call.js';
@@ -82,23 +83,4 @@ export async function confirmWithUser(input: {
     current = { ...current, confirmationDetails: nextDetails };
     table.set(current);
   }
-}
-
-/** Resolves with the promise's value, or undefined as soon as the signal aborts. */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T | undefined> {
-  if (signal.aborted) return Promise.resolve(undefined);
-  return new Promise<T | undefined>((resolve, reject) => {
-    const onAbort = () => resolve(undefined);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
 }

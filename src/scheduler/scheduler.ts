@@ -10,7 +10,7 @@ import { CallTable } from './call-table.js';
 import { confirmWithUser, type ConfirmationHandler, type ExternalEditor } from './confirmation-flow.js';
 import { convertToFunctionResponse, createCancelledResponse, createErrorResponse } from './function-response.js';
 import { PathLocks } from './path-locks.js';
-import type { CompletedToolCall, ScheduledToolCall, ToolCall, ToolCallDecision, ToolCallRequest } from './tool-call.js';
+import type { CompletedToolCall, ScheduledToolCall, ToolCall, ToolCallDecision, ToolCallRequest, ToolCallUpdate } from './tool-call.js';
 import { isCompleted } from './tool-call.js';
 import { truncateForModel } from './truncate-output.js';
 
@@ -119,12 +119,12 @@ export class Scheduler {
     return this.#table.all.filter(isCompleted);
   }
 
-  #createCall(request: ToolCallRequest): ToolCall {
+  #createCall(request: ToolCallRequest): ToolCallUpdate {
     const tool = this.#registry.get(request.name);
     const startTime = Date.now();
     if (!tool) {
       const error = { type: ToolErrorType.TOOL_NOT_REGISTERED, message: `Tool "${request.name}" not found in registry.` };
-      return { status: 'error', request, startTime, durationMs: 0, decision: 'denied', response: createErrorResponse(request, error) };
+      return { status: 'error', request, startTime, decision: 'denied', response: createErrorResponse(request, error) };
     }
     return { status: 'validating', request, tool, startTime };
   }
@@ -211,7 +211,6 @@ export class Scheduler {
         request,
         tool,
         startTime: scheduled.startTime,
-        durationMs: Date.now() - scheduled.startTime,
         ...decisionOf(scheduled),
         response: { callId: request.callId, responseParts: convertToFunctionResponse(request.name, request.callId, llmContent), resultDisplay: result.returnDisplay },
       });
@@ -237,7 +236,6 @@ export class Scheduler {
       request: call.request,
       tool,
       startTime: call.startTime,
-      durationMs: Date.now() - call.startTime,
       ...decisionOf(call),
       ...(decision ? { decision } : {}),
       response,
@@ -252,7 +250,6 @@ export class Scheduler {
       request: call.request,
       tool: call.tool,
       startTime: call.startTime,
-      durationMs: Date.now() - call.startTime,
       ...decisionOf(call),
       ...(decision ? { decision } : {}),
       response: createCancelledResponse(call.request, reason, partialOutput ?? liveText),
@@ -273,6 +270,7 @@ export class Scheduler {
         callId: call.request.callId,
         tool: call.request.name,
         durationMs: call.durationMs,
+        ...(call.approvalWaitMs !== undefined ? { approvalWaitMs: call.approvalWaitMs } : {}),
         decision: call.decision ?? (call.status === 'cancelled' ? 'reject' : 'auto'),
         outcome: call.status,
         ...(call.response.error ? { errorType: call.response.error.type } : {}),

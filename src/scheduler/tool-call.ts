@@ -29,6 +29,7 @@ export type ToolCallDecision = 'auto' | 'accept' | 'accept_always' | 'modify' | 
 
 interface CallBase {
   request: ToolCallRequest;
+  /** When the call was received (ms since the epoch). */
   startTime: number;
   decision?: ToolCallDecision;
   outcome?: ToolConfirmationOutcome;
@@ -59,26 +60,35 @@ export interface ExecutingToolCall extends CallBase {
   liveOutput?: LiveOutput;
 }
 
-export interface SuccessfulToolCall extends CallBase {
+/**
+ * How long a finished call took, stamped by the call table on its state
+ * changes. The person's answer is not part of the execution: a command that
+ * ran 3 s after 6 s of thinking it over took 3 s.
+ */
+export interface CallTiming {
+  /** Execution time: from `executing` to the end; 0 for a call that never ran (denied, or cancelled before it started). */
+  durationMs: number;
+  /** Time spent waiting for the person's answer (including edits in their editor); present only when they were asked. */
+  approvalWaitMs?: number;
+}
+
+export interface SuccessfulToolCall extends CallBase, CallTiming {
   status: 'success';
   tool: Tool<unknown>;
   response: ToolCallResponse;
-  durationMs: number;
 }
 
-export interface ErroredToolCall extends CallBase {
+export interface ErroredToolCall extends CallBase, CallTiming {
   status: 'error';
   /** Absent when the tool was not registered. */
   tool?: Tool<unknown>;
   response: ToolCallResponse & { error: ToolResultError };
-  durationMs: number;
 }
 
-export interface CancelledToolCall extends CallBase {
+export interface CancelledToolCall extends CallBase, CallTiming {
   status: 'cancelled';
   tool: Tool<unknown>;
   response: ToolCallResponse;
-  durationMs: number;
 }
 
 /** A call's state machine as a discriminated union on `status` (seed ch. 14). */
@@ -92,6 +102,9 @@ export type ToolCall =
   | CancelledToolCall;
 
 export type CompletedToolCall = SuccessfulToolCall | ErroredToolCall | CancelledToolCall;
+
+/** A state change as the scheduler writes it: the call table adds the timing. */
+export type ToolCallUpdate = ToolCall extends infer C ? (C extends ToolCall ? Omit<C, keyof CallTiming> : never) : never;
 
 export type ToolCallStatus = ToolCall['status'];
 

@@ -58,7 +58,8 @@ export interface ShellBackend {
   readonly kind: 'docker' | 'host';
   /** Where commands run, for confirmations and logs, e.g. `docker (toolcell-sandbox:3f2a…)`. */
   describe(): string;
-  openSession(options: { sessionId: string; workspaceRoot: string }): Promise<ShellSession>;
+  /** `signal` cancels an opening still under way (a container still starting is removed); the promise then rejects with `cancelled`. */
+  openSession(options: { sessionId: string; workspaceRoot: string; signal?: AbortSignal }): Promise<ShellSession>;
   /** Closes every session and frees the backend's resources. */
   close(): Promise<void>;
 }

@@ -6,7 +6,10 @@ export interface ToolCallEvent {
   timestamp: string;
   callId: string;
   tool: string;
+  /** Execution time: from the start of the call's execution to its end; 0 for a call that never ran. */
   durationMs: number;
+  /** Time spent waiting for the person's answer, when they were asked; never part of `durationMs`. */
+  approvalWaitMs?: number;
   /** How the call came to run: auto (no confirmation needed), accept, accept_always, modify, reject, denied. */
   decision: ToolCallDecision;
   outcome: 'success' | 'error' | 'cancelled';

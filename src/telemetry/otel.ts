@@ -19,9 +19,11 @@ export interface OtelTelemetrySinkOptions {
 
 /**
  * A TelemetrySink that reports each finished tool call through the
- * OpenTelemetry API: a `tool_call <name>` span covering the call (attributes:
- * name, call id, decision, outcome, success, error type, duration) and two
- * metrics, a call counter and a latency histogram (ms), both with
+ * OpenTelemetry API: a `tool_call <name>` span covering the call's execution
+ * (attributes: name, call id, decision, outcome, success, error type,
+ * duration, and the wait for the person's answer when there was one) and two
+ * metrics, a call counter and a latency histogram (execution time in ms, never
+ * the wait for an answer), both with
  * `function_name`, `success` and `decision` attributes.
  *
  * Nothing is exported unless the host process registered an OpenTelemetry
@@ -58,6 +60,7 @@ export class OtelTelemetrySink implements TelemetrySink {
       'toolcell.tool.outcome': event.outcome,
       'toolcell.tool.success': event.outcome === 'success',
       'toolcell.tool.duration_ms': event.durationMs,
+      ...(event.approvalWaitMs !== undefined ? { 'toolcell.tool.approval_wait_ms': event.approvalWaitMs } : {}),
       ...(event.errorType ? { 'toolcell.tool.error_type': event.errorType } : {}),
     };
     const span = this.#tracer.startSpan(`${SPAN_TOOL_CALL} ${event.tool}`, {
@@ -78,7 +81,7 @@ export class OtelTelemetrySink implements TelemetrySink {
       this.#instruments = {
         provider,
         count: meter.createCounter(METRIC_TOOL_CALL_COUNT, { description: 'Tool calls finished, by tool, success and decision.' }),
-        latency: meter.createHistogram(METRIC_TOOL_CALL_LATENCY, { description: 'Tool call duration.', unit: 'ms' }),
+        latency: meter.createHistogram(METRIC_TOOL_CALL_LATENCY, { description: 'Tool call execution time (without the wait for approval).', unit: 'ms' }),
       };
     }
     const attributes: Attributes = { function_name: event.tool, success: event.outcome === 'success', decision: event.decision };

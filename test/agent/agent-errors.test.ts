@@ -49,6 +49,8 @@ for (const [name, turn, code, message] of cases) {
     t.is(outcome.error?.code, code);
     t.regex(outcome.error?.message ?? '', message);
     t.notRegex(outcome.error?.message ?? '', /\n|\bat .*\.js:\d+/);
+    // The API's own text often ends with a full stop; the advice after it must not add a second.
+    t.notRegex(outcome.error?.message ?? '', /[.!?]\.(?!\.)/);
   });
 }
 

@@ -54,7 +54,7 @@ async function start(t: import('ava').ExecutionContext, mounts: PrivateMounts, s
   await swap(sub, elsewhere, prepared.background.key);
   const spec = buildContainerSpec({ image: sandboxImageTag(), options, identity: prepared.identity, workspace: prepared, labels: ownerLabels({}) });
   try {
-    const container = await SandboxContainer.start({ docker: createEngineClient(), engine: {}, spec, timeoutMs: 30_000 });
+    const container = await SandboxContainer.start({ docker: createEngineClient(), engine: {}, spec, name: `toolcell-test-${process.pid}-${Date.now()}`, timeoutMs: 30_000 });
     t.teardown(() => container.remove());
     return container;
   } finally {

@@ -11,12 +11,16 @@ function writer() {
   return { out, lines };
 }
 
-test('live output becomes tool_output lines: text, or a byte count for binary streams', (t) => {
+test('live output becomes tool_output lines: what is new since the last one, or a byte count for binary streams', (t) => {
   const { out, lines } = writer();
+  out.toolOutput('c1', 'compiling');
   out.toolOutput('c1', 'compiling\nlinking');
+  out.toolOutput('c2', 'other call');
   out.toolOutput('c1', { type: 'binary_progress', bytesReceived: 2048 });
-  t.like(lines[0], { type: 'tool_output', tool_id: 'c1', output: 'compiling\nlinking' });
-  t.like(lines[1], { type: 'tool_output', tool_id: 'c1', binary: true, bytes_received: 2048 });
+  t.like(lines[0], { type: 'tool_output', tool_id: 'c1', output: 'compiling' });
+  t.like(lines[1], { type: 'tool_output', tool_id: 'c1', output: '\nlinking' });
+  t.like(lines[2], { type: 'tool_output', tool_id: 'c2', output: 'other call' });
+  t.like(lines[3], { type: 'tool_output', tool_id: 'c1', binary: true, bytes_received: 2048 });
   t.deepEqual(Object.keys(lines[0]!).slice(0, 2), ['type', 'timestamp']);
 });
 
@@ -40,13 +44,23 @@ test('a turn-limit stop is an error line and a result with status error', (t) =>
     usage: { promptTokens: 1, outputTokens: 2, cachedTokens: 0, totalTokens: 3 },
     durationMs: 10,
     error: { code: 'max_turns_exceeded', message: 'Stopped after 3 model turn(s)' },
-  });
+  }, { model: 'gemini-test' });
   t.like(lines[0], { type: 'error', severity: 'error', code: 'max_turns_exceeded' });
   t.like(lines[1], {
     type: 'result',
     status: 'error',
     response: 'partial',
     error: { type: 'max_turns_exceeded' },
-    stats: { total_tokens: 3, input_tokens: 1, output_tokens: 2, cached: 0, duration_ms: 10, turns: 3, tool_calls: 3 },
+    stats: {
+      total_tokens: 3,
+      input_tokens: 1,
+      output_tokens: 2,
+      cached: 0,
+      input: 1,
+      duration_ms: 10,
+      turns: 3,
+      tool_calls: 3,
+      models: { 'gemini-test': { total_tokens: 3, input_tokens: 1, output_tokens: 2, cached: 0, input: 1 } },
+    },
   });
 });

@@ -38,7 +38,7 @@ Each tool call is shown with what it does while it runs, its output updating in
 place. Calls that need approval ask first:
   edit  a coloured diff: allow once · allow always · modify in $VISUAL/$EDITOR · no
   exec  the command and where it runs (which sandbox)
-  mcp   the server and tool;   info  the URLs to fetch
+  mcp   the server and tool
 Answer with ↑↓ and Enter or the option's number; Esc declines. "Always" answers
 last for the session. The approval mode is shown at the bottom; Shift+Tab or
 /approval MODE switches it. Esc or Ctrl+C cancels a running request (its

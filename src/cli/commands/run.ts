@@ -48,7 +48,7 @@ export function registerRunCommand(program: Command): void {
 
 const RUN_HELP = `
 Nobody is asked to confirm anything: with --approval default, calls that need
-confirmation (edits, shell commands, MCP tools, fetches) are denied and the model
+confirmation (edits, shell commands, MCP tools) are denied and the model
 is told so (error type confirmation_required). autoEdit lets file edits run,
 yolo lets everything run, plan only runs read-only tools.
 
@@ -59,8 +59,9 @@ Output:
   text         the model's answer on stdout; tool calls and errors on stderr
   json         one JSON object at the end: {session_id, model, status, response,
                tool_calls, stats, warnings, error?}
-  stream-json  one JSON object per line: init, message, tool_call, tool_output,
-               tool_result, error, result (fields as gemini-cli's stream-json)
+  stream-json  one JSON object per line, Gemini CLI's events and fields: init,
+               message, tool_use, tool_result, error, result; plus toolcell's
+               tool_output (what a running call printed since its last one)
 
 Exit codes:
   0    the model finished its answer
@@ -68,6 +69,7 @@ Exit codes:
   2    usage or configuration error: bad option, no prompt, no API key, bad workspace
   53   stopped at --max-turns while the model was still calling tools
   130  interrupted (Ctrl+C): the stream was stopped and running calls cancelled
+       (a sandbox container still starting is cancelled and removed)
   143  stopped by SIGTERM, the same way
 
 Examples:
@@ -137,7 +139,7 @@ async function runPrompt(promptArg: string | undefined, options: RunOptions): Pr
       if (event.type === 'finished') outcome = event.outcome;
     }
     if (!outcome) return fail('the agent ended without an outcome', EXIT_FAILURE);
-    streamJson?.result(outcome);
+    streamJson?.result(outcome, { model: options.model });
     text?.finish(outcome);
     if (json) out(`${JSON.stringify(json.result(outcome, { sessionId, model: options.model }), null, 2)}\n`);
     return outcome.status === 'cancelled' && stoppedBy ? exitCodeForSignal(stoppedBy) : exitCodeOf(outcome);

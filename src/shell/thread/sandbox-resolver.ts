@@ -1,4 +1,4 @@
-import { ToolErrorType, ToolcellError, errorMessage } from '../../errors.js';
+import { ToolErrorType, ToolcellError, errorMessage, joinSentences } from '../../errors.js';
 import type { ShellBackend } from '../backend.js';
 import { createHostBackend } from '../host/host-backend.js';
 import type { SandboxChoice } from '../run-types.js';
@@ -45,7 +45,7 @@ export class SandboxResolver {
       if (!available.ok) {
         return {
           ok: false,
-          error: new ToolcellError(ToolErrorType.SANDBOX_UNAVAILABLE, `No sandbox is available for shell commands: ${available.reason}. ${HOW_TO_ENABLE}`),
+          error: new ToolcellError(ToolErrorType.SANDBOX_UNAVAILABLE, joinSentences(`No sandbox is available for shell commands: ${available.reason}`, HOW_TO_ENABLE)),
         };
       }
     }
@@ -122,5 +122,5 @@ function probeVerdict(answer: unknown): { ok: true } | { ok: false; reason: stri
 
 function asSandboxError(error: unknown): ToolcellError {
   if (error instanceof ToolcellError) return error;
-  return new ToolcellError(ToolErrorType.SANDBOX_UNAVAILABLE, `The Docker sandbox could not start: ${errorMessage(error)}. ${HOW_TO_ENABLE}`);
+  return new ToolcellError(ToolErrorType.SANDBOX_UNAVAILABLE, joinSentences(`The Docker sandbox could not start: ${errorMessage(error)}`, HOW_TO_ENABLE));
 }

@@ -1,5 +1,5 @@
 import type { MessagePort } from 'node:worker_threads';
-import type { ToolcellError } from '../../errors.js';
+import { ToolErrorType, ToolcellError } from '../../errors.js';
 import type { ShellBackend, ShellSession } from '../backend.js';
 import { buildShellEnvironment } from '../environment.js';
 import type { OpenedSession, RunRequest, ShellThreadSettings, ThreadReply, ThreadRequest } from '../protocol.js';
@@ -17,6 +17,8 @@ interface ThreadSession {
   /** Why commands cannot run (no sandbox); cleared once a retry succeeds. */
   unavailable?: ToolcellError;
   opening?: Promise<void>;
+  /** Aborted when the session closes: an opening still under way stops, and removes what it started. */
+  closing: AbortController;
 }
 
 /**
@@ -37,8 +39,13 @@ export function startShellThread(control: MessagePort, settings: ShellThreadSett
         session.unavailable = resolved.error;
         return;
       }
+      const signal = session.closing.signal;
+      if (signal.aborted) {
+        session.unavailable = new ToolcellError(ToolErrorType.CANCELLED, 'The shell session was closed while it opened.');
+        return;
+      }
       try {
-        session.shell = await resolved.backend.openSession({ sessionId: session.id, workspaceRoot: session.workspaceRoot });
+        session.shell = await resolved.backend.openSession({ sessionId: session.id, workspaceRoot: session.workspaceRoot, signal });
         session.backend = resolved.backend;
         delete session.unavailable;
       } catch (error) {
@@ -85,7 +92,7 @@ export function startShellThread(control: MessagePort, settings: ShellThreadSett
           reply({ type: 'reply', id: message.id, ok: false, error: { code: 'invalid_session', message: `Shell session ${message.sessionId} is already open` } });
           return;
         }
-        const session: ThreadSession = { id: message.sessionId, sandbox: message.sandbox, workspaceRoot: message.workspaceRoot };
+        const session: ThreadSession = { id: message.sessionId, sandbox: message.sandbox, workspaceRoot: message.workspaceRoot, closing: new AbortController() };
         sessions.set(session.id, session);
         void connect(session).then(() => reply({ type: 'reply', id: message.id, ok: true, value: describe(session) }));
         return;
@@ -98,6 +105,7 @@ export function startShellThread(control: MessagePort, settings: ShellThreadSett
       case 'close-session': {
         const session = sessions.get(message.sessionId);
         sessions.delete(message.sessionId);
+        session?.closing.abort();
         void (async () => {
           await session?.opening;
           await session?.shell?.close();
@@ -110,6 +118,8 @@ export function startShellThread(control: MessagePort, settings: ShellThreadSett
       case 'shutdown':
         void (async () => {
           const closing = [...sessions.values()].map(async (session) => {
+            // A sandbox still starting is cancelled, and its container removed, before the thread ends.
+            session.closing.abort();
             await session.opening;
             await session.shell?.close();
           });

@@ -9,7 +9,7 @@ export function nextApprovalMode(mode: ApprovalMode): ApprovalMode {
 
 /** What each mode means, in a few words. */
 export const MODE_HINTS: Record<ApprovalMode, string> = {
-  default: 'asks before edits, commands, MCP tools and fetches',
+  default: 'asks before edits, commands and MCP tools',
   autoEdit: 'file edits run without asking; the rest still asks',
   yolo: 'nothing asks: every call runs',
   plan: 'read-only: only read and search tools run',

@@ -34,7 +34,7 @@ export class JsonResultCollector {
       this.#calls.push({ tool_id: event.request.callId, tool_name: event.request.name, parameters: event.request.args });
     } else if (event.type === 'tool_result') {
       const entry = this.#calls.find((call) => call.tool_id === event.call.request.callId);
-      const { type: _type, tool_id: _id, tool_name: _name, ...rest } = toolResult(event.call);
+      const { tool_id: _id, tool_name: _name, ...rest } = toolResult(event.call);
       if (entry) Object.assign(entry, rest);
     } else if (event.type === 'warning') {
       this.#warnings.push({ code: event.code, message: event.message });
@@ -48,7 +48,7 @@ export class JsonResultCollector {
       status: outcome.status === 'completed' ? 'success' : 'error',
       response: outcome.text,
       tool_calls: this.#calls,
-      stats: resultStats(outcome),
+      stats: resultStats(outcome, meta.model),
       warnings: this.#warnings,
       ...(outcome.error ? { error: { type: outcome.error.code, message: outcome.error.message } } : {}),
     };

@@ -2,33 +2,43 @@ import type { AgentEvent, AgentOutcome } from '../../agent/events.js';
 import type { CompletedToolCall } from '../../scheduler/tool-call.js';
 import type { LiveOutput } from '../../tools/tool.js';
 import { displayText } from './display-text.js';
+import { liveDelta } from './live-delta.js';
 
 /**
  * `toolcell run --output stream-json`: one JSON object per line, each with
- * `type` and an ISO `timestamp`. Field names follow gemini-cli's stream-json
- * (snake_case: session_id, tool_id, tool_name, parameters, …):
+ * `type` and an ISO `timestamp` first. The event types and their fields are
+ * Gemini CLI's (packages/core/src/output/types.ts there), so a parser written
+ * for Gemini CLI reads these lines unchanged:
  *
- * - `init`        {session_id, model, workspace, approval_mode}
+ * - `init`        {session_id, model}
  * - `message`     {role: 'user'|'assistant', content, delta?}: assistant text arrives in deltas
- * - `tool_call`   {tool_id, tool_name, parameters}: announced once the model's answer has ended
- * - `tool_output` {tool_id, output} live output of a running call (the whole current
- *                 text, replacing the previous one), or {tool_id, binary: true, bytes_received}
- * - `tool_result` {tool_id, tool_name, status: 'success'|'error'|'cancelled', output?, error?: {type, message}, duration_ms}
- * - `error`       {severity: 'warning'|'error', code, message}
- * - `result`      {status: 'success'|'error', error?: {type, message}, response,
- *                 stats: {total_tokens, input_tokens, output_tokens, cached, duration_ms, turns, tool_calls}}
+ * - `tool_use`    {tool_name, tool_id, parameters}: announced once the model's answer has ended
+ * - `tool_result` {tool_id, status: 'success'|'error', output?, error?: {type, message}}
+ *                 (a cancelled call is an error of type `cancelled`)
+ * - `error`       {severity: 'warning'|'error', message}
+ * - `result`      {status: 'success'|'error', error?: {type, message},
+ *                 stats: {total_tokens, input_tokens, output_tokens, cached, input, duration_ms, tool_calls, models}}
+ *
+ * toolcell adds, and Gemini CLI parsers ignore:
+ * - fields: `init` {workspace, approval_mode}; `tool_result` {tool_name,
+ *   duration_ms (execution time)}; `error` {code}; `result` {response};
+ *   `stats` {turns};
+ * - one event type, `tool_output` {tool_id, output}: the output a running
+ *   call added since its previous `tool_output` (see `liveDelta`; a `\r`
+ *   starts a line redrawn in place), or {tool_id, binary: true,
+ *   bytes_received} for a binary stream.
  */
 export type StreamJsonEvent =
   | { type: 'init'; session_id: string; model: string; workspace: string; approval_mode: string }
   | { type: 'message'; role: 'user' | 'assistant'; content: string; delta?: true }
-  | { type: 'tool_call'; tool_id: string; tool_name: string; parameters: Record<string, unknown> }
+  | { type: 'tool_use'; tool_name: string; tool_id: string; parameters: Record<string, unknown> }
   | { type: 'tool_output'; tool_id: string; output: string }
   | { type: 'tool_output'; tool_id: string; binary: true; bytes_received: number }
   | {
       type: 'tool_result';
       tool_id: string;
       tool_name: string;
-      status: CompletedToolCall['status'];
+      status: 'success' | 'error';
       output?: string;
       error?: { type: string; message: string };
       duration_ms: number;
@@ -36,14 +46,22 @@ export type StreamJsonEvent =
   | { type: 'error'; severity: 'warning' | 'error'; code: string; message: string }
   | { type: 'result'; status: 'success' | 'error'; response: string; error?: { type: string; message: string }; stats: ResultStats };
 
-export interface ResultStats {
+/** Token counts of one model, as Gemini CLI's `ModelStreamStats`. */
+export interface ModelStats {
   total_tokens: number;
   input_tokens: number;
   output_tokens: number;
   cached: number;
+  /** Input tokens not served from the cache. */
+  input: number;
+}
+
+export interface ResultStats extends ModelStats {
   duration_ms: number;
-  turns: number;
   tool_calls: number;
+  /** Per model; a run uses one. */
+  models: Record<string, ModelStats>;
+  turns: number;
 }
 
 type Timestamped = StreamJsonEvent & { timestamp: string };
@@ -51,13 +69,15 @@ type Timestamped = StreamJsonEvent & { timestamp: string };
 /** Writes stream-json lines; every method writes at most one line. */
 export class StreamJsonWriter {
   readonly #write: (line: string) => void;
+  /** The last live snapshot of each running call, to send only what is new. */
+  readonly #shown = new Map<string, string>();
 
   constructor(write: (line: string) => void) {
     this.#write = write;
   }
 
   emit(event: StreamJsonEvent): void {
-    // `type` and `timestamp` lead every line, as in gemini-cli.
+    // `type` and `timestamp` lead every line, as in Gemini CLI.
     const { type, ...fields } = event;
     const line = { type, timestamp: new Date().toISOString(), ...fields } as Timestamped;
     this.#write(`${JSON.stringify(line)}\n`);
@@ -69,9 +89,12 @@ export class StreamJsonWriter {
       case 'text':
         return this.emit({ type: 'message', role: 'assistant', content: event.text, delta: true });
       case 'tool_call':
-        return this.emit({ type: 'tool_call', tool_id: event.request.callId, tool_name: event.request.name, parameters: event.request.args });
-      case 'tool_result':
-        return this.emit(toolResult(event.call));
+        return this.emit({ type: 'tool_use', tool_name: event.request.name, tool_id: event.request.callId, parameters: event.request.args });
+      case 'tool_result': {
+        this.#shown.delete(event.call.request.callId);
+        const { status, ...rest } = toolResult(event.call);
+        return this.emit({ type: 'tool_result', status: status === 'success' ? 'success' : 'error', ...rest });
+      }
       case 'warning':
         return this.emit({ type: 'error', severity: 'warning', code: event.code, message: event.message });
       default:
@@ -79,28 +102,41 @@ export class StreamJsonWriter {
     }
   }
 
+  /** A `tool_output` line with what the call's new snapshot adds; none when it adds nothing. */
   toolOutput(callId: string, output: LiveOutput): void {
-    if (typeof output === 'string') this.emit({ type: 'tool_output', tool_id: callId, output });
-    else this.emit({ type: 'tool_output', tool_id: callId, binary: true, bytes_received: output.bytesReceived });
+    if (typeof output !== 'string') {
+      this.emit({ type: 'tool_output', tool_id: callId, binary: true, bytes_received: output.bytesReceived });
+      return;
+    }
+    const delta = liveDelta(this.#shown.get(callId) ?? '', output);
+    this.#shown.set(callId, output);
+    if (delta !== '') this.emit({ type: 'tool_output', tool_id: callId, output: delta });
   }
 
   /** The closing line (preceded by an `error` line when the run failed). */
-  result(outcome: AgentOutcome): void {
+  result(outcome: AgentOutcome, meta: { model: string }): void {
     if (outcome.error) this.emit({ type: 'error', severity: 'error', code: outcome.error.code, message: outcome.error.message });
     this.emit({
       type: 'result',
       status: outcome.status === 'completed' ? 'success' : 'error',
       response: outcome.text,
       ...(outcome.error ? { error: { type: outcome.error.code, message: outcome.error.message } } : {}),
-      stats: resultStats(outcome),
+      stats: resultStats(outcome, meta.model),
     });
   }
 }
 
-export function toolResult(call: CompletedToolCall): Extract<StreamJsonEvent, { type: 'tool_result' }> {
+/** A finished call's fields in toolcell's own terms (`--output json` keeps `cancelled` as a status). */
+export function toolResult(call: CompletedToolCall): {
+  tool_id: string;
+  tool_name: string;
+  status: CompletedToolCall['status'];
+  output?: string;
+  error?: { type: string; message: string };
+  duration_ms: number;
+} {
   const output = displayText(call.response.resultDisplay);
   return {
-    type: 'tool_result',
     tool_id: call.request.callId,
     tool_name: call.request.name,
     status: call.status,
@@ -110,14 +146,19 @@ export function toolResult(call: CompletedToolCall): Extract<StreamJsonEvent, { 
   };
 }
 
-export function resultStats(outcome: AgentOutcome): ResultStats {
-  return {
+export function resultStats(outcome: AgentOutcome, model: string): ResultStats {
+  const tokens: ModelStats = {
     total_tokens: outcome.usage.totalTokens,
     input_tokens: outcome.usage.promptTokens,
     output_tokens: outcome.usage.outputTokens,
     cached: outcome.usage.cachedTokens,
+    input: Math.max(0, outcome.usage.promptTokens - outcome.usage.cachedTokens),
+  };
+  return {
+    ...tokens,
     duration_ms: outcome.durationMs,
-    turns: outcome.turns,
     tool_calls: outcome.toolCalls,
+    models: { [model]: tokens },
+    turns: outcome.turns,
   };
 }

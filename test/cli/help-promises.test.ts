@@ -1,0 +1,116 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import test from 'ava';
+import { packageRoot } from '../../src/paths.js';
+import { runCli } from '../helpers/cli.js';
+import { useTempWorkspace } from '../helpers/workspace.js';
+
+/**
+ * What people read about the tools (every --help, the chat banner and its
+ * /help and /approval lines, README.md and SECURITY.md) must only promise
+ * tools that the registry has. A text that names one of Gemini CLI's tools,
+ * or a kind of tool (fetching), while `toolcell tools` lists none, is a
+ * promise the model and the person will find broken (`tool_not_registered`).
+ */
+
+/** Gemini CLI's tool names: naming one promises that toolcell has it. */
+const GEMINI_CLI_TOOL_NAMES = [
+  'activate_skill', 'ask_user', 'complete_task', 'enter_plan_mode', 'exit_plan_mode', 'get_internal_docs', 'glob',
+  'google_web_search', 'grep_search', 'invoke_agent', 'list_directory', 'list_mcp_resources', 'read_file',
+  'read_many_files', 'read_mcp_resource', 'replace', 'run_shell_command', 'save_memory', 'search_file_content',
+  'take_snapshot', 'update_topic', 'web_fetch', 'write_file', 'write_todos',
+];
+
+/** Words that promise a tool of some kind (in help texts and the banner, where they describe what the model can do). */
+const KIND_WORDS: Array<{ pattern: RegExp; kind: string }> = [
+  { pattern: /\b(fetch(es|ed|ing)?|URLs? to fetch|web pages?)\b/i, kind: 'fetch' },
+];
+
+interface RegisteredTool {
+  name: string;
+  kind: string;
+}
+
+async function registeredTools(workspace: string): Promise<RegisteredTool[]> {
+  const result = await runCli(['tools', '-w', workspace, '--sandbox', 'none']);
+  if (result.code !== 0) throw new Error(`toolcell tools failed: ${result.stderr}`);
+  return result.stdout
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => {
+      const [name = '', kind = ''] = line.trim().split(/\s+/);
+      return { name, kind };
+    });
+}
+
+/** `toolcell … --help` for the program and every command and subcommand, keyed by command path. */
+async function allHelpTexts(): Promise<Map<string, string>> {
+  const texts = new Map<string, string>();
+  const visit = async (path: string[]): Promise<void> => {
+    const result = await runCli([...path, '--help']);
+    if (result.code !== 0) throw new Error(`toolcell ${path.join(' ')} --help exited ${result.code}: ${result.stderr}`);
+    texts.set(['toolcell', ...path].join(' '), result.stdout);
+    for (const name of subcommands(result.stdout)) await visit([...path, name]);
+  };
+  await visit([]);
+  return texts;
+}
+
+/** Command names listed under `Commands:` (commander's layout), without `help`. */
+function subcommands(help: string): string[] {
+  const section = help.split(/^Commands:\n/m)[1];
+  if (section === undefined) return [];
+  const names: string[] = [];
+  for (const line of section.split('\n')) {
+    if (!line.startsWith(' ')) break;
+    const match = /^ {2}([a-z][a-z-]*)\b/.exec(line);
+    if (match && match[1] !== 'help') names.push(match[1]!);
+  }
+  return names;
+}
+
+/** What `toolcell chat` prints without a terminal: its banner, /help, and every approval mode's description. */
+async function chatTexts(workspace: string): Promise<string> {
+  const result = await runCli(['chat', '-w', workspace, '--sandbox', 'none'], {
+    env: { GEMINI_API_KEY: 'k', GOOGLE_GEMINI_BASE_URL: 'http://127.0.0.1:9' },
+    input: '/help\n/approval autoEdit\n/approval yolo\n/approval plan\n/approval default\n/approval\n/quit\n',
+  });
+  if (result.code !== 0) throw new Error(`toolcell chat exited ${result.code}: ${result.stderr}`);
+  return result.stdout;
+}
+
+function brokenPromises(text: string, tools: RegisteredTool[], options: { kindWords: boolean }): string[] {
+  const names = new Set(tools.map((tool) => tool.name));
+  const kinds = new Set(tools.map((tool) => tool.kind));
+  const broken: string[] = [];
+  for (const name of GEMINI_CLI_TOOL_NAMES) {
+    if (new RegExp(`\\b${name}\\b`).test(text) && !names.has(name)) broken.push(`names the tool ${name}`);
+  }
+  if (options.kindWords) {
+    for (const { pattern, kind } of KIND_WORDS) {
+      const match = pattern.exec(text);
+      if (match && !kinds.has(kind)) broken.push(`says "${match[0]}", but no tool of kind ${kind} is registered`);
+    }
+  }
+  return broken;
+}
+
+test('help texts, the chat banner and the docs promise only tools the registry has', async (t) => {
+  const ws = useTempWorkspace(t);
+  const tools = await registeredTools(ws.root);
+  t.true(tools.some((tool) => tool.name === 'read_file'), 'the tool list was read');
+
+  const helpTexts = await allHelpTexts();
+  for (const command of ['toolcell run', 'toolcell chat', 'toolcell sandbox build']) t.true(helpTexts.has(command), `${command} --help is checked`);
+
+  const problems: string[] = [];
+  for (const [command, help] of helpTexts) {
+    for (const problem of brokenPromises(help, tools, { kindWords: true })) problems.push(`${command} --help ${problem}`);
+  }
+  for (const problem of brokenPromises(await chatTexts(ws.root), tools, { kindWords: true })) problems.push(`the chat banner ${problem}`);
+  for (const doc of ['README.md', 'SECURITY.md']) {
+    const text = readFileSync(join(packageRoot, doc), 'utf8');
+    for (const problem of brokenPromises(text, tools, { kindWords: false })) problems.push(`${doc} ${problem}`);
+  }
+  t.deepEqual(problems, []);
+});
