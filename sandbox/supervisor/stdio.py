@@ -39,6 +39,17 @@ def _validate(spec, workspace):
     spec["cwd"] = cwd
 
 
+def _window(spec, field, default):
+    """A window dimension: TIOCSWINSZ holds it in 16 bits, and a value past
+    them would raise struct.error, which is no ValueError and would end the
+    whole session instead of this call."""
+    value = spec.get(field)
+    if value is None:
+        return default
+    _require(type(value) is int and 1 <= value <= 65535, f"{field} must be an integer from 1 to 65535")
+    return value
+
+
 def open_stdio(spec, args, call_id):
     """Returns (stdio for the command, {fd: frame kind} to read, stdin fd to write)."""
     _validate(spec, args.workspace)
@@ -49,9 +60,9 @@ def open_stdio(spec, args, call_id):
         spec["logPath"] = f"{args.log_dir}/{name}"
         return None, {}, None
     if spec["mode"] == "pty":
+        cols = _window(spec, "cols", 80)
+        rows = _window(spec, "rows", 24)
         master, slave = os.openpty()
-        cols = int(spec.get("cols") or 80)
-        rows = int(spec.get("rows") or 24)
         fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
         # As on the host (src/shell/host/shell-command.ts): no output
         # post-processing, whose LF->CRLF mapping costs ~30x throughput on

@@ -15,6 +15,12 @@ export function buildProgram(): Command {
     .description('Run AI models\' tool calls safely: built-in tools in worker threads, shell commands in hardened Docker sandboxes.')
     .version(VERSION)
     .showHelpAfterError('(run with --help for usage)')
+    .addHelpText(
+      'after',
+      `
+Environment:
+  TOOLCELL_DEBUG=1  print the sandbox supervisor's diagnostics on stderr (such as why it killed a command)`,
+    )
     .exitOverride();
   registerToolsCommand(program);
   registerExecCommand(program);

@@ -3,6 +3,7 @@ import type Docker from 'dockerode';
 import { ToolcellError, ToolErrorType, isToolcellError } from '../errors.js';
 import { untilAborted } from '../until-aborted.js';
 import { removeContainer } from './cleanup.js';
+import { sandboxDebug } from './diagnostics.js';
 import { engineCall, type EngineOptions } from './engine.js';
 import { missingImageMessage } from './ensure-image.js';
 import type { ReadyInfo } from './protocol.js';
@@ -79,7 +80,8 @@ export class SandboxContainer {
       const stream = (await engineCall(engine, () =>
         container.attach({ stream: true, stdin: true, stdout: true, stderr: true, hijack: true }),
       )) as unknown as Duplex;
-      connection = new SupervisorConnection(stream);
+      const shortId = container.id.slice(0, 12);
+      connection = new SupervisorConnection(stream, { onLog: (entry) => sandboxDebug(`${shortId}: ${entry.level}: ${entry.message}`) });
       if (signal?.aborted) throw cancelledError();
       await engineCall(engine, () => container.start());
       const timeout = new Promise<never>((_, reject) => {

@@ -6,6 +6,7 @@ import { ToolcellError, ToolErrorType } from '../errors.js';
 import { removeBackendContainers, removeLeftoverContainers } from './cleanup.js';
 import { SandboxContainer } from './container.js';
 import { DockerSession, sessionSlug, type SessionContainer } from './docker-session.js';
+import { aclWarning, sandboxWarnOnce } from './diagnostics.js';
 import { createEngineClient, engineUnavailableError, type EngineOptions } from './engine.js';
 import { PlainBuildLog } from './build-progress.js';
 import { ensureSandboxImage } from './ensure-image.js';
@@ -148,6 +149,8 @@ class DockerBackend implements DockerShellBackend {
         onRemoved: dropLogFolder,
         ...(signal ? { signal } : {}),
       });
+      const warning = aclWarning(workspaceRoot, container.ready.acl);
+      if (warning !== null) sandboxWarnOnce(warning);
       return { container, backgroundDir: prepared.background.hostPath };
     } catch (error) {
       await dropLogFolder();

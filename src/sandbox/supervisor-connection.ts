@@ -4,6 +4,7 @@ import type { ExitStatus } from '../shell/backend.js';
 import { FrameDecoder } from './frame-decoder.js';
 import {
   HEADER_SIZE,
+  PROTOCOL_VERSION,
   HostFrame,
   STDIN_CHUNK,
   SupervisorFrame,
@@ -43,12 +44,12 @@ export class SupervisorConnection {
   readonly #ready: Promise<ReadyInfo>;
   #resolveReady!: (info: ReadyInfo) => void;
   #rejectReady!: (error: Error) => void;
-  readonly #endListeners: Array<(reason: string) => void> = [];
   /** Diagnostics from the supervisor (LOG frames). */
-  onLog: ((entry: { level: string; message: string }) => void) | undefined;
+  readonly #onLog: (entry: { level: string; message: string }) => void;
 
-  constructor(stream: Duplex) {
+  constructor(stream: Duplex, options: { onLog?: (entry: { level: string; message: string }) => void } = {}) {
     this.#stream = stream;
+    this.#onLog = options.onLog ?? (() => undefined);
     this.#ready = new Promise<ReadyInfo>((resolve, reject) => {
       this.#resolveReady = resolve;
       this.#rejectReady = reject;
@@ -86,17 +87,6 @@ export class SupervisorConnection {
   /** Why the stream ended (empty while it runs), with the supervisor's last stderr lines. */
   get endReason(): string {
     return this.#endReason;
-  }
-
-  /** The supervisor's last stderr output (its tracebacks), for error messages. */
-  get stderrTail(): string {
-    return this.#stderrTail;
-  }
-
-  /** Calls `listener` once when the stream ends (at once if it already has). */
-  onEnd(listener: (reason: string) => void): void {
-    if (this.#ended) listener(this.#endReason);
-    else this.#endListeners.push(listener);
   }
 
   /** Sends a SPAWN (and the stdin payload, if any); returns the call id. */
@@ -151,6 +141,16 @@ export class SupervisorConnection {
     const message = payload.length > 0 ? (JSON.parse(payload.toString('utf8')) as Record<string, unknown>) : {};
     switch (type) {
       case SupervisorFrame.READY:
+        if (message['version'] !== PROTOCOL_VERSION) {
+          // An image built by another toolcell: its frames could mean other things.
+          this.#rejectReady(
+            new ToolcellError(
+              ToolErrorType.SANDBOX_UNAVAILABLE,
+              `The sandbox image's supervisor speaks protocol version ${JSON.stringify(message['version'] ?? null)}, this toolcell speaks version ${PROTOCOL_VERSION}: rebuild the image with \`toolcell sandbox build\`.`,
+            ),
+          );
+          return;
+        }
         this.#resolveReady(message as unknown as ReadyInfo);
         return;
       case SupervisorFrame.SPAWNED: {
@@ -175,7 +175,7 @@ export class SupervisorConnection {
         return;
       }
       case SupervisorFrame.LOG:
-        this.onLog?.({ level: String(message['level']), message: String(message['message']) });
+        this.#onLog({ level: String(message['level']), message: String(message['message']) });
         return;
       case SupervisorFrame.REFUSED:
         this.#rejectReady(new ToolcellError(ToolErrorType.SANDBOX_UNAVAILABLE, `Refusing to start the sandbox: ${String(message['message'] ?? 'the supervisor refused to start')}.`));
@@ -195,6 +195,5 @@ export class SupervisorConnection {
     this.#calls.clear();
     // Processes of a removed container are gone: each open call ends as killed.
     for (const call of calls) call.onExit({ exitCode: null, signal: 'SIGKILL' });
-    for (const listener of this.#endListeners.splice(0)) listener(this.#endReason);
   }
 }

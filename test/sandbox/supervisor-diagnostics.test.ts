@@ -1,0 +1,101 @@
+/**
+ * What the supervisor says besides command output reaches the user: its LOG
+ * frames as debug lines when TOOLCELL_DEBUG is set, workspace entries the
+ * sandbox user could not be given access to as a warning, and a supervisor
+ * of another protocol version as a refusal that says to rebuild the image.
+ */
+import anyTest, { type ExecutionContext } from 'ava';
+import { chown, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { isToolcellError } from '../../src/errors.js';
+import { SandboxContainer } from '../../src/sandbox/container.js';
+import { createEngineClient } from '../../src/sandbox/engine.js';
+import { buildContainerSpec } from '../../src/sandbox/hardening.js';
+import { sandboxImageTag } from '../../src/sandbox/image.js';
+import { LABELS, ownerLabels } from '../../src/sandbox/labels.js';
+import { resolveDockerBackendOptions } from '../../src/sandbox/options.js';
+import { PrivateMounts } from '../../src/sandbox/private-mounts.js';
+import { prepareWorkspace } from '../../src/sandbox/workspace-dirs.js';
+import { containersWithLabel, makeWorkspace, requireDocker, runCommand, useSandboxBackend } from '../helpers/docker.js';
+
+const test = await requireDocker(anyTest, 'sandbox/supervisor-diagnostics');
+const MiB = 1024 * 1024;
+const sandbox = useSandboxBackend(test, { limits: { workspaceGrowthBytes: 8 * MiB } });
+const hostIsRoot = process.getuid?.() === 0;
+
+/** Collects what this process writes to stderr until the test ends. */
+function captureStderr(t: ExecutionContext): string[] {
+  const lines: string[] = [];
+  const write = process.stderr.write.bind(process.stderr);
+  process.stderr.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+    lines.push(...String(chunk).split('\n').filter(Boolean));
+    return (write as (...args: unknown[]) => boolean)(chunk, ...rest);
+  }) as typeof process.stderr.write;
+  t.teardown(() => {
+    process.stderr.write = write;
+  });
+  return lines;
+}
+
+test.serial("with TOOLCELL_DEBUG, the supervisor's LOG frames are printed (here: why it killed a command)", async (t) => {
+  const stderr = captureStderr(t);
+  process.env['TOOLCELL_DEBUG'] = '1';
+  t.teardown(() => delete process.env['TOOLCELL_DEBUG']);
+  const session = await sandbox.session(t);
+  const result = await runCommand(session, 'for i in $(seq 1 8); do head -c 4M /dev/zero > fill.$i || break; done', { mode: 'pipes' });
+  t.is(result.status.signal, 'SIGKILL');
+  const debug = stderr.filter((line) => line.startsWith('toolcell: sandbox debug: '));
+  t.true(
+    debug.some((line) => line.includes(`${session.containerId}: warning: call `) && line.includes("toolcell: killed: this command grew the workspace's disk use")),
+    debug.join('\n'),
+  );
+});
+
+test.serial('without TOOLCELL_DEBUG, LOG frames stay quiet', async (t) => {
+  const stderr = captureStderr(t);
+  delete process.env['TOOLCELL_DEBUG'];
+  const session = await sandbox.session(t);
+  const result = await runCommand(session, 'for i in $(seq 1 8); do head -c 4M /dev/zero > fill.$i || break; done', { mode: 'pipes' });
+  t.is(result.status.signal, 'SIGKILL');
+  t.deepEqual(stderr.filter((line) => line.includes('sandbox debug')), []);
+});
+
+test.serial('entries the sandbox user cannot be given access to are named in one warning', async (t) => {
+  if (!hostIsRoot) {
+    t.pass('needs a root host user: the workspace must be root-owned for toolcell to grant access');
+    return;
+  }
+  const stderr = captureStderr(t);
+  const workspaceRoot = await makeWorkspace(t);
+  // Owned by another user: the supervisor (container root without CAP_FOWNER) cannot add an ACL entry.
+  await writeFile(join(workspaceRoot, 'foreign.txt'), 'private\n', { mode: 0o600 });
+  await chown(join(workspaceRoot, 'foreign.txt'), 4242, 4242);
+  const session = await sandbox.session(t, { workspaceRoot });
+  const warnings = stderr.filter((line) => line.startsWith('toolcell: warning: the sandbox user could not be given access'));
+  t.is(warnings.length, 1, stderr.join('\n'));
+  t.true(warnings[0]!.includes(`1 entry of ${workspaceRoot} (first error: Operation not permitted)`), warnings[0]);
+  const read = await runCommand(session, 'cat foreign.txt', { mode: 'pipes' });
+  t.regex(read.stderr, /Permission denied/, 'the warning is true: the command cannot read it');
+});
+
+test.serial('a supervisor of another protocol version is refused with the way out, and its container removed', async (t) => {
+  const workspaceRoot = await makeWorkspace(t);
+  const mounts = new PrivateMounts({ enabled: false });
+  const prepared = await prepareWorkspace({ workspaceRoot, user: 'auto', grantAcl: true, mounts });
+  const marker = `version-${process.pid}-${Date.now()}`;
+  const spec = buildContainerSpec({ image: sandboxImageTag(), options: resolveDockerBackendOptions({}), identity: prepared.identity, workspace: prepared, labels: ownerLabels({ [LABELS.session]: marker }) });
+  // The image's own supervisor, told it speaks version 99: as an image built by another toolcell would.
+  const [python, , script, ...args] = spec.Cmd as string[];
+  const patched = `import sys; sys.path.insert(0, ${JSON.stringify(script!.replace(/\/[^/]+$/, ''))}); sys.argv = [${JSON.stringify(script)}] + sys.argv[1:]; import protocol; protocol.PROTOCOL_VERSION = 99; import supervisor; sys.exit(supervisor.main(sys.argv[1:]))`;
+  try {
+    const error = await t.throwsAsync(
+      SandboxContainer.start({ docker: createEngineClient(), engine: {}, spec: { ...spec, Cmd: [python!, '-B', '-c', patched, ...args] }, name: `toolcell-test-${marker}`, timeoutMs: 30_000 }),
+    );
+    t.true(isToolcellError(error));
+    t.is((error as { code?: string }).code, 'sandbox_unavailable');
+    t.regex(error!.message, /speaks protocol version 99, this toolcell speaks version 1: rebuild the image with `toolcell sandbox build`/);
+    t.deepEqual(await containersWithLabel(LABELS.session, marker), []);
+  } finally {
+    await (await prepared.release()).close();
+  }
+});
