@@ -1,15 +1,27 @@
 /**
- * Stable, snake_case error types. They cross every boundary (worker → main,
- * ToolResult → model, CLI JSON) so their spelling is part of the public API:
- * add new ones, never rename.
+ * Every error code toolcell gives out: one closed set of stable snake_case
+ * strings. They cross every boundary (worker → main, ToolResult → model,
+ * CLI JSON, MCP) so their spelling is part of the public API: add new ones,
+ * never rename. The name is Gemini CLI's (its tools' `ToolErrorType`); the
+ * set also holds the codes of failures outside a tool call (bad input,
+ * settings, servers), so one union serves every `code` and `error.type`.
  */
 export const ToolErrorType = {
   // Scheduler and registry
+  /** The model named a tool the registry does not have. */
   TOOL_NOT_REGISTERED: 'tool_not_registered',
+  /** The arguments do not match the tool's parameter schema. */
   INVALID_TOOL_PARAMS: 'invalid_tool_params',
+  /** The approval mode or a policy refused the call. */
   POLICY_VIOLATION: 'policy_violation',
+  /** The call needs a person's confirmation and none can be asked. */
   CONFIRMATION_REQUIRED: 'confirmation_required',
+  /** The call, or a start it waited for, was cancelled. */
   CANCELLED: 'cancelled',
+  /** A batch named the same call id twice. */
+  DUPLICATE_CALL_ID: 'duplicate_call_id',
+  /** The scheduler is still running a batch. */
+  SCHEDULER_BUSY: 'scheduler_busy',
   // Execution
   EXECUTION_FAILED: 'execution_failed',
   EXECUTION_TIMEOUT: 'execution_timeout',
@@ -28,29 +40,91 @@ export const ToolErrorType = {
   EDIT_EXPECTED_OCCURRENCE_MISMATCH: 'edit_expected_occurrence_mismatch',
   EDIT_NO_CHANGE: 'edit_no_change',
   SEARCH_FAILED: 'search_failed',
-  // Shell and sandbox
-  SHELL_EXECUTE_ERROR: 'shell_execute_error',
-  SANDBOX_UNAVAILABLE: 'sandbox_unavailable',
-  SANDBOX_IMAGE_MISSING: 'sandbox_image_missing',
-  // Extensions
-  DISCOVERED_TOOL_EXECUTION_ERROR: 'discovered_tool_execution_error',
-  MCP_TOOL_ERROR: 'mcp_tool_error',
-  // Files and paths (added by the file tools)
   ATTEMPT_TO_CREATE_EXISTING_FILE: 'attempt_to_create_existing_file',
   FILE_IS_BINARY: 'file_is_binary',
+  // Shell and sandbox
+  SHELL_EXECUTE_ERROR: 'shell_execute_error',
+  /** A shell session id that is unknown or already open. */
+  INVALID_SESSION: 'invalid_session',
+  SANDBOX_UNAVAILABLE: 'sandbox_unavailable',
+  SANDBOX_IMAGE_MISSING: 'sandbox_image_missing',
+  /** A step of `toolcell sandbox build` failed. */
+  SANDBOX_BUILD_FAILED: 'sandbox_build_failed',
+  // Extensions
+  DISCOVERED_TOOL_EXECUTION_ERROR: 'discovered_tool_execution_error',
+  /** The discovery command printed something that is not a list of FunctionDeclarations. */
+  INVALID_DISCOVERY_OUTPUT: 'invalid_discovery_output',
+  /** The discovery command could not be run or failed. */
+  TOOL_DISCOVERY_FAILED: 'tool_discovery_failed',
+  MCP_TOOL_ERROR: 'mcp_tool_error',
+  /** An MCP server could not be reached or started. */
+  MCP_SERVER_UNAVAILABLE: 'mcp_server_unavailable',
+  // Input, settings and serving (failures outside a tool call)
+  /** Malformed input: a calls file, a flag value, a request body. */
+  INVALID_INPUT: 'invalid_input',
+  /** A settings file that cannot be read or does not match its schema. */
+  INVALID_SETTINGS: 'invalid_settings',
+  /** The workspace folder is missing or not a folder. */
+  INVALID_WORKSPACE: 'invalid_workspace',
+  /** A Gemini base URL that is not an http(s) URL. */
+  INVALID_BASE_URL: 'invalid_base_url',
+  /** Serving off loopback without a bearer token. */
+  TOKEN_REQUIRED: 'token_required',
+  /** A tool name Gemini would reject (defineTool, discovered and MCP tools). */
+  INVALID_TOOL_NAME: 'invalid_tool_name',
 } as const;
 
 export type ToolErrorType = (typeof ToolErrorType)[keyof typeof ToolErrorType];
 
 /**
- * The one error class that crosses toolcell's boundaries. `code` is a stable
- * snake_case string (a ToolErrorType for tool failures, or a usage/config code
- * such as `invalid_settings`), safe to branch on.
+ * Stable codes for everything that can go wrong talking to the model (the
+ * agent's errors and stream-json's error events). They
+ * reach stream-json consumers and exit-code logic, so never rename one.
+ */
+export const AgentErrorCode = {
+  API_KEY_MISSING: 'api_key_missing',
+  API_QUOTA_EXCEEDED: 'api_quota_exceeded',
+  API_AUTH_FAILED: 'api_auth_failed',
+  API_MODEL_NOT_FOUND: 'api_model_not_found',
+  API_BAD_REQUEST: 'api_bad_request',
+  API_SERVER_ERROR: 'api_server_error',
+  API_NETWORK_ERROR: 'api_network_error',
+  API_STREAM_BROKEN: 'api_stream_broken',
+  API_SAFETY_BLOCKED: 'api_safety_blocked',
+  API_PROMPT_BLOCKED: 'api_prompt_blocked',
+  API_MALFORMED_FUNCTION_CALL: 'api_malformed_function_call',
+  API_ERROR: 'api_error',
+  MAX_TURNS_EXCEEDED: 'max_turns_exceeded',
+  CANCELLED: 'cancelled',
+  INTERNAL_ERROR: 'internal_error',
+} as const;
+
+export type AgentErrorCode = (typeof AgentErrorCode)[keyof typeof AgentErrorCode];
+
+/**
+ * Every code toolcell gives out, closed: the type of `ToolcellError.code`
+ * and of a tool result's `error.type`.
+ */
+export type ErrorCode = ToolErrorType | AgentErrorCode;
+
+/** Codes of warnings: something people should know that did not stop the work. */
+export const WarningCode = {
+  /** The model's answer hit its output token limit and may be cut short. */
+  MAX_TOKENS: 'max_tokens',
+  /** Set-up found something to tell (an unreachable MCP server, an ignored setting). */
+  RUNTIME_WARNING: 'runtime_warning',
+} as const;
+
+export type WarningCode = (typeof WarningCode)[keyof typeof WarningCode];
+
+/**
+ * The one error class that crosses toolcell's boundaries. `code` is one of
+ * the closed set above (ErrorCode), safe to branch on.
  */
 export class ToolcellError extends Error {
-  readonly code: string;
+  readonly code: ErrorCode;
 
-  constructor(code: string, message: string, options?: { cause?: unknown }) {
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = 'ToolcellError';
     this.code = code;

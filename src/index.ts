@@ -2,7 +2,7 @@
  * toolcell's public API: define tools, register them, schedule model calls,
  * and choose where they execute. Everything else is internal.
  */
-export { ToolcellError, ToolErrorType, isToolcellError } from './errors.js';
+export { AgentErrorCode, ToolcellError, ToolErrorType, WarningCode, isToolcellError, type ErrorCode } from './errors.js';
 
 export type {
   Tool,
@@ -63,7 +63,6 @@ export { registerExtensionTools, type ExtensionTools, type RegisterExtensionTool
 
 export { Agent, type AgentOptions, type SendOptions } from './agent/agent.js';
 export type { AgentEvent, AgentOutcome, AgentStatus, AgentError, TokenUsage } from './agent/events.js';
-export { AgentErrorCode } from './agent/api-errors.js';
 export { createGeminiClient, resolveApiKey } from './agent/gemini-client.js';
 export { DEFAULT_MODEL } from './agent/defaults.js';
 export { OtelTelemetrySink } from './telemetry/otel.js';

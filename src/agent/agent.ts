@@ -41,7 +41,7 @@ export interface SendOptions {
 
 
 /**
- * The turn loop (seed ch. 14: Turn + useGeminiStream). Each `send` streams a
+ * The turn loop (Gemini CLI's Turn and useGeminiStream in one class). Each `send` streams a
  * model answer, collects its FunctionCalls, schedules the whole batch once
  * the stream has ended, sends the FunctionResponses back, and repeats until
  * the model answers without calls, the turn limit is reached, the signal is

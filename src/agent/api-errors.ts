@@ -1,29 +1,7 @@
-import { joinSentences } from '../errors.js';
+import { AgentErrorCode, joinSentences } from '../errors.js';
 import type { AgentError } from './events.js';
 
-/**
- * Stable codes for everything that can go wrong talking to the model. They
- * reach stream-json consumers and exit-code logic, so never rename one.
- */
-export const AgentErrorCode = {
-  API_KEY_MISSING: 'api_key_missing',
-  API_QUOTA_EXCEEDED: 'api_quota_exceeded',
-  API_AUTH_FAILED: 'api_auth_failed',
-  API_MODEL_NOT_FOUND: 'api_model_not_found',
-  API_BAD_REQUEST: 'api_bad_request',
-  API_SERVER_ERROR: 'api_server_error',
-  API_NETWORK_ERROR: 'api_network_error',
-  API_STREAM_BROKEN: 'api_stream_broken',
-  API_SAFETY_BLOCKED: 'api_safety_blocked',
-  API_PROMPT_BLOCKED: 'api_prompt_blocked',
-  API_MALFORMED_FUNCTION_CALL: 'api_malformed_function_call',
-  API_ERROR: 'api_error',
-  MAX_TURNS_EXCEEDED: 'max_turns_exceeded',
-  CANCELLED: 'cancelled',
-  INTERNAL_ERROR: 'internal_error',
-} as const;
-
-export type AgentErrorCode = (typeof AgentErrorCode)[keyof typeof AgentErrorCode];
+export { AgentErrorCode } from '../errors.js';
 
 /** Network-level failures of undici/fetch (the request never got an HTTP answer). */
 const NETWORK_CODES = new Set([

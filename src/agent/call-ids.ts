@@ -3,7 +3,7 @@ import type { FunctionCall } from '@google/genai';
 import type { ToolCallRequest } from '../scheduler/tool-call.js';
 
 /**
- * A call id for a FunctionCall the API sent without one (seed ch. 14:
+ * A call id for a FunctionCall the API sent without one (as Gemini CLI does:
  * `${name}-${Date.now()}-${random}`), unique within the process.
  */
 export function generateCallId(name: string): string {

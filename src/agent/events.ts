@@ -1,3 +1,4 @@
+import type { ErrorCode, WarningCode } from '../errors.js';
 import type { CompletedToolCall, ToolCallRequest } from '../scheduler/tool-call.js';
 
 /** Token counts, summed over the model requests of one `Agent.send`. */
@@ -10,7 +11,7 @@ export interface TokenUsage {
 
 /** An error the agent reports instead of throwing: a stable snake_case code and one line for people. */
 export interface AgentError {
-  code: string;
+  code: ErrorCode;
   message: string;
 }
 
@@ -45,7 +46,7 @@ export type AgentEvent =
   | { type: 'tool_result'; call: CompletedToolCall }
   | { type: 'usage'; turn: number; usage: TokenUsage }
   /** Something worth telling people that did not stop the loop (e.g. the answer hit MAX_TOKENS). */
-  | { type: 'warning'; code: string; message: string }
+  | { type: 'warning'; code: WarningCode; message: string }
   | { type: 'finished'; outcome: AgentOutcome };
 
 export function emptyUsage(): TokenUsage {

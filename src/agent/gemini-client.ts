@@ -1,5 +1,5 @@
 import { GoogleGenAI } from '@google/genai';
-import { ToolcellError } from '../errors.js';
+import { ToolcellError, ToolErrorType } from '../errors.js';
 import { AgentErrorCode } from './api-errors.js';
 
 export { DEFAULT_MODEL } from './defaults.js';
@@ -57,9 +57,9 @@ function assertHttpUrl(value: string): void {
   try {
     url = new URL(value);
   } catch {
-    throw new ToolcellError('invalid_base_url', `GOOGLE_GEMINI_BASE_URL / baseUrl is not a URL: ${JSON.stringify(value)}`);
+    throw new ToolcellError(ToolErrorType.INVALID_BASE_URL, `GOOGLE_GEMINI_BASE_URL / baseUrl is not a URL: ${JSON.stringify(value)}`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new ToolcellError('invalid_base_url', `GOOGLE_GEMINI_BASE_URL / baseUrl must be an http(s) URL, got ${JSON.stringify(value)}`);
+    throw new ToolcellError(ToolErrorType.INVALID_BASE_URL, `GOOGLE_GEMINI_BASE_URL / baseUrl must be an http(s) URL, got ${JSON.stringify(value)}`);
   }
 }

@@ -1,4 +1,5 @@
 import type { FunctionCall, GenerateContentResponse, Part } from '@google/genai';
+import { WarningCode } from '../errors.js';
 import { AgentErrorCode } from './api-errors.js';
 import type { AgentError, TokenUsage } from './events.js';
 import { emptyUsage } from './events.js';
@@ -16,7 +17,7 @@ export interface ModelTurnResult {
   /** Set when the answer must not be used (blocked, malformed call, or no finish reason). */
   error?: AgentError;
   /** Set for an answer that is usable but cut short (MAX_TOKENS). */
-  warning?: AgentError;
+  warning?: { code: WarningCode; message: string };
 }
 
 export type ModelTurnEvent = { type: 'text'; text: string } | { type: 'thought'; text: string };
@@ -98,7 +99,7 @@ function judge(result: ModelTurnResult, blockReason: string | undefined): void {
           : 'The Gemini API stream ended without a finish reason (the answer is incomplete). Try again.',
     };
   } else if (reason === 'MAX_TOKENS') {
-    result.warning = { code: 'max_tokens', message: 'The model hit its output token limit; the answer may be cut short.' };
+    result.warning = { code: WarningCode.MAX_TOKENS, message: 'The model hit its output token limit; the answer may be cut short.' };
   }
 }
 

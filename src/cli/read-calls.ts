@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { ToolcellError } from '../errors.js';
+import { ToolcellError, ToolErrorType } from '../errors.js';
 import type { ToolCallRequest } from '../scheduler/tool-call.js';
 
 /** Input larger than this is refused before parsing. */
@@ -16,19 +16,19 @@ export function parseFunctionCalls(text: string): ToolCallRequest[] {
   try {
     data = JSON.parse(text);
   } catch (error) {
-    throw new ToolcellError('invalid_input', `malformed JSON input: ${(error as Error).message}`);
+    throw new ToolcellError(ToolErrorType.INVALID_INPUT, `malformed JSON input: ${(error as Error).message}`);
   }
-  if (!Array.isArray(data)) throw new ToolcellError('invalid_input', `input must be a JSON array of function calls, not ${describe(data)}`);
+  if (!Array.isArray(data)) throw new ToolcellError(ToolErrorType.INVALID_INPUT, `input must be a JSON array of function calls, not ${describe(data)}`);
   const seen = new Set<string>();
   return data.map((item, index) => {
     const call = isObject(item) && isObject(item['functionCall']) ? item['functionCall'] : item;
-    if (!isObject(call)) throw new ToolcellError('invalid_input', `call ${index}: must be an object {name, args?, id?}, not ${describe(call)}`);
+    if (!isObject(call)) throw new ToolcellError(ToolErrorType.INVALID_INPUT, `call ${index}: must be an object {name, args?, id?}, not ${describe(call)}`);
     const { name, args, id } = call;
-    if (typeof name !== 'string' || name.length === 0) throw new ToolcellError('invalid_input', `call ${index}: "name" must be a non-empty string`);
-    if (args !== undefined && args !== null && !isObject(args)) throw new ToolcellError('invalid_input', `call ${index} (${name}): "args" must be an object, not ${describe(args)}`);
-    if (id !== undefined && typeof id !== 'string') throw new ToolcellError('invalid_input', `call ${index} (${name}): "id" must be a string`);
+    if (typeof name !== 'string' || name.length === 0) throw new ToolcellError(ToolErrorType.INVALID_INPUT, `call ${index}: "name" must be a non-empty string`);
+    if (args !== undefined && args !== null && !isObject(args)) throw new ToolcellError(ToolErrorType.INVALID_INPUT, `call ${index} (${name}): "args" must be an object, not ${describe(args)}`);
+    if (id !== undefined && typeof id !== 'string') throw new ToolcellError(ToolErrorType.INVALID_INPUT, `call ${index} (${name}): "id" must be a string`);
     const callId = id ?? `${name}-${index}-${randomBytes(4).toString('hex')}`;
-    if (seen.has(callId)) throw new ToolcellError('invalid_input', `call ${index} (${name}): duplicate id ${JSON.stringify(callId)}`);
+    if (seen.has(callId)) throw new ToolcellError(ToolErrorType.INVALID_INPUT, `call ${index} (${name}): duplicate id ${JSON.stringify(callId)}`);
     seen.add(callId);
     return { callId, name, args: (args as Record<string, unknown> | undefined) ?? {} };
   });

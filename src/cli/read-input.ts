@@ -1,6 +1,6 @@
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
-import { ToolcellError } from '../errors.js';
+import { ToolcellError, ToolErrorType } from '../errors.js';
 
 /**
  * Reads a whole input (a file path, or `-` / undefined for stdin) as UTF-8,
@@ -10,7 +10,7 @@ export async function readInput(source: string | undefined, options: { maxBytes:
   const fromStdin = source === undefined || source === '-';
   const stdin = options.stdin ?? process.stdin;
   if (fromStdin && (stdin as { isTTY?: boolean }).isTTY) {
-    throw new ToolcellError('invalid_input', 'no input: give a FILE, or pipe a JSON array of function calls to stdin');
+    throw new ToolcellError(ToolErrorType.INVALID_INPUT, 'no input: give a FILE, or pipe a JSON array of function calls to stdin');
   }
   const stream = fromStdin ? stdin : createReadStream(source);
   const chunks: Buffer[] = [];
@@ -21,13 +21,13 @@ export async function readInput(source: string | undefined, options: { maxBytes:
       size += buffer.length;
       if (size > options.maxBytes) {
         stream.destroy();
-        throw new ToolcellError('invalid_input', `input is larger than ${options.maxBytes} bytes`);
+        throw new ToolcellError(ToolErrorType.INVALID_INPUT, `input is larger than ${options.maxBytes} bytes`);
       }
       chunks.push(buffer);
     }
   } catch (error) {
     if (error instanceof ToolcellError) throw error;
-    throw new ToolcellError('invalid_input', `cannot read ${fromStdin ? 'stdin' : source}: ${(error as Error).message}`);
+    throw new ToolcellError(ToolErrorType.INVALID_INPUT, `cannot read ${fromStdin ? 'stdin' : source}: ${(error as Error).message}`);
   }
   return Buffer.concat(chunks).toString('utf8');
 }

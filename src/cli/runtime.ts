@@ -1,6 +1,6 @@
 import { realpath, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ToolcellError } from '../errors.js';
+import { ToolcellError, ToolErrorType } from '../errors.js';
 import { loadSettings } from '../config/load-settings.js';
 import type { Settings } from '../config/settings-schema.js';
 import { shellCommandRunner } from '../discovery/shell-command-runner.js';
@@ -66,7 +66,7 @@ export async function resolveWorkspace(dir: string): Promise<WorkspaceInfo> {
     root = await realpath(dir);
     if (!(await stat(root)).isDirectory()) throw new Error('not a directory');
   } catch (error) {
-    throw new ToolcellError('invalid_workspace', `Workspace ${JSON.stringify(dir)} is not an existing folder (${(error as Error).message}).`);
+    throw new ToolcellError(ToolErrorType.INVALID_WORKSPACE, `Workspace ${JSON.stringify(dir)} is not an existing folder (${(error as Error).message}).`);
   }
   return { roots: [root], stateDir: join(root, '.toolcell') };
 }
@@ -126,7 +126,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       ...(wallTimeoutMs !== undefined ? { wallTimeoutMs } : {}),
       ...(settings.shell.inactivityTimeoutMs !== undefined ? { inactivityTimeoutMs: settings.shell.inactivityTimeoutMs } : {}),
     });
-    // Discovered and MCP tools (issue 5); problems (an unreachable server…) are warnings, not failures.
+    // Discovered and MCP tools; problems (an unreachable server…) are warnings, not failures.
     // `--timeout` bounds a discovered tool's call command like a shell command.
     const extensionSettings = wallTimeoutMs === undefined ? settings : { ...settings, tools: { ...settings.tools, callTimeoutMs: wallTimeoutMs } };
     const extensions = await registerExtensionTools({ registry, settings: extensionSettings, workspace: root, commandRunner: shellCommandRunner(shellSession) });

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { z } from 'zod';
-import { ToolcellError } from '../errors.js';
+import { ToolcellError, ToolErrorType } from '../errors.js';
 import { settingsSchema } from './settings-schema.js';
 import { isTrustedWorkspace, untrustedWorkspaceSettings } from './workspace-trust.js';
 import type { Settings, SettingsFile } from './settings-schema.js';
@@ -93,17 +93,17 @@ export function readSettingsFile(file: string, options: { required: boolean }): 
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' && !options.required) return undefined;
     const reason = code === 'ENOENT' ? 'the file does not exist' : (error as Error).message;
-    throw new ToolcellError('invalid_settings', `Cannot read settings file ${file}: ${reason}`, { cause: error });
+    throw new ToolcellError(ToolErrorType.INVALID_SETTINGS, `Cannot read settings file ${file}: ${reason}`, { cause: error });
   }
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (error) {
-    throw new ToolcellError('invalid_settings', `Settings file ${file} is not valid JSON: ${(error as Error).message}`, { cause: error });
+    throw new ToolcellError(ToolErrorType.INVALID_SETTINGS, `Settings file ${file} is not valid JSON: ${(error as Error).message}`, { cause: error });
   }
   const result = settingsSchema.safeParse(json);
   if (!result.success) {
-    throw new ToolcellError('invalid_settings', `Invalid settings in ${file}: ${describeIssues(result.error)}`);
+    throw new ToolcellError(ToolErrorType.INVALID_SETTINGS, `Invalid settings in ${file}: ${describeIssues(result.error)}`);
   }
   return result.data;
 }

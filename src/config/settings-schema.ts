@@ -72,7 +72,7 @@ export const sandboxSettingsSchema = z.strictObject({
 });
 
 export const shellSettingsSchema = z.strictObject({
-  /** Minimum time between two live-output updates of a command (today's Gemini CLI: 1000; the seed: 100). */
+  /** Minimum time between two live-output updates of a command (Gemini CLI uses 1000: more often redraws the chat for little news). */
   liveUpdateIntervalMs: z.number().int().min(0).max(60_000).optional(),
   /** A command that prints nothing for this long is ended; 0 disables it (default 300 000). */
   inactivityTimeoutMs: z.number().int().min(0).max(24 * 60 * 60 * 1000).optional(),

@@ -1,10 +1,10 @@
-import { ToolcellError } from '../errors.js';
+import { ToolcellError, ToolErrorType } from '../errors.js';
 import type { CommandRunner } from './command-runner.js';
 import { DiscoveredTool } from './discovered-tool.js';
 import { parseFunctionDeclarations } from './function-declarations.js';
 import { uniqueToolName } from './unique-tool-name.js';
 
-/** Output cap of the discovery command (issue 5): more is an error, not a truncated parse. */
+/** Output cap of the discovery command (a runaway command must not fill memory): more is an error, not a truncated parse. */
 export const DISCOVERY_OUTPUT_LIMIT_BYTES = 10 * 1024 * 1024;
 export const DEFAULT_DISCOVERY_TIMEOUT_MS = 60_000;
 /** Registered names of discovered tools start with this. */
@@ -24,7 +24,7 @@ export interface DiscoverCommandToolsOptions {
 }
 
 /**
- * Runs the discovery command (seed ch. 3.3.2) and makes one DiscoveredTool
+ * Runs the discovery command (`tools.discoveryCommand`) and makes one DiscoveredTool
  * per declaration it prints, named `discovered_tool_<name>`. Throws a
  * ToolcellError `tool_discovery_failed` that names the command and the
  * problem: it could not start, exited non-zero, was killed or timed out,
@@ -41,7 +41,7 @@ export async function discoverCommandTools(options: DiscoverCommandToolsOptions)
   const command = options.discoveryCommand;
   const timeoutMs = options.discoveryTimeoutMs ?? DEFAULT_DISCOVERY_TIMEOUT_MS;
   const fail = (problem: string, cause?: unknown): ToolcellError =>
-    new ToolcellError('tool_discovery_failed', `Tool discovery command "${command}" ${problem}`, cause === undefined ? undefined : { cause });
+    new ToolcellError(ToolErrorType.TOOL_DISCOVERY_FAILED, `Tool discovery command "${command}" ${problem}`, cause === undefined ? undefined : { cause });
 
   let result;
   try {

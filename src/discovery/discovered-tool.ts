@@ -35,7 +35,7 @@ export interface DiscoveredToolOptions {
 }
 
 /**
- * A tool announced by the discovery command (seed ch. 3.3.2). A call runs
+ * A tool announced by the discovery command (`tools.discoveryCommand`, README "Settings"). A call runs
  * `<callCommand> <name>` through the runner (the sandbox, by default) with
  * the params as JSON on stdin: stdout is what the model gets; a non-zero
  * exit or a signal is a `discovered_tool_execution_error` carrying stdout,

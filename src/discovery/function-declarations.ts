@@ -1,4 +1,4 @@
-import { ToolcellError } from '../errors.js';
+import { ToolcellError, ToolErrorType } from '../errors.js';
 import type { JsonSchema } from '../tools/tool.js';
 
 /** One tool a discovery command announced, checked. */
@@ -83,7 +83,7 @@ function toJsonSchema(node: Record<string, unknown>, depth = 0): JsonSchema {
 }
 
 function invalid(problem: string): ToolcellError {
-  return new ToolcellError('invalid_discovery_output', problem);
+  return new ToolcellError(ToolErrorType.INVALID_DISCOVERY_OUTPUT, problem);
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

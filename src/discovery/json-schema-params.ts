@@ -1,8 +1,17 @@
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
-import type { JsonSchemaType } from '@modelcontextprotocol/sdk/validation/types.js';
+import { Ajv } from 'ajv';
+import addFormatsPlugin from 'ajv-formats';
 import type { JsonSchema, ValidationResult } from '../tools/tool.js';
 
-const validatorProvider = new AjvJsonSchemaValidator();
+// ajv-formats is CommonJS: its default export arrives as the module object under ESM typings.
+const addFormats = addFormatsPlugin as unknown as (ajv: Ajv) => Ajv;
+
+/**
+ * One Ajv for every outside schema, set as the MCP SDK sets its own, so a
+ * tool validates here as its server would: `strict: false` (servers use
+ * keywords Ajv does not know), formats checked, the schema itself not
+ * checked against its meta-schema, and every error reported.
+ */
+const ajv = addFormats(new Ajv({ strict: false, validateFormats: true, validateSchema: false, allErrors: true }));
 
 /** Keywords that make Ajv look up another meta-schema; the rest of the schema still validates without them. */
 const META_KEYWORDS = ['$schema', '$id'];
@@ -19,7 +28,8 @@ export function createParamsValidator(schema: JsonSchema): (raw: unknown) => Val
   try {
     const copy: Record<string, unknown> = { ...schema };
     for (const keyword of META_KEYWORDS) delete copy[keyword];
-    validate = validatorProvider.getValidator(copy as JsonSchemaType);
+    const compiled = ajv.compile(copy);
+    validate = (input) => (compiled(input) ? { valid: true } : { valid: false, errorMessage: ajv.errorsText(compiled.errors) });
   } catch {
     validate = undefined;
   }

@@ -21,7 +21,7 @@ const MAX_DEPTH = 32;
 
 /**
  * Turns a tool's JSON Schema (from an MCP server or a discovery command) into
- * one Gemini accepts, following the seed's `sanitizeParameters` (ch. 3.3.3):
+ * one Gemini accepts, following Gemini CLI's `sanitizeParameters`:
  * no `default` beside `anyOf`; `format` only where Gemini knows it; plus
  * unknown keywords removed, `oneOf` read as `anyOf`, `definitions` as
  * `$defs`, `const` as a one-value
@@ -33,7 +33,7 @@ const MAX_DEPTH = 32;
  * The cleaned schema only describes the call to the model; arguments are
  * still validated against the original schema, so every field that schema
  * requires is shown as required here too. That is also why an `enum` of
- * numbers stays numeric (the seed's "enum only on STRING" would make every
+ * numbers stays numeric (Gemini CLI's "enum only on STRING" would make every
  * call fail the server's own validation): an enum of other values is dropped.
  * The input is not modified.
  */

@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
-import { ToolcellError, ToolErrorType } from '../errors.js';
+import { ToolcellError, ToolErrorType, type ErrorCode } from '../errors.js';
 import { workerEntry } from '../paths.js';
 import type { AnyToolDefinition, WorkspaceInfo } from '../tools/define-tool.js';
 import { DefinedTool, type RunOptions, type ToolRunner } from '../tools/defined-tool.js';
@@ -122,7 +122,7 @@ export class WorkerPool implements ToolRunner {
   }): Promise<{ kind: 'result'; result: ToolResult } | { kind: 'details'; details: ToolConfirmationDetails | false } | { kind: 'error'; error: ToolResultError }> {
     if (this.#closed) throw new Error('WorkerPool is closed');
     const name = input.definition.name;
-    const fail = (type: ToolErrorType, message: string) => ({ kind: 'error' as const, error: { type, message } });
+    const fail = (type: ErrorCode, message: string) => ({ kind: 'error' as const, error: { type, message } });
     const slot = this.#board.acquire();
     if (slot === undefined) return fail(ToolErrorType.EXECUTION_FAILED, `Too many tool calls in flight (${this.#maxCallsInFlight}); "${name}" was not run.`);
     // Only tools that stream output pay for a MessagePort (its transfer costs as much as the whole dispatch).
@@ -161,7 +161,7 @@ export class WorkerPool implements ToolRunner {
       // Deliver every live update before the result (bounded: a worker that died sends no `end`).
       if (channel) await Promise.race([outputEnded, new Promise((resolve) => setTimeout(resolve, 1_000).unref())]);
       if (timedOut) return fail(ToolErrorType.EXECUTION_TIMEOUT, `Tool "${name}" exceeded its time limit of ${this.#callTimeoutMs} ms and was stopped.`);
-      if (!reply.ok) return fail(reply.code as ToolErrorType, reply.message);
+      if (!reply.ok) return fail(reply.code, reply.message);
       return reply.op === 'confirm' ? { kind: 'details', details: reply.details } : { kind: 'result', result: reply.result };
     } catch (error) {
       if (timedOut) return fail(ToolErrorType.EXECUTION_TIMEOUT, `Tool "${name}" exceeded its time limit of ${this.#callTimeoutMs} ms; its worker was terminated.`);

@@ -1,3 +1,4 @@
+import type { ErrorCode } from '../errors.js';
 import type { MessagePort } from 'node:worker_threads';
 import type { CancelBoardMemory } from './cancel-board.js';
 import type { WorkspaceInfo } from '../tools/define-tool.js';
@@ -29,7 +30,7 @@ export type PortMessage = { type: 'output'; output: LiveOutput } | { type: 'end'
 export type ToolTaskResult =
   | { ok: true; op: 'confirm'; details: ToolConfirmationDetails | false }
   | { ok: true; op: 'execute'; result: ToolResult }
-  | { ok: false; code: string; message: string };
+  | { ok: false; code: ErrorCode; message: string };
 
 /** workerData of every tool worker: the modules whose `tools` export it may run. */
 export interface ToolWorkerData {

@@ -1,4 +1,4 @@
-/** Bytes examined to decide whether content is binary (DESIGN.md: the first 4096). */
+/** Bytes examined to decide whether content is binary (the first 4096, as Gemini CLI's isBinaryFile reads). */
 export const BINARY_SNIFF_BYTES = 4096;
 
 /** Share of control characters above which a sample counts as binary. */

@@ -1,8 +1,8 @@
-import { ToolErrorType, errorMessage, isToolcellError } from '../errors.js';
+import { ToolErrorType, errorMessage, isToolcellError, type ErrorCode } from '../errors.js';
 
 /** A file operation's failure as a tool error: a stable type and a message for the model. */
 export interface FsFailure {
-  type: ToolErrorType;
+  type: ErrorCode;
   message: string;
 }
 
@@ -25,7 +25,7 @@ const ERRNO_TYPES: Readonly<Record<string, ToolErrorType>> = {
  */
 export function classifyFsFailure(error: unknown, fallback: ToolErrorType): FsFailure {
   if (isToolcellError(error) && KNOWN_TYPES.has(error.code)) {
-    return { type: error.code as ToolErrorType, message: error.message };
+    return { type: error.code, message: error.message };
   }
   if (error instanceof Error && error.name === 'AbortError') {
     return { type: ToolErrorType.CANCELLED, message: 'The operation was cancelled.' };

@@ -2,7 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult, Tool as McpToolInfo } from '@modelcontextprotocol/sdk/types.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { McpServerSettings } from '../config/settings-schema.js';
-import { ToolcellError } from '../errors.js';
+import { ToolcellError, ToolErrorType } from '../errors.js';
 import { VERSION } from '../version.js';
 import type { ClientTransport } from './create-transport.js';
 import { createClientTransport } from './create-transport.js';
@@ -69,7 +69,7 @@ export class McpServerConnection {
 
   /** Connects if not connected; concurrent callers share one attempt. Throws `mcp_server_unavailable`. */
   async connect(): Promise<Client> {
-    if (this.#closed) throw new ToolcellError('mcp_server_unavailable', `MCP server "${this.name}" is closed.`);
+    if (this.#closed) throw new ToolcellError(ToolErrorType.MCP_SERVER_UNAVAILABLE, `MCP server "${this.name}" is closed.`);
     if (this.#client && this.#state === 'connected') return this.#client;
     this.#connecting ??= this.#open().finally(() => {
       this.#connecting = undefined;
@@ -132,7 +132,7 @@ export class McpServerConnection {
       await client.close().catch(() => {});
       this.#transport = undefined;
       this.#state = 'failed';
-      throw new ToolcellError('mcp_server_unavailable', `MCP server "${this.name}" ${this.#lastError}`, { cause: error });
+      throw new ToolcellError(ToolErrorType.MCP_SERVER_UNAVAILABLE, `MCP server "${this.name}" ${this.#lastError}`, { cause: error });
     }
     client.onclose = () => {
       // The server went away (process exited, or the HTTP session ended): the next use reconnects.
@@ -164,16 +164,16 @@ export class McpServerConnection {
     } catch (error) {
       if (signal?.aborted) throw error;
       if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
-        throw new ToolcellError('execution_timeout', `MCP server "${this.name}" did not answer within ${this.callTimeoutMs} ms.`, { cause: error });
+        throw new ToolcellError(ToolErrorType.EXECUTION_TIMEOUT, `MCP server "${this.name}" did not answer within ${this.callTimeoutMs} ms.`, { cause: error });
       }
       if (error instanceof McpError && error.code !== ErrorCode.ConnectionClosed) {
-        throw new ToolcellError('mcp_tool_error', `MCP server "${this.name}" returned an error: ${error.message}`, { cause: error });
+        throw new ToolcellError(ToolErrorType.MCP_TOOL_ERROR, `MCP server "${this.name}" returned an error: ${error.message}`, { cause: error });
       }
       // The connection is broken (closed, HTTP failure, unreachable): drop it so that the next call reconnects.
       const reason = this.#explain(error, 'failed');
       await this.#disconnect();
       this.#lastError = reason;
-      throw new ToolcellError('mcp_server_unavailable', `MCP server "${this.name}" ${reason}; it will be reconnected on the next call.`, { cause: error });
+      throw new ToolcellError(ToolErrorType.MCP_SERVER_UNAVAILABLE, `MCP server "${this.name}" ${reason}; it will be reconnected on the next call.`, { cause: error });
     }
   }
 

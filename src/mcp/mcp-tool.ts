@@ -27,7 +27,7 @@ export interface McpToolOptions {
 }
 
 /**
- * A tool of an MCP server (seed ch. 3.6.2). The model sees a cleaned copy of
+ * A tool of an MCP server (`mcpServers`, README "Settings"). The model sees a cleaned copy of
  * the server's input schema; arguments are checked against the original.
  * Unless the server is trusted, each call asks for confirmation of type
  * `mcp`, whose `serverName`/`toolName` let the scheduler remember

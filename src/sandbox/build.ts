@@ -44,7 +44,7 @@ export interface BuildSandboxImageResult {
 }
 
 const PULL_TIMEOUT_MS = 60_000;
-const BUILD_FAILED = 'sandbox_build_failed';
+const BUILD_FAILED = ToolErrorType.SANDBOX_BUILD_FAILED;
 
 type Report = (event: BuildProgressEvent) => void;
 

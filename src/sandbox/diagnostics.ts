@@ -11,6 +11,7 @@
  * replaced so it cannot drive the user's terminal.
  */
 
+// eslint-disable-next-line no-control-regex -- matching control characters is the point.
 const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
 
 /** True when TOOLCELL_DEBUG is set to anything but "", "0" or "false". */

@@ -1,5 +1,5 @@
 import type { Part, PartListUnion } from '@google/genai';
-import type { ToolErrorType } from '../errors.js';
+import type { ErrorCode } from '../errors.js';
 import type { ToolCallRequest, ToolCallResponse } from './tool-call.js';
 
 function functionResponsePart(callId: string, name: string, response: Record<string, unknown>): Part {
@@ -11,7 +11,7 @@ function toPart(value: string | Part): Part {
 }
 
 /**
- * Turns a tool's llmContent into the Parts sent back to the model (seed ch. 14):
+ * Turns a tool's llmContent into the Parts sent back to the model (Gemini CLI's convertToFunctionResponse):
  * - a string (or a one-element list holding one) → one functionResponse with `{output}`;
  * - a Part that already is a functionResponse → passed through, with this call's id and name;
  * - a media Part (inlineData/fileData) → a functionResponse naming the binary content, then the part;
@@ -41,13 +41,13 @@ export function convertToFunctionResponse(toolName: string, callId: string, llmC
   return [functionResponsePart(callId, toolName, { output: 'Tool execution succeeded.' }), single];
 }
 
-/** The response for a call that failed before or during execution (seed ch. 14: `{error: message}`). */
+/** The response for a call that failed before or during execution (`{error: message}`, as Gemini CLI sends it). */
 export function createErrorResponse(
   request: ToolCallRequest,
-  error: { message: string; type: ToolErrorType },
+  error: { message: string; type: ErrorCode },
   /** What the tool told the model beyond the message (e.g. a failed command's stdout, stderr and exit code). */
   output?: string,
-): ToolCallResponse & { error: { message: string; type: ToolErrorType } } {
+): ToolCallResponse & { error: { message: string; type: ErrorCode } } {
   const response: Record<string, unknown> = { error: error.message };
   if (output) response['output'] = output;
   return {

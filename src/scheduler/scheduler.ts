@@ -1,6 +1,6 @@
 import type { Part } from '@google/genai';
 import { setMaxListeners } from 'node:events';
-import { errorMessage, ToolcellError, ToolErrorType } from '../errors.js';
+import { errorMessage, ToolcellError, ToolErrorType, type ErrorCode } from '../errors.js';
 import type { ToolRegistry } from '../registry/tool-registry.js';
 import type { TelemetrySink } from '../telemetry/events.js';
 import type { LiveOutput, Tool, ToolConfirmationDetails, ToolConfirmationOutcome, ToolResult } from '../tools/tool.js';
@@ -37,7 +37,7 @@ export interface SchedulerOptions {
 const CANCELLED_BY_USER = 'User cancelled tool execution.';
 
 /**
- * CoreToolScheduler (seed ch. 14): validates each call of a batch, applies the
+ * Gemini CLI's CoreToolScheduler: validates each call of a batch, applies the
  * approval policy, asks for confirmation one call at a time, then runs every
  * scheduled call in parallel (edits of the same file in order) and turns each
  * result into FunctionResponse parts. One batch at a time.
@@ -80,10 +80,10 @@ export class Scheduler {
    * order. Aborting `signal` cancels the batch in whatever state it is.
    */
   async schedule(requests: readonly ToolCallRequest[], signal: AbortSignal): Promise<CompletedToolCall[]> {
-    if (this.#running) throw new ToolcellError('scheduler_busy', 'Cannot schedule new tool calls while other tool calls are running.');
+    if (this.#running) throw new ToolcellError(ToolErrorType.SCHEDULER_BUSY, 'Cannot schedule new tool calls while other tool calls are running.');
     const ids = new Set<string>();
     for (const request of requests) {
-      if (ids.has(request.callId)) throw new ToolcellError('duplicate_call_id', `Duplicate call id ${JSON.stringify(request.callId)} in one batch.`);
+      if (ids.has(request.callId)) throw new ToolcellError(ToolErrorType.DUPLICATE_CALL_ID, `Duplicate call id ${JSON.stringify(request.callId)} in one batch.`);
       ids.add(request.callId);
     }
     this.#running = true;
@@ -111,7 +111,7 @@ export class Scheduler {
 
   async #run(requests: readonly ToolCallRequest[], signal: AbortSignal): Promise<CompletedToolCall[]> {
     this.#table.reset(requests.map((request) => this.#createCall(request)));
-    await Promise.all(this.#table.all.map((call) => (call.status === 'validating' ? this.#validate(call.request.callId, signal) : undefined)));
+    await Promise.all(this.#table.all.filter((call) => call.status === 'validating').map((call) => this.#validate(call.request.callId, signal)));
     await this.#confirmWaitingCalls(signal);
     if (signal.aborted) this.#cancelRemaining('Tool call cancelled before execution.');
     const scheduled = this.#table.all.filter((call): call is ScheduledToolCall => call.status === 'scheduled');
@@ -226,7 +226,7 @@ export class Scheduler {
     return text;
   }
 
-  #fail(call: ToolCall, tool: Tool<unknown>, type: ToolErrorType, message: string, decision?: ToolCallDecision, result?: ToolResult): void {
+  #fail(call: ToolCall, tool: Tool<unknown>, type: ErrorCode, message: string, decision?: ToolCallDecision, result?: ToolResult): void {
     // A failed result may carry more for the model than its message (stdout, stderr, exit code); keep it.
     const details = result && typeof result.llmContent === 'string' && result.llmContent !== `Error: ${message}` ? result.llmContent : undefined;
     const response = createErrorResponse(call.request, { type, message }, details);

@@ -18,7 +18,7 @@ export interface ToolCallRequest {
 /** What goes back to the model for one call, plus what people see. */
 export interface ToolCallResponse {
   callId: string;
-  /** The FunctionResponse part first, then any media parts (seed ch. 14). */
+  /** The FunctionResponse part first, then any media parts (the order Gemini's API expects). */
   responseParts: Part[];
   resultDisplay?: ToolResultDisplay;
   error?: ToolResultError;
@@ -91,7 +91,7 @@ export interface CancelledToolCall extends CallBase, CallTiming {
   response: ToolCallResponse;
 }
 
-/** A call's state machine as a discriminated union on `status` (seed ch. 14). */
+/** A call's state machine as a discriminated union on `status`, as Gemini CLI's scheduler keeps it. */
 export type ToolCall =
   | ValidatingToolCall
   | WaitingToolCall

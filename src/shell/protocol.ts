@@ -1,3 +1,4 @@
+import type { ErrorCode } from '../errors.js';
 import type { MessagePort } from 'node:worker_threads';
 import type { LiveOutput } from '../tools/tool.js';
 import type { OutputLimits } from './output/output-pipeline.js';
@@ -28,7 +29,7 @@ export interface ShellThreadSettings {
 
 /** A boundary-crossing error: a stable code and a message. */
 export interface WireError {
-  code: string;
+  code: ErrorCode;
   message: string;
 }
 

@@ -14,7 +14,7 @@ import { ShellThreadClient } from './thread-client.js';
 const HOST_BASE_ENV = ['PATH', 'HOME', 'USER', 'LOGNAME', 'LANG', 'LC_ALL'] as const;
 
 export interface ShellServiceOptions {
-  /** Minimum time between two live-output updates of one command. Default 1000 (today's Gemini CLI; the seed says 100). */
+  /** Minimum time between two live-output updates of one command. Default 1000, as Gemini CLI: more often redraws the chat for little news. */
   liveUpdateIntervalMs?: number;
   /** Lines in a live-output update. Default 200. */
   liveLines?: number;

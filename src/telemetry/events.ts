@@ -30,7 +30,7 @@ export function combineSinks(...sinks: TelemetrySink[]): TelemetrySink {
       for (const sink of sinks) sink.record(event);
     },
     async close() {
-      await Promise.all(sinks.map((sink) => sink.close?.()));
+      await Promise.all(sinks.map(async (sink) => sink.close?.()));
     },
   };
 }

@@ -1,4 +1,4 @@
-import { ToolcellError } from '../errors.js';
+import { ToolcellError, ToolErrorType } from '../errors.js';
 
 /** Gemini's rule for function names. */
 export const GEMINI_FUNCTION_NAME = /^[A-Za-z_][A-Za-z0-9_.:-]{0,63}$/;
@@ -9,7 +9,7 @@ export const MCP_TOOL_NAME = /^[A-Za-z0-9._-]{1,128}$/;
 export function assertGeminiFunctionName(name: string): void {
   if (!GEMINI_FUNCTION_NAME.test(name)) {
     throw new ToolcellError(
-      'invalid_tool_name',
+      ToolErrorType.INVALID_TOOL_NAME,
       `Tool name ${JSON.stringify(name)} is not a valid Gemini function name: it must match ${GEMINI_FUNCTION_NAME.source} (start with a letter or underscore, at most 64 characters of letters, digits, _ . : -).`,
     );
   }

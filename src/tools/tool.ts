@@ -1,5 +1,5 @@
 import type { FunctionDeclaration, Part, PartListUnion } from '@google/genai';
-import type { ToolErrorType } from '../errors.js';
+import type { ErrorCode } from '../errors.js';
 
 /** What a tool does, used for approval policy and MCP annotations. */
 export type ToolKind = 'read' | 'edit' | 'delete' | 'move' | 'search' | 'execute' | 'fetch' | 'other';
@@ -31,7 +31,7 @@ export type ToolResultDisplay = string | FileDiff;
 
 export interface ToolResultError {
   message: string;
-  type: ToolErrorType;
+  type: ErrorCode;
 }
 
 /**
@@ -126,7 +126,7 @@ export interface ModifiableToolSupport<TParams> {
 }
 
 /**
- * The Tool contract (seed ch. 3). Implementations are usually made with
+ * The Tool contract (Gemini CLI's DeclarativeTool, README "The library"). Implementations are usually made with
  * `defineTool` + `createLocalTool` / a worker pool, or come from discovery and
  * MCP. Every method except `execute` must be cheap and side-effect free.
  */

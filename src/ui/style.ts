@@ -1,3 +1,5 @@
+import { stripVTControlCharacters } from 'node:util';
+
 /** SGR codes for the few styles the terminal UI uses. */
 const CODES = {
   bold: [1, 22],
@@ -36,12 +38,6 @@ export function colorEnabled(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv
   return stream.isTTY === true;
 }
 
-/** Removes ANSI escape sequences (for measuring and for plain output). */
-export function stripAnsi(text: string): string {
-  // eslint-disable-next-line no-control-regex
-  return text.replace(/\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07/g, '');
-}
-
 /**
  * Makes untrusted text (model answers, tool output, file content) safe to
  * print: escape sequences and control characters other than newline are
@@ -50,10 +46,10 @@ export function stripAnsi(text: string): string {
  */
 export function sanitize(text: string): string {
   return (
-    stripAnsi(text)
+    stripVTControlCharacters(text)
       .replace(/\r\n?/g, '\n')
       .replace(/\t/g, '    ')
-      // eslint-disable-next-line no-control-regex
+      // eslint-disable-next-line no-control-regex -- removing control characters is the point.
       .replace(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/g, '')
   );
 }

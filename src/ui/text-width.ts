@@ -1,29 +1,15 @@
-import { stripAnsi } from './style.js';
+import stringWidth from 'string-width';
 
-/** Columns one code point takes in a terminal: 2 for East Asian wide and emoji, 0 for combining marks. */
-function codePointWidth(code: number): number {
-  if (code === 0 || (code >= 0x300 && code <= 0x36f) || (code >= 0x200b && code <= 0x200f) || code === 0xfe0f) return 0;
-  if (
-    (code >= 0x1100 && code <= 0x115f) ||
-    (code >= 0x2e80 && code <= 0xa4cf) ||
-    (code >= 0xac00 && code <= 0xd7a3) ||
-    (code >= 0xf900 && code <= 0xfaff) ||
-    (code >= 0xfe30 && code <= 0xfe4f) ||
-    (code >= 0xff00 && code <= 0xff60) ||
-    (code >= 0xffe0 && code <= 0xffe6) ||
-    (code >= 0x1f300 && code <= 0x1faff) ||
-    (code >= 0x20000 && code <= 0x3fffd)
-  ) {
-    return 2;
-  }
-  return 1;
-}
+/**
+ * Terminal widths come from string-width (Unicode's East Asian Width and
+ * emoji data, kept current by its maintainers), measured per grapheme, so a
+ * flag or a family emoji is one unit that is never cut in half.
+ */
+const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
 
 /** Terminal columns a string takes, ignoring ANSI escapes. */
 export function textWidth(text: string): number {
-  let width = 0;
-  for (const char of stripAnsi(text)) width += codePointWidth(char.codePointAt(0) ?? 0);
-  return width;
+  return stringWidth(text);
 }
 
 /**
@@ -36,17 +22,20 @@ export function truncateToWidth(text: string, columns: number): string {
   if (textWidth(text) <= columns) return text;
   let out = '';
   let width = 0;
-  // eslint-disable-next-line no-control-regex
-  const tokens = text.match(/\x1b\[[0-9;?]*[A-Za-z]|[\s\S]/gu) ?? [];
-  for (const token of tokens) {
+  // Escapes (kept whole) and the plain runs between them.
+  // eslint-disable-next-line no-control-regex -- splitting at escape sequences is the point.
+  const tokens = text.match(/\x1b\[[0-9;?]*[A-Za-z]|[^\x1b]+|\x1b/g) ?? [];
+  outer: for (const token of tokens) {
     if (token.startsWith('\x1b')) {
       out += token;
       continue;
     }
-    const w = codePointWidth(token.codePointAt(0) ?? 0);
-    if (width + w > columns - 1) break;
-    out += token;
-    width += w;
+    for (const { segment } of graphemes.segment(token)) {
+      const w = stringWidth(segment);
+      if (width + w > columns - 1) break outer;
+      out += segment;
+      width += w;
+    }
   }
   return `${out}…\x1b[0m`;
 }
@@ -61,12 +50,12 @@ export function breakLine(text: string, columns: number): [string, string] | und
   let width = 0;
   let cut = 0;
   let lastSpace = -1;
-  for (const char of text) {
-    const w = codePointWidth(char.codePointAt(0) ?? 0);
+  for (const { segment } of graphemes.segment(text)) {
+    const w = stringWidth(segment);
     if (width + w > columns) break;
     width += w;
-    cut += char.length;
-    if (char === ' ') lastSpace = cut;
+    cut += segment.length;
+    if (segment === ' ') lastSpace = cut;
   }
   // A space right after the cut is the best place to break.
   if (text[cut] === ' ') lastSpace = cut + 1;

@@ -1,3 +1,4 @@
+import type { ErrorCode } from '../../src/errors.js';
 import { createServer } from 'node:net';
 import test from 'ava';
 import { Agent } from '../../src/agent/agent.js';
@@ -17,7 +18,7 @@ async function outcomeOf(turn: FakeTurn) {
   }
 }
 
-const cases: Array<[string, FakeTurn, string, RegExp]> = [
+const cases: Array<[string, FakeTurn, ErrorCode, RegExp]> = [
   ['HTTP 429', { httpError: 429, message: 'Resource has been exhausted (e.g. check quota).', status: 'RESOURCE_EXHAUSTED' }, 'api_quota_exceeded', /quota exceeded \(HTTP 429\): Resource has been exhausted/],
   ['HTTP 500', { httpError: 500, message: 'Internal error encountered.', status: 'INTERNAL' }, 'api_server_error', /server error \(HTTP 500\): Internal error encountered\./],
   ['HTTP 403', { httpError: 403, message: 'API key not valid.', status: 'PERMISSION_DENIED' }, 'api_auth_failed', /GEMINI_API_KEY/],

@@ -89,6 +89,7 @@ test('text output never passes escape sequences from tool names or arguments to 
     ]),
   });
   t.is(result.code, 0);
+  // eslint-disable-next-line no-control-regex -- looking for escape bytes is the point.
   t.false(/[\u001b\u0007]/.test(result.stdout));
   t.regex(result.stdout, /tool_not_registered/);
 });

@@ -20,7 +20,7 @@ test('the input is not modified', (t) => {
   t.deepEqual(input, copy);
 });
 
-test('default is dropped beside anyOf (seed rule), oneOf is read as anyOf', (t) => {
+test('default is dropped beside anyOf (Gemini CLI’s rule), oneOf is read as anyOf', (t) => {
   const out = sanitizeParameters({
     type: 'object',
     properties: { a: { anyOf: [{ type: 'string' }, { type: 'number' }], default: 'x' }, b: { oneOf: [{ type: 'string' }], default: 'y' }, c: { type: 'string', default: 'z' } },
@@ -32,7 +32,7 @@ test('default is dropped beside anyOf (seed rule), oneOf is read as anyOf', (t) 
   });
 });
 
-test('string formats other than enum and date-time are removed (seed rule)', (t) => {
+test('string formats other than enum and date-time are removed (Gemini CLI’s rule)', (t) => {
   const out = sanitizeParameters({
     type: 'object',
     properties: { a: { type: 'string', format: 'uri' }, b: { type: 'string', format: 'date-time' }, c: { type: 'integer', format: 'int64' }, d: { type: 'number', format: 'weird' } },

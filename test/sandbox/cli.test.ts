@@ -56,6 +56,7 @@ test('sandbox build is idempotent, prints the tag, and ends its progress with th
   t.regex(result.stderr, /^\[\d+:\d\d\] step 1\/\d+: /m, 'each Dockerfile step is named');
   const last = result.stderr.trim().split('\n').at(-1) ?? '';
   t.regex(last, new RegExp(`built ${sandboxImageTag().replace(/[.:]/g, '\\$&')}, \\d+ MB, in \\d`), 'the last line gives the tag and size');
+  // eslint-disable-next-line no-control-regex -- looking for escape bytes is the point.
   t.notRegex(result.stderr, /\x1b\[/, 'no cursor movement when stderr is not a terminal');
 });
 

@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { isToolcellError } from '../../errors.js';
 import { type AgentCliOptions, maxTurnsOption, modelOption, telemetryFileOption } from '../../ui/agent-cli-options.js';
 import type { AgentSetup } from '../../ui/agent-setup.js';
 import { ChatSession } from '../../ui/chat/chat-session.js';
@@ -7,7 +6,7 @@ import { PlainTerminal } from '../../ui/chat/plain-terminal.js';
 import { Screen } from '../../ui/chat/screen.js';
 import { TtyTerminal } from '../../ui/chat/tty-terminal.js';
 import { colorEnabled, createStyle } from '../../ui/style.js';
-import { EXIT_FAILURE, EXIT_USAGE } from '../exit-codes.js';
+import { exitCodeForSetUpFailure } from '../exit-codes.js';
 import { approvalOption, type RunnerCliOptions, sandboxOption, settingsOption, trustWorkspaceOption, timeoutOption, workspaceOption } from '../options.js';
 
 /** How often the live region may be redrawn (live output, spinner), in ms. */
@@ -64,8 +63,7 @@ async function runChat(options: RunnerCliOptions & AgentCliOptions): Promise<num
     setup = await setUpAgent({ ...options, interactive: true, scheduler: session.schedulerHooks() });
   } catch (error) {
     process.stderr.write(`toolcell chat: ${(error as Error).message}\n`);
-    const code = isToolcellError(error) ? error.code : '';
-    return ['api_key_missing', 'invalid_base_url', 'invalid_workspace', 'invalid_settings'].includes(code) ? EXIT_USAGE : EXIT_FAILURE;
+    return exitCodeForSetUpFailure(error);
   }
   const screen = new Screen({ output: process.stdout, view: () => session.view(), throttleMs: REFRESH_MS });
   const terminal =

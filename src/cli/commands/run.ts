@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Option, type Command } from 'commander';
 import type { AgentOutcome } from '../../agent/events.js';
-import { isToolcellError } from '../../errors.js';
+import { WarningCode } from '../../errors.js';
 import { type AgentCliOptions, maxTurnsOption, modelOption, telemetryFileOption } from '../../ui/agent-cli-options.js';
 import type { AgentSetup } from '../../ui/agent-setup.js';
 import { describeRequest } from '../../ui/describe-call.js';
@@ -9,7 +9,7 @@ import { JsonResultCollector } from '../../ui/headless/json-result.js';
 import { StreamJsonWriter } from '../../ui/headless/stream-json.js';
 import { TextReporter } from '../../ui/headless/text-reporter.js';
 import { colorEnabled, createStyle } from '../../ui/style.js';
-import { EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, exitCodeForSignal } from '../exit-codes.js';
+import { EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, exitCodeForSetUpFailure, exitCodeForSignal } from '../exit-codes.js';
 import { approvalOption, type RunnerCliOptions, sandboxOption, settingsOption, trustWorkspaceOption, timeoutOption, workspaceOption } from '../options.js';
 import { readInput } from '../read-input.js';
 
@@ -120,8 +120,7 @@ async function runPrompt(promptArg: string | undefined, options: RunOptions): Pr
         onWarning: (message) => (streamJson ? setupWarnings.push(message) : process.stderr.write(`toolcell run: ${message}\n`)),
       });
     } catch (error) {
-      const code = isToolcellError(error) ? error.code : undefined;
-      return fail((error as Error).message, code !== undefined && CONFIG_FAILURES.has(code) ? EXIT_USAGE : EXIT_FAILURE);
+      return fail((error as Error).message, exitCodeForSetUpFailure(error));
     }
     const { agent, runtime } = setup;
     const style = createStyle(colorEnabled(process.stderr));
@@ -129,7 +128,7 @@ async function runPrompt(promptArg: string | undefined, options: RunOptions): Pr
     const json = options.output === 'json' ? new JsonResultCollector() : undefined;
 
     streamJson?.emit({ type: 'init', session_id: sessionId, model: options.model, workspace: runtime.workspace.roots[0]!, approval_mode: options.approval });
-    for (const message of setupWarnings) streamJson?.emit({ type: 'error', severity: 'warning', code: 'runtime_warning', message });
+    for (const message of setupWarnings) streamJson?.emit({ type: 'error', severity: 'warning', code: WarningCode.RUNTIME_WARNING, message });
     streamJson?.emit({ type: 'message', role: 'user', content: prompt });
     let outcome: AgentOutcome | undefined;
     for await (const event of agent.send(prompt, { signal: controller.signal })) {
@@ -150,9 +149,6 @@ async function runPrompt(promptArg: string | undefined, options: RunOptions): Pr
     process.stdout.off('error', onStdoutError);
   }
 }
-
-/** Setup failures the user fixes with an option or a variable (exit 2); others are runtime failures (exit 1). */
-const CONFIG_FAILURES = new Set(['api_key_missing', 'invalid_base_url', 'invalid_workspace', 'invalid_settings', 'invalid_input']);
 
 function exitCodeOf(outcome: AgentOutcome): number {
   switch (outcome.status) {

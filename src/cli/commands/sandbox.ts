@@ -19,7 +19,7 @@ function engineOptions(options: EngineCliOptions): EngineOptions {
 }
 
 function fail(command: string, error: unknown): void {
-  const code = isToolcellError(error) ? ` [${(error as { code: string }).code}]` : '';
+  const code = isToolcellError(error) ? ` [${error.code}]` : '';
   process.stderr.write(`toolcell sandbox ${command}: ${(error as Error).message ?? String(error)}${code}\n`);
   process.exitCode = EXIT_FAILURE;
 }

@@ -36,7 +36,7 @@ const PROGRESS_MESSAGE_CHARS = 2000;
  */
 export function createToolServer(options: ToolServerOptions): Server {
   const { registry } = options;
-  // eslint-disable-next-line @typescript-eslint/no-deprecated -- the low-level Server is the SDK's way to serve raw JSON Schemas.
+  // The low-level Server, though the SDK marks it deprecated, is its way to serve raw JSON Schemas.
   const server = new Server(
     { name: 'toolcell', version: VERSION, title: 'toolcell: sandboxed tools' },
     {

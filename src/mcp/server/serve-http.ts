@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
-import { ToolcellError } from '../../errors.js';
+import { ToolcellError, ToolErrorType } from '../../errors.js';
 import type { ToolServerOptions } from './create-tool-server.js';
 import { createToolServer } from './create-tool-server.js';
 import { createHttpGuard, isLoopbackHost } from './http-guard.js';
@@ -61,7 +61,7 @@ export async function serveHttp(options: ServeHttpOptions): Promise<RunningHttpS
     throw new RangeError('serveHttp: options.token must be at least 8 printable characters without spaces');
   }
   if (!isLoopbackHost(host) && options.token === undefined) {
-    throw new ToolcellError('token_required', `Serving on ${host} (not a loopback address) requires a bearer token (--token).`);
+    throw new ToolcellError(ToolErrorType.TOKEN_REQUIRED, `Serving on ${host} (not a loopback address) requires a bearer token (--token).`);
   }
   const maxSessions = options.maxSessions ?? 16;
   const idleMs = options.sessionIdleMs ?? 30 * 60_000;

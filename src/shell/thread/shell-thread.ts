@@ -66,7 +66,7 @@ export function startShellThread(control: MessagePort, settings: ShellThreadSett
   const run = async (sessionId: string, port: MessagePort, request: RunRequest): Promise<void> => {
     const session = sessions.get(sessionId);
     if (!session) {
-      port.postMessage({ type: 'error', error: { code: 'shell_execute_error', message: `Unknown shell session ${sessionId}` } });
+      port.postMessage({ type: 'error', error: { code: ToolErrorType.SHELL_EXECUTE_ERROR, message: `Unknown shell session ${sessionId}` } });
       return;
     }
     if (!session.shell) await connect(session);
@@ -89,7 +89,7 @@ export function startShellThread(control: MessagePort, settings: ShellThreadSett
     switch (message.type) {
       case 'open': {
         if (sessions.has(message.sessionId)) {
-          reply({ type: 'reply', id: message.id, ok: false, error: { code: 'invalid_session', message: `Shell session ${message.sessionId} is already open` } });
+          reply({ type: 'reply', id: message.id, ok: false, error: { code: ToolErrorType.INVALID_SESSION, message: `Shell session ${message.sessionId} is already open` } });
           return;
         }
         const session: ThreadSession = { id: message.sessionId, sandbox: message.sandbox, workspaceRoot: message.workspaceRoot, closing: new AbortController() };

@@ -1,4 +1,4 @@
-import { ToolErrorType } from '../../errors.js';
+import { ToolErrorType, type ErrorCode } from '../../errors.js';
 
 export interface ReplacementRequest {
   /** The file's current text; null when it does not exist. */
@@ -10,7 +10,7 @@ export interface ReplacementRequest {
 
 export type ReplacementOutcome =
   | { ok: true; newText: string; occurrences: number; created: boolean }
-  | { ok: false; type: ToolErrorType; message: string };
+  | { ok: false; type: ErrorCode; message: string };
 
 /**
  * The exact-match edit `replace` makes, as a pure function. Rules (Gemini

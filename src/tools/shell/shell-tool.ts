@@ -146,7 +146,7 @@ export class ShellTool implements Tool<ShellToolParams> {
     try {
       cwd = await this.#resolveDirectory(params.dir_path);
     } catch (error) {
-      return toolErrorResult(isToolcellError(error) ? (error.code as ToolErrorType) : ToolErrorType.PATH_NOT_IN_WORKSPACE, errorMessage(error));
+      return toolErrorResult(isToolcellError(error) ? error.code : ToolErrorType.PATH_NOT_IN_WORKSPACE, errorMessage(error));
     }
     const background = params.is_background === true;
     try {
@@ -173,7 +173,7 @@ export class ShellTool implements Tool<ShellToolParams> {
       if (isToolcellError(error) && error.code === ToolErrorType.CANCELLED) {
         return { llmContent: 'Command was cancelled by the user before it could start.', returnDisplay: 'Command cancelled by user.' };
       }
-      const type = isToolcellError(error) ? (error.code as ToolErrorType) : ToolErrorType.SHELL_EXECUTE_ERROR;
+      const type = isToolcellError(error) ? error.code : ToolErrorType.SHELL_EXECUTE_ERROR;
       return toolErrorResult(type, errorMessage(error));
     }
   }

@@ -12,7 +12,7 @@ export interface ConfirmChoice {
 /** The longest diff printed in full before a dialog; longer ones are cut (the file is not). */
 const MAX_DIFF_LINES = 400;
 
-/** The question and the answers offered for one confirmation (seed ch. 14 ToolConfirmationMessage). */
+/** The question and the answers offered for one confirmation (as Gemini CLI's ToolConfirmationMessage offers them). */
 export function dialogFor(request: ConfirmationRequest, options: { canModify: boolean }): { question: string; choices: ConfirmChoice[] } {
   const { details } = request;
   const no: ConfirmChoice = { label: 'No (esc)', outcome: 'cancel' };

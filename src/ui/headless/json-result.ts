@@ -1,3 +1,4 @@
+import type { WarningCode } from '../../errors.js';
 import type { AgentEvent, AgentOutcome } from '../../agent/events.js';
 import { type ResultStats, resultStats, toolResult } from './stream-json.js';
 
@@ -20,14 +21,14 @@ export interface JsonRunResult {
   response: string;
   tool_calls: JsonToolCall[];
   stats: ResultStats;
-  warnings: Array<{ code: string; message: string }>;
+  warnings: Array<{ code: WarningCode; message: string }>;
   error?: { type: string; message: string };
 }
 
 /** Gathers agent events into the one JSON object of `--output json`. */
 export class JsonResultCollector {
   readonly #calls: JsonToolCall[] = [];
-  readonly #warnings: Array<{ code: string; message: string }> = [];
+  readonly #warnings: Array<{ code: WarningCode; message: string }> = [];
 
   agentEvent(event: AgentEvent): void {
     if (event.type === 'tool_call') {

@@ -1,3 +1,4 @@
+import type { ErrorCode, WarningCode } from '../../errors.js';
 import type { AgentEvent, AgentOutcome } from '../../agent/events.js';
 import type { CompletedToolCall } from '../../scheduler/tool-call.js';
 import type { LiveOutput } from '../../tools/tool.js';
@@ -43,7 +44,7 @@ export type StreamJsonEvent =
       error?: { type: string; message: string };
       duration_ms: number;
     }
-  | { type: 'error'; severity: 'warning' | 'error'; code: string; message: string }
+  | { type: 'error'; severity: 'warning' | 'error'; code: ErrorCode | WarningCode; message: string }
   | { type: 'result'; status: 'success' | 'error'; response: string; error?: { type: string; message: string }; stats: ResultStats };
 
 /** Token counts of one model, as Gemini CLI's `ModelStreamStats`. */
