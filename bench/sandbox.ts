@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import Docker from 'dockerode';
-import { createDockerBackend } from '../src/sandbox/docker-backend.js';
+import { createDockerBackend } from '../src/backends/docker/docker-backend.js';
 import { buildShellEnvironment } from '../src/shell/environment.js';
 import { ShellService } from '../src/shell/shell-service.js';
 import { fmt, percentile, sortNumbers } from './stats.js';

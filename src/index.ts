@@ -27,6 +27,7 @@ export type {
 } from './tools/tool.js';
 export { defineTool, type ToolDefinition, type ToolContext, type WorkspaceInfo } from './tools/define-tool.js';
 export { createLocalTool, DefinedTool, type ToolRunner, type RunOptions } from './tools/defined-tool.js';
+export { BaseTool, type ToolFields } from './tools/base-tool.js';
 export { toolErrorResult } from './tools/results.js';
 export { GEMINI_FUNCTION_NAME, MCP_TOOL_NAME, toGeminiFunctionName, toMcpToolName } from './tools/names.js';
 
@@ -50,16 +51,16 @@ export { WorkerPool, type WorkerPoolOptions } from './exec/worker-pool.js';
 export type { TelemetrySink, ToolCallEvent } from './telemetry/events.js';
 export { JsonlFileSink } from './telemetry/jsonl-sink.js';
 
-export { createRuntime, type Runtime, type RuntimeOptions, type SandboxMode } from './cli/runtime.js';
+export { createRuntime, type Runtime, type RuntimeOptions, type SandboxMode } from './runtime/runtime.js';
 
 export { ShellService, type ShellServiceOptions } from './shell/shell-service.js';
 export type { ShellRunOptions, ShellRunResult } from './shell/run-types.js';
 export { createShellTool, type ShellToolOptions } from './tools/shell/shell-tool.js';
-export { createDockerBackend, probeDocker } from './sandbox/index.js';
+export { createDockerBackend, probeDocker } from './backends/docker/index.js';
 
 export { loadSettings } from './config/load-settings.js';
 export type { Settings } from './config/settings-schema.js';
-export { registerExtensionTools, type ExtensionTools, type RegisterExtensionToolsOptions } from './extensions.js';
+export { registerExtensionTools, type ExtensionTools, type RegisterExtensionToolsOptions } from './runtime/extensions.js';
 
 export { Agent, type AgentOptions, type SendOptions } from './agent/agent.js';
 export type { AgentEvent, AgentOutcome, AgentStatus, AgentError, TokenUsage } from './agent/events.js';

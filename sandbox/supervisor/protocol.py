@@ -1,4 +1,4 @@
-"""Framing between the host (src/sandbox/protocol.ts) and the supervisor.
+"""Framing between the host (src/backends/docker/protocol.ts) and the supervisor.
 
 Both directions use the same binary frame: a 9-byte big-endian header
 (type: u8, call id: u32, payload length: u32) followed by the payload. Data
@@ -6,7 +6,7 @@ frames carry raw bytes; control frames carry UTF-8 JSON. Length prefixes keep
 the framing cheap (no base64, no escaping), which is what lets a 256 MB flood
 cross the container boundary at hundreds of MB/s.
 
-Keep the constants in sync with src/sandbox/protocol.ts.
+Keep the constants in sync with src/backends/docker/protocol.ts.
 """
 
 import os

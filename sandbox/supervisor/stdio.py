@@ -64,7 +64,7 @@ def open_stdio(spec, args, call_id):
         rows = _window(spec, "rows", 24)
         master, slave = os.openpty()
         fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
-        # As on the host (src/shell/host/shell-command.ts): no output
+        # As on the host (src/backends/host/shell-command.ts): no output
         # post-processing, whose LF->CRLF mapping costs ~30x throughput on
         # short lines (the renderer treats LF as CRLF anyway), and no echo.
         attrs = termios.tcgetattr(slave)

@@ -111,7 +111,7 @@ class Supervisor:
         elif kind == P.STDIN_EOF:
             call.close_stdin_when_flushed()
         elif kind == P.KILL:
-            grace = json.loads(payload or b"{}").get("graceMs", 200)
+            grace = json.loads(payload or b"{}").get("graceMs", reaper.DEFAULT_GRACE_MS)
             call.request_kill(int(grace))
 
     def spawn(self, call_id, payload):

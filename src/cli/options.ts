@@ -1,7 +1,7 @@
 import { InvalidArgumentError, Option } from 'commander';
 import { APPROVAL_MODES, type ApprovalMode, isApprovalMode } from '../scheduler/approval.js';
-import type { RuntimeOptions } from './runtime.js';
-import type { SandboxMode } from './shell-settings.js';
+import type { RuntimeOptions } from '../runtime/runtime.js';
+import type { SandboxMode } from '../runtime/shell-settings.js';
 
 /** Options shared by the commands that run tools. */
 export function workspaceOption(): Option {

@@ -1,21 +1,10 @@
-import type { FunctionDeclaration } from '@google/genai';
 import { ToolErrorType } from '../errors.js';
 import { toolErrorResult } from '../tools/results.js';
-import type {
-  JsonSchema,
-  Tool,
-  ToolConfirmationDetails,
-  ToolKind,
-  ToolLocation,
-  ToolResult,
-  ToolSource,
-  ValidationResult,
-} from '../tools/tool.js';
+import type { ToolConfirmationDetails, ToolResult } from '../tools/tool.js';
 import type { CommandRunner, CommandRunResult } from './command-runner.js';
 import { shellQuote } from './command-runner.js';
 import type { DiscoveredDeclaration } from './function-declarations.js';
-import { createParamsValidator } from './json-schema-params.js';
-import { sanitizeParameters } from './sanitize-parameters.js';
+import { JsonSchemaTool } from './json-schema-tool.js';
 
 /** Default limit for one call command. */
 export const DEFAULT_CALL_TIMEOUT_MS = 300_000;
@@ -44,29 +33,22 @@ export interface DiscoveredToolOptions {
  * Confirmation is of type `exec` (it runs a command), with the registered
  * tool name as `rootCommand`, so "always allow" applies to this tool only.
  */
-export class DiscoveredTool implements Tool<Record<string, unknown>> {
-  readonly name: string;
-  readonly displayName: string;
-  readonly description: string;
-  readonly kind: ToolKind = 'execute';
-  readonly parametersJsonSchema: JsonSchema;
-  readonly canUpdateOutput = false;
-  readonly isOutputMarkdown = false;
-  readonly source: ToolSource;
+export class DiscoveredTool extends JsonSchemaTool {
   /** The name the discovery command used, passed to the call command. */
   readonly originalName: string;
   readonly #options: DiscoveredToolOptions;
-  readonly #validate: (raw: unknown) => ValidationResult<Record<string, unknown>>;
 
   constructor(options: DiscoveredToolOptions) {
+    super({
+      name: options.name,
+      displayName: options.declaration.name,
+      description: options.declaration.description || `Discovered tool ${options.declaration.name}`,
+      kind: 'execute',
+      inputSchema: options.declaration.parametersJsonSchema,
+      source: { type: 'discovered', command: options.callCommand },
+    });
     this.#options = options;
-    this.name = options.name;
     this.originalName = options.declaration.name;
-    this.displayName = options.declaration.name;
-    this.description = options.declaration.description || `Discovered tool ${options.declaration.name}`;
-    this.parametersJsonSchema = sanitizeParameters(options.declaration.parametersJsonSchema);
-    this.#validate = createParamsValidator(options.declaration.parametersJsonSchema);
-    this.source = { type: 'discovered', command: options.callCommand };
   }
 
   /** The same tool running its calls through another runner (e.g. another sandbox session). */
@@ -79,23 +61,11 @@ export class DiscoveredTool implements Tool<Record<string, unknown>> {
     return `${this.#options.callCommand} ${shellQuote(this.originalName)}`;
   }
 
-  declaration(): FunctionDeclaration {
-    return { name: this.name, description: this.description, parametersJsonSchema: this.parametersJsonSchema };
-  }
-
-  validateParams(raw: unknown): ValidationResult<Record<string, unknown>> {
-    return this.#validate(raw);
-  }
-
   describe(params: Record<string, unknown>): string {
     return `${this.commandLine} <<< ${truncate(JSON.stringify(params), 200)}`;
   }
 
-  toolLocations(): ToolLocation[] {
-    return [];
-  }
-
-  async shouldConfirmExecute(_params: Record<string, unknown>, _signal: AbortSignal): Promise<ToolConfirmationDetails | false> {
+  override async shouldConfirmExecute(_params: Record<string, unknown>, _signal: AbortSignal): Promise<ToolConfirmationDetails | false> {
     if (this.#options.trusted) return false;
     return {
       type: 'exec',

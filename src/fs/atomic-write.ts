@@ -3,7 +3,7 @@ import { constants } from 'node:fs';
 import { lstat, open, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, isAbsolute } from 'node:path';
 import { ToolErrorType, ToolcellError } from '../errors.js';
-import type { WorkspaceInfo } from '../tools/define-tool.js';
+import type { WorkspaceInfo } from '../contracts/workspace-info.js';
 import { openWritableDirectory } from './writable-directory.js';
 
 export interface AtomicWriteOptions {

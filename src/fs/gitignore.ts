@@ -1,5 +1,5 @@
 import ignore, { type Ignore } from 'ignore';
-import type { WorkspaceInfo } from '../tools/define-tool.js';
+import type { WorkspaceInfo } from '../contracts/workspace-info.js';
 import { readConfinedFile } from './read-confined.js';
 
 /** .gitignore files larger than this are treated as absent. */

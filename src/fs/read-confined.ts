@@ -1,6 +1,6 @@
 import type { FileHandle } from 'node:fs/promises';
 import { ToolErrorType, ToolcellError } from '../errors.js';
-import type { WorkspaceInfo } from '../tools/define-tool.js';
+import type { WorkspaceInfo } from '../contracts/workspace-info.js';
 import { openConfinedFile } from './safe-open.js';
 
 /** A whole file read through a verified fd. */

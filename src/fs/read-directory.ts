@@ -1,5 +1,5 @@
 import { readdir } from 'node:fs/promises';
-import type { WorkspaceInfo } from '../tools/define-tool.js';
+import type { WorkspaceInfo } from '../contracts/workspace-info.js';
 import { canResolveOpenFds, fdPath } from './fd-path.js';
 import { openConfinedDirectory } from './safe-open.js';
 

@@ -1,7 +1,7 @@
 import { constants, type Stats } from 'node:fs';
 import { lstat, open, realpath, stat, type FileHandle } from 'node:fs/promises';
 import { ToolErrorType, ToolcellError } from '../errors.js';
-import type { WorkspaceInfo } from '../tools/define-tool.js';
+import type { WorkspaceInfo } from '../contracts/workspace-info.js';
 import { canResolveOpenFds, openedPathBytes, rootContainingBytes } from './fd-path.js';
 import { findContainingRoot } from './workspace-paths.js';
 

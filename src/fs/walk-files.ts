@@ -1,5 +1,5 @@
 import { relative, sep } from 'node:path';
-import type { WorkspaceInfo } from '../tools/define-tool.js';
+import type { WorkspaceInfo } from '../contracts/workspace-info.js';
 import { decodeFileName, joinRawPath } from './file-names.js';
 import type { GitignoreFilter } from './gitignore.js';
 import { readConfinedDirectory } from './read-directory.js';

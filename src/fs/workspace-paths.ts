@@ -1,6 +1,6 @@
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { ToolErrorType, ToolcellError } from '../errors.js';
-import type { WorkspaceInfo } from '../tools/define-tool.js';
+import type { WorkspaceInfo } from '../contracts/workspace-info.js';
 import { canonicalizePath } from './canonical-path.js';
 
 /** A path parameter checked against the workspace roots. */

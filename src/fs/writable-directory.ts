@@ -2,7 +2,7 @@ import { constants } from 'node:fs';
 import { lstat, mkdir, open, realpath, type FileHandle } from 'node:fs/promises';
 import { relative, sep } from 'node:path';
 import { ToolErrorType, ToolcellError } from '../errors.js';
-import type { WorkspaceInfo } from '../tools/define-tool.js';
+import type { WorkspaceInfo } from '../contracts/workspace-info.js';
 import { bytesInsideRoot, canResolveOpenFds, fdPath, openedPathBytes } from './fd-path.js';
 import { openConfinedDirectory } from './safe-open.js';
 import { findContainingRoot, notInWorkspace } from './workspace-paths.js';

@@ -1,20 +1,8 @@
-import type { FunctionDeclaration } from '@google/genai';
 import type { Tool as McpToolInfo } from '@modelcontextprotocol/sdk/types.js';
 import { ToolErrorType, isToolcellError } from '../errors.js';
-import { createParamsValidator } from '../discovery/json-schema-params.js';
-import { sanitizeParameters } from '../discovery/sanitize-parameters.js';
+import { JsonSchemaTool } from '../discovery/json-schema-tool.js';
 import { toolErrorResult } from '../tools/results.js';
-import type {
-  JsonSchema,
-  Tool,
-  ToolConfirmationDetails,
-  ToolKind,
-  ToolLocation,
-  ToolResult,
-  ToolSource,
-  UpdateOutput,
-  ValidationResult,
-} from '../tools/tool.js';
+import type { ToolConfirmationDetails, ToolResult, UpdateOutput } from '../tools/tool.js';
 import { callResultToToolResult } from './call-result.js';
 import type { McpServerConnection } from './mcp-server-connection.js';
 
@@ -34,41 +22,27 @@ export interface McpToolOptions {
  * `proceed_always_server` and `proceed_always_tool`. Server progress
  * notifications become live output; abort cancels the call on the server.
  */
-export class McpTool implements Tool<Record<string, unknown>> {
-  readonly name: string;
-  readonly displayName: string;
-  readonly description: string;
-  readonly kind: ToolKind;
-  readonly parametersJsonSchema: JsonSchema;
-  readonly canUpdateOutput = true;
-  readonly isOutputMarkdown = true;
-  readonly source: ToolSource;
+export class McpTool extends JsonSchemaTool {
   readonly serverName: string;
   readonly serverToolName: string;
   readonly #connection: McpServerConnection;
-  readonly #validate: (raw: unknown) => ValidationResult<Record<string, unknown>>;
 
   constructor(options: McpToolOptions) {
     const { info, connection } = options;
+    super({
+      name: options.name,
+      displayName: info.annotations?.title ?? info.title ?? info.name,
+      description: info.description?.trim() || `Tool ${info.name} of MCP server ${connection.name}`,
+      // A server's hints are claims, not facts: only a trusted server's read-only claim changes the kind.
+      kind: connection.settings.trust === true && info.annotations?.readOnlyHint === true ? 'read' : 'other',
+      inputSchema: info.inputSchema,
+      canUpdateOutput: true,
+      isOutputMarkdown: true,
+      source: { type: 'mcp', serverName: connection.name, serverToolName: info.name, trusted: connection.settings.trust === true },
+    });
     this.#connection = connection;
-    this.name = options.name;
     this.serverName = connection.name;
     this.serverToolName = info.name;
-    this.displayName = info.annotations?.title ?? info.title ?? info.name;
-    this.description = info.description?.trim() || `Tool ${info.name} of MCP server ${connection.name}`;
-    // A server's hints are claims, not facts: only a trusted server's read-only claim changes the kind.
-    this.kind = connection.settings.trust === true && info.annotations?.readOnlyHint === true ? 'read' : 'other';
-    this.parametersJsonSchema = sanitizeParameters(info.inputSchema);
-    this.#validate = createParamsValidator(info.inputSchema as JsonSchema);
-    this.source = { type: 'mcp', serverName: connection.name, serverToolName: info.name, trusted: connection.settings.trust === true };
-  }
-
-  declaration(): FunctionDeclaration {
-    return { name: this.name, description: this.description, parametersJsonSchema: this.parametersJsonSchema };
-  }
-
-  validateParams(raw: unknown): ValidationResult<Record<string, unknown>> {
-    return this.#validate(raw);
   }
 
   describe(params: Record<string, unknown>): string {
@@ -76,11 +50,7 @@ export class McpTool implements Tool<Record<string, unknown>> {
     return `${this.serverToolName} (${this.serverName} MCP server) ${args.length > 200 ? `${args.slice(0, 199)}…` : args}`;
   }
 
-  toolLocations(): ToolLocation[] {
-    return [];
-  }
-
-  async shouldConfirmExecute(_params: Record<string, unknown>, _signal: AbortSignal): Promise<ToolConfirmationDetails | false> {
+  override async shouldConfirmExecute(_params: Record<string, unknown>, _signal: AbortSignal): Promise<ToolConfirmationDetails | false> {
     if (this.#connection.settings.trust === true) return false;
     return {
       type: 'mcp',

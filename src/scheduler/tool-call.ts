@@ -1,4 +1,5 @@
 import type { Part } from '@google/genai';
+import type { ToolCallDecision } from '../contracts/tool-call-decision.js';
 import type {
   LiveOutput,
   Tool,
@@ -24,8 +25,7 @@ export interface ToolCallResponse {
   error?: ToolResultError;
 }
 
-/** How the call came to run (or not): recorded in telemetry. */
-export type ToolCallDecision = 'auto' | 'accept' | 'accept_always' | 'modify' | 'reject' | 'denied';
+export type { ToolCallDecision };
 
 interface CallBase {
   request: ToolCallRequest;

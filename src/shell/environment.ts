@@ -1,4 +1,4 @@
-import { SANDBOX_PATHS } from '../sandbox/sandbox-paths.js';
+import { SANDBOX_PATHS } from '../backends/docker/sandbox-paths.js';
 
 /** The PATH of a Debian container (the sandbox image). */
 const CONTAINER_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';

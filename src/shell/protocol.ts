@@ -1,8 +1,8 @@
 import type { ErrorCode } from '../errors.js';
 import type { MessagePort } from 'node:worker_threads';
-import type { LiveOutput } from '../tools/tool.js';
+import type { LiveOutput } from '../contracts/live-output.js';
 import type { OutputLimits } from './output/output-pipeline.js';
-import type { SandboxChoice, ShellRunResult } from './run-types.js';
+import type { SandboxMode, ShellRunResult } from './run-types.js';
 
 /**
  * Messages between the main thread (ShellService) and the shell thread.
@@ -48,7 +48,7 @@ export interface RunRequest {
 }
 
 export type ThreadRequest =
-  | { type: 'open'; id: number; sessionId: string; sandbox: SandboxChoice; workspaceRoot: string }
+  | { type: 'open'; id: number; sessionId: string; sandbox: SandboxMode; workspaceRoot: string }
   | { type: 'run'; sessionId: string; port: MessagePort; run: RunRequest }
   | { type: 'close-session'; id: number; sessionId: string }
   | { type: 'shutdown'; id: number };

@@ -1,7 +1,7 @@
-import type { LiveOutput } from '../tools/tool.js';
+import type { LiveOutput } from '../contracts/live-output.js';
+import type { SandboxMode } from '../contracts/sandbox-mode.js';
 
-/** Where a session's commands run: a hardened container, the host (named explicitly), or docker-or-refuse. */
-export type SandboxChoice = 'docker' | 'none' | 'auto';
+export type { SandboxMode };
 
 /** Default inactivity limit: a command that prints nothing for this long is ended (today's Gemini CLI). */
 export const DEFAULT_INACTIVITY_TIMEOUT_MS = 300_000;

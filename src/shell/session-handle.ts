@@ -1,7 +1,7 @@
 import { ToolErrorType, ToolcellError } from '../errors.js';
 import { assertEnvName } from './environment.js';
 import type { OpenedSession, RunRequest } from './protocol.js';
-import { DEFAULT_INACTIVITY_TIMEOUT_MS, type SandboxChoice, type ShellRunOptions, type ShellRunResult } from './run-types.js';
+import { DEFAULT_INACTIVITY_TIMEOUT_MS, type SandboxMode, type ShellRunOptions, type ShellRunResult } from './run-types.js';
 import { fromWire, type ShellThreadClient } from './thread-client.js';
 
 /**
@@ -12,14 +12,14 @@ import { fromWire, type ShellThreadClient } from './thread-client.js';
  */
 export class ShellSessionHandle {
   readonly id: string;
-  readonly sandbox: SandboxChoice;
+  readonly sandbox: SandboxMode;
   readonly #client: ShellThreadClient;
   readonly #onClose: () => void;
   #opened: OpenedSession;
   #closing: Promise<void> | undefined;
 
   /** @internal Use `ShellService.openSession`. */
-  constructor(options: { client: ShellThreadClient; opened: OpenedSession; sandbox: SandboxChoice; onClose: () => void }) {
+  constructor(options: { client: ShellThreadClient; opened: OpenedSession; sandbox: SandboxMode; onClose: () => void }) {
     this.#client = options.client;
     this.#opened = options.opened;
     this.id = options.opened.sessionId;

@@ -6,9 +6,10 @@ import type { OutputLimits } from './output/output-pipeline.js';
 import { DEFAULT_RENDER_BUDGET_MS } from './output/parse-budget.js';
 import { assertEnvName } from './environment.js';
 import type { OpenedSession, ShellThreadSettings } from './protocol.js';
-import type { SandboxChoice } from './run-types.js';
+import type { SandboxMode } from './run-types.js';
 import { ShellSessionHandle } from './session-handle.js';
 import { ShellThreadClient } from './thread-client.js';
+import { DEFAULT_KILL_GRACE_MS, DEFAULT_TERMINAL } from '../contracts/defaults.js';
 
 /** Host variables the allowlist itself draws on (used for host sessions only). */
 const HOST_BASE_ENV = ['PATH', 'HOME', 'USER', 'LOGNAME', 'LANG', 'LC_ALL'] as const;
@@ -74,7 +75,7 @@ export class ShellService {
    * run fails with `sandbox_unavailable` until the sandbox can be reached:
    * nothing silently runs unsandboxed.
    */
-  async openSession(options: { sandbox?: SandboxChoice; workspaceRoot: string; sessionId?: string }): Promise<ShellSessionHandle> {
+  async openSession(options: { sandbox?: SandboxMode; workspaceRoot: string; sessionId?: string }): Promise<ShellSessionHandle> {
     if (typeof options !== 'object' || options === null) throw new TypeError('openSession: options must be an object');
     const sandbox = options.sandbox ?? 'auto';
     if (sandbox !== 'docker' && sandbox !== 'none' && sandbox !== 'auto') {
@@ -127,9 +128,9 @@ function toThreadSettings(options: ShellServiceOptions): ShellThreadSettings {
     tailChars: Math.floor(maxOutputChars / 2),
     liveIntervalMs: integer(options.liveUpdateIntervalMs, 'liveUpdateIntervalMs', 1000, 0),
     liveLines: integer(options.liveLines, 'liveLines', 200, 1),
-    cols: integer(options.terminal?.cols, 'terminal.cols', 120, 20, 2000),
-    rows: integer(options.terminal?.rows, 'terminal.rows', 30, 5, 1000),
-    scrollback: integer(options.terminal?.scrollback, 'terminal.scrollback', 1000, 100, 100_000),
+    cols: integer(options.terminal?.cols, 'terminal.cols', DEFAULT_TERMINAL.cols, 20, 2000),
+    rows: integer(options.terminal?.rows, 'terminal.rows', DEFAULT_TERMINAL.rows, 5, 1000),
+    scrollback: integer(options.terminal?.scrollback, 'terminal.scrollback', DEFAULT_TERMINAL.scrollback, 100, 100_000),
     renderBudgetMs: integer(options.renderBudgetMs, 'renderBudgetMs', DEFAULT_RENDER_BUDGET_MS, 1),
   };
   const passEnv = options.passEnv ?? [];
@@ -145,7 +146,7 @@ function toThreadSettings(options: ShellServiceOptions): ShellThreadSettings {
   }
   return {
     limits,
-    killGraceMs: integer(options.killGraceMs, 'killGraceMs', 200, 0),
+    killGraceMs: integer(options.killGraceMs, 'killGraceMs', DEFAULT_KILL_GRACE_MS, 0),
     hostEnv,
     passEnv: [...passEnv],
     docker: options.docker ?? {},

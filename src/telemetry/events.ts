@@ -1,4 +1,4 @@
-import type { ToolCallDecision } from '../scheduler/tool-call.js';
+import type { ToolCallDecision } from '../contracts/tool-call-decision.js';
 
 /** One finished tool call, as recorded by telemetry sinks. Plain JSON. */
 export interface ToolCallEvent {

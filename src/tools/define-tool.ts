@@ -9,14 +9,9 @@ import type {
   UpdateOutput,
 } from './tool.js';
 import { TOOL_KINDS } from './tool.js';
+import type { WorkspaceInfo } from '../contracts/workspace-info.js';
 
-/** Where a tool runs: the workspace roots it is confined to, and toolcell's state folder. */
-export interface WorkspaceInfo {
-  /** Absolute, real paths. The first is the primary root; relative paths resolve against it. */
-  roots: string[];
-  /** `<primary root>/.toolcell`: memory file, saved full outputs. */
-  stateDir: string;
-}
+export type { WorkspaceInfo };
 
 /** What a tool's functions get besides their params. */
 export interface ToolContext {

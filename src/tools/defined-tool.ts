@@ -1,18 +1,7 @@
-import type { FunctionDeclaration } from '@google/genai';
 import type { AnyToolDefinition, ToolContext, WorkspaceInfo } from './define-tool.js';
 import { validateWithZod, zodToParametersJsonSchema } from './parameters.js';
-import type {
-  JsonSchema,
-  ModifiableToolSupport,
-  Tool,
-  ToolConfirmationDetails,
-  ToolKind,
-  ToolLocation,
-  ToolResult,
-  ToolSource,
-  UpdateOutput,
-  ValidationResult,
-} from './tool.js';
+import { BaseTool } from './base-tool.js';
+import type { Tool, ToolConfirmationDetails, ToolLocation, ToolResult, ToolSource, UpdateOutput, ValidationResult } from './tool.js';
 
 /**
  * Runs a definition's `confirm` and `execute` somewhere: in this thread
@@ -30,44 +19,30 @@ export interface RunOptions {
 }
 
 /** A Tool made from a definition; where it executes is up to its runner. */
-export class DefinedTool implements Tool<unknown> {
-  readonly name: string;
-  readonly displayName: string;
-  readonly description: string;
-  readonly kind: ToolKind;
-  readonly parametersJsonSchema: JsonSchema;
-  readonly canUpdateOutput: boolean;
-  readonly isOutputMarkdown: boolean;
-  readonly modifiable?: ModifiableToolSupport<unknown>;
-  readonly source: ToolSource;
+export class DefinedTool extends BaseTool<unknown> {
   readonly #definition: AnyToolDefinition;
   readonly #runner: ToolRunner;
   readonly #workspace: WorkspaceInfo;
 
   constructor(options: { definition: AnyToolDefinition; runner: ToolRunner; workspace: WorkspaceInfo; source?: ToolSource }) {
     const { definition } = options;
+    super({
+      name: definition.name,
+      ...(definition.displayName !== undefined ? { displayName: definition.displayName } : {}),
+      description: definition.description,
+      kind: definition.kind,
+      parametersJsonSchema: zodToParametersJsonSchema(definition.parameters),
+      canUpdateOutput: definition.canUpdateOutput ?? false,
+      isOutputMarkdown: definition.isOutputMarkdown ?? false,
+      ...(definition.modifiable ? { modifiable: definition.modifiable } : {}),
+      source: options.source ?? { type: 'local' },
+    });
     this.#definition = definition;
     this.#runner = options.runner;
     this.#workspace = options.workspace;
-    this.name = definition.name;
-    this.displayName = definition.displayName ?? definition.name;
-    this.description = definition.description;
-    this.kind = definition.kind;
-    this.parametersJsonSchema = zodToParametersJsonSchema(definition.parameters);
-    this.canUpdateOutput = definition.canUpdateOutput ?? false;
-    this.isOutputMarkdown = definition.isOutputMarkdown ?? false;
-    if (definition.modifiable) this.modifiable = definition.modifiable;
-    this.source = options.source ?? { type: 'local' };
-  }
-
-  declaration(): FunctionDeclaration {
-    return { name: this.name, description: this.description, parametersJsonSchema: this.parametersJsonSchema };
   }
 
   validateParams(raw: unknown): ValidationResult<unknown> {
-    if (raw !== undefined && (typeof raw !== 'object' || raw === null || Array.isArray(raw))) {
-      return { ok: false, error: 'params must be a JSON object' };
-    }
     return validateWithZod(this.#definition.parameters, raw);
   }
 
@@ -75,11 +50,11 @@ export class DefinedTool implements Tool<unknown> {
     return this.#definition.describe?.(params) ?? `${this.displayName} ${JSON.stringify(params)}`;
   }
 
-  toolLocations(params: unknown): ToolLocation[] {
+  override toolLocations(params: unknown): ToolLocation[] {
     return this.#definition.locations?.(params, this.#workspace) ?? [];
   }
 
-  shouldConfirmExecute(params: unknown, signal: AbortSignal): Promise<ToolConfirmationDetails | false> {
+  override shouldConfirmExecute(params: unknown, signal: AbortSignal): Promise<ToolConfirmationDetails | false> {
     if (!this.#definition.confirm) return Promise.resolve(false);
     return this.#runner.confirm(this.#definition, params, { signal, workspace: this.#workspace });
   }

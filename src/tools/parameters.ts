@@ -11,8 +11,14 @@ export function zodToParametersJsonSchema(schema: z.ZodType): JsonSchema {
   return json;
 }
 
-/** Validates raw arguments against a zod schema, with a one-line, model-readable message. */
+/**
+ * Checks a model's raw arguments: a JSON object (or nothing, read as `{}`)
+ * that satisfies the zod schema, with a one-line, model-readable message.
+ */
 export function validateWithZod<T>(schema: z.ZodType<T>, raw: unknown): ValidationResult<T> {
+  if (raw !== undefined && (typeof raw !== 'object' || raw === null || Array.isArray(raw))) {
+    return { ok: false, error: 'params must be a JSON object' };
+  }
   const result = schema.safeParse(raw ?? {});
   if (result.success) return { ok: true, params: result.data };
   return { ok: false, error: formatZodError(result.error) };

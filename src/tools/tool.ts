@@ -1,4 +1,5 @@
 import type { FunctionDeclaration, Part, PartListUnion } from '@google/genai';
+import type { UpdateOutput } from '../contracts/live-output.js';
 import type { ErrorCode } from '../errors.js';
 
 /** What a tool does, used for approval policy and MCP annotations. */
@@ -46,16 +47,7 @@ export interface ToolResult {
   error?: ToolResultError;
 }
 
-/**
- * Live output of a running call: the current rendered text (replacing the
- * previous update, not appended to it), or binary-stream progress.
- */
-export type LiveOutput =
-  | string
-  | { type: 'binary_detected'; bytesReceived: number }
-  | { type: 'binary_progress'; bytesReceived: number };
-
-export type UpdateOutput = (output: LiveOutput) => void;
+export type { LiveOutput, UpdateOutput } from '../contracts/live-output.js';
 
 interface ConfirmationBase {
   title: string;

@@ -1,4 +1,4 @@
-import { PlainBuildLog, debootstrapStage, describeBuilt, formatDuration, formatElapsed, type BuildProgressEvent } from '../sandbox/build-progress.js';
+import { PlainBuildLog, debootstrapStage, describeBuilt, formatDuration, formatElapsed, type BuildProgressEvent } from '../backends/docker/build-progress.js';
 import { createStyle, sanitize, type Style } from './style.js';
 import { truncateToWidth } from './text-width.js';
 

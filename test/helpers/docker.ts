@@ -19,14 +19,14 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ExitStatus, ShellSession, SpawnOptions, SpawnedProcess } from '../../src/shell/backend.js';
-import { createDockerBackend, type DockerShellBackend } from '../../src/sandbox/docker-backend.js';
-import type { DockerSession } from '../../src/sandbox/docker-session.js';
-import { createEngineClient } from '../../src/sandbox/engine.js';
-import { imageExists, sandboxImageTag } from '../../src/sandbox/image.js';
-import type { DockerBackendOptions } from '../../src/sandbox/options.js';
-import { probeDocker } from '../../src/sandbox/probe.js';
-import { SANDBOX_PATHS } from '../../src/sandbox/sandbox-paths.js';
+import type { ExitStatus, ShellSession, SpawnOptions, SpawnedProcess } from '../../src/backends/backend.js';
+import { createDockerBackend, type DockerShellBackend } from '../../src/backends/docker/docker-backend.js';
+import type { DockerSession } from '../../src/backends/docker/docker-session.js';
+import { createEngineClient } from '../../src/backends/docker/engine.js';
+import { imageExists, sandboxImageTag } from '../../src/backends/docker/image.js';
+import type { DockerBackendOptions } from '../../src/backends/docker/options.js';
+import { probeDocker } from '../../src/backends/docker/probe.js';
+import { SANDBOX_PATHS } from '../../src/backends/docker/sandbox-paths.js';
 
 /** Whether the sandbox can run here, and if not, why. */
 export interface SandboxReadiness {

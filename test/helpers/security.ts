@@ -18,7 +18,7 @@ import { mkdtemp, realpath } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Part } from '@google/genai';
-import { createRuntime, type Runtime } from '../../src/cli/runtime.js';
+import { createRuntime, type Runtime } from '../../src/runtime/runtime.js';
 import { packageRoot } from '../../src/paths.js';
 import type { CompletedToolCall } from '../../src/scheduler/tool-call.js';
 import { commandProcesses as commandProcessRows, makeWorkspace } from './docker.js';

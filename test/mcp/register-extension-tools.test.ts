@@ -2,7 +2,7 @@ import test from 'ava';
 import { z } from 'zod';
 import type { Settings } from '../../src/config/settings-schema.js';
 import { shellCommandRunner } from '../../src/discovery/shell-command-runner.js';
-import { registerExtensionTools } from '../../src/extensions.js';
+import { registerExtensionTools } from '../../src/runtime/extensions.js';
 import { ToolRegistry } from '../../src/registry/tool-registry.js';
 import { ShellService } from '../../src/shell/shell-service.js';
 import { defineTool } from '../../src/tools/define-tool.js';

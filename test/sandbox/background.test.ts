@@ -5,7 +5,7 @@
 import anyTest from 'ava';
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { createEngineClient } from '../../src/sandbox/engine.js';
+import { createEngineClient } from '../../src/backends/docker/engine.js';
 import { SANDBOX_TEST_ENV, commandProcesses, eventually, makeWorkspace, requireDocker, runCommand, sessionId, useSandboxBackend } from '../helpers/docker.js';
 
 const test = await requireDocker(anyTest, 'sandbox/background');

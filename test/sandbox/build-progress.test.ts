@@ -3,7 +3,7 @@
  * plain lines for logs, and the live terminal view.
  */
 import test from 'ava';
-import { BuildOutputSplitter, PlainBuildLog, debootstrapStage, formatDuration, formatElapsed, formatImageSize, type BuildProgressEvent } from '../../src/sandbox/build-progress.js';
+import { BuildOutputSplitter, PlainBuildLog, debootstrapStage, formatDuration, formatElapsed, formatImageSize, type BuildProgressEvent } from '../../src/backends/docker/build-progress.js';
 
 function split(chunks: string[]): BuildProgressEvent[] {
   const events: BuildProgressEvent[] = [];

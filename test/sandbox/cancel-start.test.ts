@@ -4,9 +4,9 @@
  * before it does, and no spare is started in its place.
  */
 import anyTest from 'ava';
-import { createDockerBackend } from '../../src/sandbox/docker-backend.js';
-import { createEngineClient } from '../../src/sandbox/engine.js';
-import { LABELS } from '../../src/sandbox/labels.js';
+import { createDockerBackend } from '../../src/backends/docker/docker-backend.js';
+import { createEngineClient } from '../../src/backends/docker/engine.js';
+import { LABELS } from '../../src/backends/docker/labels.js';
 import { containersWithLabel, makeWorkspace, requireDocker, sessionId } from '../helpers/docker.js';
 
 const test = await requireDocker(anyTest, 'sandbox/cancel-start');

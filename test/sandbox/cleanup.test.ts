@@ -5,11 +5,11 @@
 import anyTest from 'ava';
 import { spawn } from 'node:child_process';
 import { hostname } from 'node:os';
-import { createDockerBackend } from '../../src/sandbox/docker-backend.js';
-import { removeLeftoverContainers } from '../../src/sandbox/cleanup.js';
-import { createEngineClient } from '../../src/sandbox/engine.js';
-import { sandboxImageTag } from '../../src/sandbox/image.js';
-import { LABELS, ownerLabels } from '../../src/sandbox/labels.js';
+import { createDockerBackend } from '../../src/backends/docker/docker-backend.js';
+import { removeLeftoverContainers } from '../../src/backends/docker/cleanup.js';
+import { createEngineClient } from '../../src/backends/docker/engine.js';
+import { sandboxImageTag } from '../../src/backends/docker/image.js';
+import { LABELS, ownerLabels } from '../../src/backends/docker/labels.js';
 import { containersWithLabel, eventually, makeWorkspace, requireDocker, sessionId } from '../helpers/docker.js';
 
 const test = await requireDocker(anyTest, 'sandbox/cleanup');

@@ -2,7 +2,7 @@
  * `toolcell sandbox build|status|clean`, run as a user would.
  */
 import anyTest from 'ava';
-import { sandboxImageTag } from '../../src/sandbox/image.js';
+import { sandboxImageTag } from '../../src/backends/docker/image.js';
 import { runCli } from '../helpers/cli.js';
 import { requireDocker } from '../helpers/docker.js';
 

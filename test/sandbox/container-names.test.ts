@@ -5,11 +5,11 @@
  * dead container (`toolcell-<session>-…`).
  */
 import anyTest from 'ava';
-import { createDockerBackend } from '../../src/sandbox/docker-backend.js';
-import { createEngineClient } from '../../src/sandbox/engine.js';
-import { LABELS } from '../../src/sandbox/labels.js';
+import { createDockerBackend } from '../../src/backends/docker/docker-backend.js';
+import { createEngineClient } from '../../src/backends/docker/engine.js';
+import { LABELS } from '../../src/backends/docker/labels.js';
 import { eventually, makeWorkspace, requireDocker, runCommand, sessionId } from '../helpers/docker.js';
-import type { DockerSession } from '../../src/sandbox/docker-session.js';
+import type { DockerSession } from '../../src/backends/docker/docker-session.js';
 
 const test = await requireDocker(anyTest, 'sandbox/container-names');
 

@@ -1,6 +1,6 @@
 import test from 'ava';
-import { buildContainerSpec } from '../../src/sandbox/hardening.js';
-import { resolveDockerBackendOptions } from '../../src/sandbox/options.js';
+import { buildContainerSpec } from '../../src/backends/docker/hardening.js';
+import { resolveDockerBackendOptions } from '../../src/backends/docker/options.js';
 
 const workspace = {
   workspace: { source: '/run/toolcell/mounts/aa', expected: { dev: 2049n, ino: 12n } },

@@ -9,8 +9,8 @@
 import anyTest from 'ava';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createDockerBackend } from '../../src/sandbox/docker-backend.js';
-import { createLoopImageCap } from '../../src/sandbox/disk-cap/loop-image.js';
+import { createDockerBackend } from '../../src/backends/docker/docker-backend.js';
+import { createLoopImageCap } from '../../src/backends/docker/disk-cap/loop-image.js';
 import { makeWorkspace, requireDocker, runCommand } from '../helpers/docker.js';
 
 const test = await requireDocker(anyTest, 'sandbox/disk-cap');

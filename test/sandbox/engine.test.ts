@@ -4,8 +4,8 @@
  */
 import anyTest from 'ava';
 import { ToolErrorType } from '../../src/errors.js';
-import { createDockerBackend, probeDocker } from '../../src/sandbox/docker-backend.js';
-import { ensureSandboxImage } from '../../src/sandbox/ensure-image.js';
+import { createDockerBackend, probeDocker } from '../../src/backends/docker/docker-backend.js';
+import { ensureSandboxImage } from '../../src/backends/docker/ensure-image.js';
 import { requireDocker } from '../helpers/docker.js';
 
 // Declared first: ava wants every test declared before the file's first await ends.

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
 import { packageRoot } from '../../src/paths.js';
-import { createEngineClient } from '../../src/sandbox/engine.js';
+import { createEngineClient } from '../../src/backends/docker/engine.js';
 import { requireDocker, makeWorkspace } from '../helpers/docker.js';
 
 const test = await requireDocker(anyTest, 'sandbox/first-use-build');

@@ -1,6 +1,6 @@
 import test from 'ava';
-import { FrameDecoder } from '../../src/sandbox/frame-decoder.js';
-import { HEADER_SIZE, encodeFrame } from '../../src/sandbox/protocol.js';
+import { FrameDecoder } from '../../src/backends/docker/frame-decoder.js';
+import { HEADER_SIZE, encodeFrame } from '../../src/backends/docker/protocol.js';
 
 function collect(): { decoder: FrameDecoder; frames: Array<{ type: number; callId: number; payload: string }> } {
   const frames: Array<{ type: number; callId: number; payload: string }> = [];

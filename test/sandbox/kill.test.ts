@@ -5,7 +5,7 @@
  */
 import anyTest from 'ava';
 import type { ExecutionContext } from 'ava';
-import type { DockerSession } from '../../src/sandbox/docker-session.js';
+import type { DockerSession } from '../../src/backends/docker/docker-session.js';
 import { SANDBOX_TEST_ENV, commandProcesses, eventually, requireDocker, runCommand, useSandboxBackend } from '../helpers/docker.js';
 
 const test = await requireDocker(anyTest, 'sandbox/kill');

@@ -7,10 +7,11 @@
 import test from 'ava';
 import { readFileSync } from 'node:fs';
 import { PassThrough, Duplex } from 'node:stream';
-import { FrameDecoder } from '../../src/sandbox/frame-decoder.js';
-import { HEADER_SIZE, HostFrame, PROTOCOL_VERSION, SupervisorFrame, encodeFrame, encodeJsonFrame } from '../../src/sandbox/protocol.js';
-import { SupervisorConnection } from '../../src/sandbox/supervisor-connection.js';
+import { FrameDecoder } from '../../src/backends/docker/frame-decoder.js';
+import { HEADER_SIZE, HostFrame, PROTOCOL_VERSION, SupervisorFrame, encodeFrame, encodeJsonFrame } from '../../src/backends/docker/protocol.js';
+import { SupervisorConnection } from '../../src/backends/docker/supervisor-connection.js';
 import { isToolcellError } from '../../src/errors.js';
+import { DEFAULT_KILL_GRACE_MS } from '../../src/contracts/defaults.js';
 
 interface GoldenFrame {
   name: string;
@@ -25,6 +26,7 @@ interface GoldenFrame {
 interface Golden {
   protocolVersion: number;
   headerSize: number;
+  defaults: { killGraceMs: number };
   types: Record<string, number>;
   frames: GoldenFrame[];
 }
@@ -37,6 +39,7 @@ test('the constants are the golden file’s', (t) => {
   t.is(PROTOCOL_VERSION, golden.protocolVersion);
   t.is(HEADER_SIZE, golden.headerSize);
   t.deepEqual({ ...HostFrame, ...SupervisorFrame }, golden.types);
+  t.is(DEFAULT_KILL_GRACE_MS, golden.defaults.killGraceMs, 'the supervisor uses the same grace for a KILL frame without one');
 });
 
 test('host frames encode to the golden bytes', (t) => {

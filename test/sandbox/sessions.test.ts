@@ -33,7 +33,7 @@ test('the workspace itself is shared between sessions of that workspace', async 
 test('a session whose container died gets a fresh one on the next spawn', async (t) => {
   const session = await sandbox.session(t);
   const before = session.containerId;
-  const { createEngineClient } = await import('../../src/sandbox/engine.js');
+  const { createEngineClient } = await import('../../src/backends/docker/engine.js');
   await createEngineClient().getContainer(before).remove({ force: true });
   const result = await runCommand(session, 'echo back');
   t.is(result.stdout, 'back\n');

@@ -5,7 +5,7 @@
 import anyTest from 'ava';
 import { chown, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { SANDBOX_UID } from '../../src/sandbox/sandbox-paths.js';
+import { SANDBOX_UID } from '../../src/backends/docker/sandbox-paths.js';
 import { makeWorkspace, requireDocker, runCommand, useSandboxBackend } from '../helpers/docker.js';
 
 const test = await requireDocker(anyTest, 'sandbox/workspace-identity');

@@ -11,15 +11,15 @@ import { once } from 'node:events';
 import { mkdir, readFile, rename, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isToolcellError } from '../../src/errors.js';
-import { SandboxContainer } from '../../src/sandbox/container.js';
-import { createEngineClient } from '../../src/sandbox/engine.js';
-import { createDockerBackend } from '../../src/sandbox/docker-backend.js';
-import { buildContainerSpec } from '../../src/sandbox/hardening.js';
-import { imageExists, sandboxImageTag } from '../../src/sandbox/image.js';
-import { ownerLabels } from '../../src/sandbox/labels.js';
-import { resolveDockerBackendOptions } from '../../src/sandbox/options.js';
-import { PrivateMounts } from '../../src/sandbox/private-mounts.js';
-import { prepareWorkspace } from '../../src/sandbox/workspace-dirs.js';
+import { SandboxContainer } from '../../src/backends/docker/container.js';
+import { createEngineClient } from '../../src/backends/docker/engine.js';
+import { createDockerBackend } from '../../src/backends/docker/docker-backend.js';
+import { buildContainerSpec } from '../../src/backends/docker/hardening.js';
+import { imageExists, sandboxImageTag } from '../../src/backends/docker/image.js';
+import { ownerLabels } from '../../src/backends/docker/labels.js';
+import { resolveDockerBackendOptions } from '../../src/backends/docker/options.js';
+import { PrivateMounts } from '../../src/backends/docker/private-mounts.js';
+import { prepareWorkspace } from '../../src/backends/docker/workspace-dirs.js';
 import { makeWorkspace, requireDocker } from '../helpers/docker.js';
 
 const test = await requireDocker(anyTest, 'sandbox/workspace-mount');
@@ -127,13 +127,17 @@ test('private mount points left by a toolcell process that died are removed by t
     return;
   }
   const folder = await makeWorkspace(t, 'toolcell-mnt-stale-');
-  const script = `import { PinnedDirectory } from ${JSON.stringify(new URL('../../src/sandbox/pinned-dir.js', import.meta.url).href)};
-import { PrivateMounts } from ${JSON.stringify(new URL('../../src/sandbox/private-mounts.js', import.meta.url).href)};
+  const script = `import { PinnedDirectory } from ${JSON.stringify(new URL('../../src/backends/docker/pinned-dir.js', import.meta.url).href)};
+import { PrivateMounts } from ${JSON.stringify(new URL('../../src/backends/docker/private-mounts.js', import.meta.url).href)};
 const target = await new PrivateMounts({ enabled: true }).bind(await PinnedDirectory.open(${JSON.stringify(folder)}));
 console.log(target);
 setInterval(() => {}, 1000);`;
   const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const target = await new Promise<string>((resolve) => child.stdout.once('data', (chunk: Buffer) => resolve(chunk.toString().trim())));
+  // A child that fails (a wrong import, no mount) exits instead of printing: the test fails rather than waits.
+  const target = await new Promise<string>((resolve, reject) => {
+    child.stdout.once('data', (chunk: Buffer) => resolve(chunk.toString().trim()));
+    child.once('exit', (code) => reject(new Error(`the mounting process exited (${code}) before printing its mount point`)));
+  });
   t.regex(target, new RegExp(`^/run/toolcell/mounts/${child.pid}-`));
   child.kill('SIGKILL');
   await once(child, 'exit');

@@ -12,7 +12,7 @@ import anyTest from 'ava';
 import { mkdir, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createDockerBackend } from '../../src/index.js';
-import { LABELS } from '../../src/sandbox/labels.js';
+import { LABELS } from '../../src/backends/docker/labels.js';
 import { SANDBOX_TEST_ENV, makeWorkspace, requireDocker, runCommand } from '../helpers/docker.js';
 import { dockerInspect } from '../helpers/security.js';
 

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { EndMarkerScanner } from '../../src/shell/host/end-marker.js';
+import { EndMarkerScanner } from '../../src/backends/host/end-marker.js';
 
 const MARKER = '\x1b]7770;end-1234\x07';
 const text = (bytes: Uint8Array): string => Buffer.from(bytes).toString('latin1');

@@ -3,7 +3,7 @@ import { randomInt } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
 import { ShellService, type ShellServiceOptions } from '../../src/shell/shell-service.js';
 import type { ShellSessionHandle } from '../../src/shell/session-handle.js';
-import type { SandboxChoice } from '../../src/shell/run-types.js';
+import type { SandboxMode } from '../../src/shell/run-types.js';
 import { useTempWorkspace, type TempWorkspace } from '../helpers/workspace.js';
 
 /** A ShellService (a real shell thread) closed when the test ends. */
@@ -16,7 +16,7 @@ export async function useShellService(t: ExecutionContext, options: ShellService
 /** A temp workspace and a session on it (host unless told otherwise), with a service of its own. */
 export async function useShellSession(
   t: ExecutionContext,
-  options: { service?: ShellServiceOptions; sandbox?: SandboxChoice } = {},
+  options: { service?: ShellServiceOptions; sandbox?: SandboxMode } = {},
 ): Promise<{ service: ShellService; session: ShellSessionHandle; workspace: TempWorkspace }> {
   const workspace = useTempWorkspace(t);
   const service = await useShellService(t, options.service);

@@ -5,6 +5,7 @@ import json
 import os
 
 import protocol as P
+import reaper
 
 
 def _payload(frame):
@@ -16,6 +17,8 @@ def test_constants_match_the_golden_file(golden):
     assert P.HEADER_SIZE == golden["headerSize"]
     for name, value in golden["types"].items():
         assert getattr(P, name) == value, name
+    # The grace a KILL frame without one gets; the host's default is the same (src/contracts/defaults.ts).
+    assert reaper.DEFAULT_GRACE_MS == golden["defaults"]["killGraceMs"]
 
 
 def test_each_golden_frame_decodes_alone(golden):

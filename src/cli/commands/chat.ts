@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { type AgentCliOptions, maxTurnsOption, modelOption, telemetryFileOption } from '../../ui/agent-cli-options.js';
-import type { AgentSetup } from '../../ui/agent-setup.js';
+import type { AgentSetup } from '../agent-setup.js';
 import { ChatSession } from '../../ui/chat/chat-session.js';
 import { PlainTerminal } from '../../ui/chat/plain-terminal.js';
 import { Screen } from '../../ui/chat/screen.js';
@@ -59,7 +59,7 @@ async function runChat(options: RunnerCliOptions & AgentCliOptions): Promise<num
   let setup: AgentSetup;
   try {
     // Loaded on use: @google/genai is heavy, and other commands do not need it.
-    const { setUpAgent } = await import('../../ui/agent-setup.js');
+    const { setUpAgent } = await import('../agent-setup.js');
     setup = await setUpAgent({ ...options, interactive: true, scheduler: session.schedulerHooks() });
   } catch (error) {
     process.stderr.write(`toolcell chat: ${(error as Error).message}\n`);

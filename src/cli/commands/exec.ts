@@ -7,7 +7,7 @@ import { colorEnabled } from '../../ui/style.js';
 import { approvalOption, type RunnerCliOptions, sandboxOption, settingsOption, trustWorkspaceOption, timeoutOption, workspaceOption, runtimeOptionsFrom } from '../options.js';
 import { MAX_INPUT_BYTES, parseFunctionCalls } from '../read-calls.js';
 import { readInput } from '../read-input.js';
-import type { Runtime } from '../runtime.js';
+import type { Runtime } from '../../runtime/runtime.js';
 
 interface ExecOptions extends RunnerCliOptions {
   json?: boolean;
@@ -70,7 +70,7 @@ async function runExec(file: string | undefined, options: ExecOptions): Promise<
   let runtime: Runtime;
   try {
     // Loaded on use, so `--help` and `--version` start fast.
-    const [{ createRuntime }, { JsonlFileSink }] = await Promise.all([import('../runtime.js'), import('../../telemetry/jsonl-sink.js')]);
+    const [{ createRuntime }, { JsonlFileSink }] = await Promise.all([import('../../runtime/runtime.js'), import('../../telemetry/jsonl-sink.js')]);
     runtime = await createRuntime({
       ...runtimeOptionsFrom(options),
       ...(options.telemetryFile ? { telemetry: new JsonlFileSink({ path: options.telemetryFile }) } : {}),

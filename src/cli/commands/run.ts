@@ -3,7 +3,7 @@ import { Option, type Command } from 'commander';
 import type { AgentOutcome } from '../../agent/events.js';
 import { WarningCode } from '../../errors.js';
 import { type AgentCliOptions, maxTurnsOption, modelOption, telemetryFileOption } from '../../ui/agent-cli-options.js';
-import type { AgentSetup } from '../../ui/agent-setup.js';
+import type { AgentSetup } from '../agent-setup.js';
 import { describeRequest } from '../../ui/describe-call.js';
 import { JsonResultCollector } from '../../ui/headless/json-result.js';
 import { StreamJsonWriter } from '../../ui/headless/stream-json.js';
@@ -111,7 +111,7 @@ async function runPrompt(promptArg: string | undefined, options: RunOptions): Pr
   try {
     try {
       // Loaded on use: @google/genai is heavy, and other commands do not need it.
-      const { setUpAgent } = await import('../../ui/agent-setup.js');
+      const { setUpAgent } = await import('../agent-setup.js');
       setup = await setUpAgent({
         ...options,
         interactive: false,

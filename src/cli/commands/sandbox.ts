@@ -2,10 +2,10 @@ import type { Command } from 'commander';
 import { isToolcellError } from '../../errors.js';
 // The sandbox modules (dockerode) are imported by the actions that use them,
 // so `--help` and `--version` start fast.
-import type { BuildSandboxImageOptions, BuildSandboxImageResult } from '../../sandbox/build.js';
-import type { DockerCliProbe } from '../../sandbox/docker-cli.js';
-import type { EngineOptions } from '../../sandbox/engine.js';
-import type { SandboxImageStatus } from '../../sandbox/image.js';
+import type { BuildSandboxImageOptions, BuildSandboxImageResult } from '../../backends/docker/build.js';
+import type { DockerCliProbe } from '../../backends/docker/docker-cli.js';
+import type { EngineOptions } from '../../backends/docker/engine.js';
+import type { SandboxImageStatus } from '../../backends/docker/image.js';
 import { BuildProgressView } from '../../ui/build-progress-view.js';
 import { colorEnabled } from '../../ui/style.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, exitCodeForSignal } from '../exit-codes.js';
@@ -26,7 +26,7 @@ function fail(command: string, error: unknown): void {
 
 /** Sandbox containers in the engine: those of live toolcell processes and leftovers of dead ones. */
 async function countContainers(engine: EngineOptions): Promise<{ live: number; leftovers: number }> {
-  const [{ createEngineClient }, { LABELS, ownerAlive }] = await Promise.all([import('../../sandbox/engine.js'), import('../../sandbox/labels.js')]);
+  const [{ createEngineClient }, { LABELS, ownerAlive }] = await Promise.all([import('../../backends/docker/engine.js'), import('../../backends/docker/labels.js')]);
   const docker = createEngineClient(engine);
   const containers = await docker.listContainers({ all: true, filters: { label: [`${LABELS.sandbox}=1`] } });
   const leftovers = containers.filter((info) => !ownerAlive(info.Labels ?? {})).length;
@@ -77,7 +77,7 @@ async function buildWithProgress(command: string, build: BuildSandboxImageOption
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   try {
-    const { buildSandboxImage } = await import('../../sandbox/build.js');
+    const { buildSandboxImage } = await import('../../backends/docker/build.js');
     return await buildSandboxImage({ ...build, onProgress: (event) => view.event(event), signal: controller.signal });
   } catch (error) {
     view.close();
@@ -139,7 +139,7 @@ function registerSetup(sandbox: Command): void {
       const [{ spawnSync }, { join }, { sandboxRecipeDir, imageExists, sandboxImageTag }] = await Promise.all([
         import('node:child_process'),
         import('node:path'),
-        import('../../sandbox/image.js'),
+        import('../../backends/docker/image.js'),
       ]);
       const env = { ...process.env, ...(engine.socketPath ? { DOCKER_HOST: `unix://${engine.socketPath}` } : {}) };
       // The script talks to a person: its stdout joins stderr, so stdout stays ours.
@@ -167,9 +167,9 @@ function registerSetup(sandbox: Command): void {
 /** Prints `toolcell sandbox status` to stdout; true when ready. */
 async function printStatus(engine: EngineOptions, json: boolean): Promise<boolean> {
   const [{ sandboxImageStatus }, { engineAddress }, { probeDockerCli }] = await Promise.all([
-    import('../../sandbox/image.js'),
-    import('../../sandbox/engine.js'),
-    import('../../sandbox/docker-cli.js'),
+    import('../../backends/docker/image.js'),
+    import('../../backends/docker/engine.js'),
+    import('../../backends/docker/docker-cli.js'),
   ]);
   const [status, client] = await Promise.all([sandboxImageStatus(engine), probeDockerCli(engine)]);
   const containers = status.engine.available ? await countContainers(engine) : undefined;
@@ -220,7 +220,7 @@ function registerClean(sandbox: Command): void {
     .action(async (options: EngineCliOptions & { all?: boolean; json?: boolean }) => {
       const engine = engineOptions(options);
       try {
-        const [{ engineCall, createEngineClient }, { removeLeftoverContainers }] = await Promise.all([import('../../sandbox/engine.js'), import('../../sandbox/cleanup.js')]);
+        const [{ engineCall, createEngineClient }, { removeLeftoverContainers }] = await Promise.all([import('../../backends/docker/engine.js'), import('../../backends/docker/cleanup.js')]);
         const result = await engineCall(engine, () => removeLeftoverContainers(createEngineClient(engine), { all: options.all === true }));
         if (options.json) process.stdout.write(`${JSON.stringify(result)}\n`);
         else process.stdout.write(`removed ${result.removed.length} container(s)${result.removed.length ? `: ${result.removed.join(' ')}` : ''}; kept ${result.kept} in use\n`);

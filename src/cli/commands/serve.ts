@@ -6,8 +6,8 @@ import type { ShellService } from '../../shell/shell-service.js';
 import type { ToolServerOptions } from '../../mcp/server/create-tool-server.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from '../exit-codes.js';
 import { approvalOption, type RunnerCliOptions, sandboxOption, settingsOption, trustWorkspaceOption, timeoutOption, workspaceOption, runtimeOptionsFrom } from '../options.js';
-import type { Runtime } from '../runtime.js';
-import { shellServiceOptions } from '../shell-settings.js';
+import type { Runtime } from '../../runtime/runtime.js';
+import { shellServiceOptions } from '../../runtime/shell-settings.js';
 
 interface ServeOptions extends RunnerCliOptions {
   stdio?: boolean;
@@ -64,7 +64,7 @@ async function runServe(options: ServeOptions): Promise<number> {
 
   // Loaded on use, so `--help` and `--version` start fast.
   const [{ createRuntime }, { ShellService }, { Scheduler }, { serveHttp }, { serveStdio }, { createSessionFactory }, { shellSessionSandbox }] = await Promise.all([
-    import('../runtime.js'),
+    import('../../runtime/runtime.js'),
     import('../../shell/shell-service.js'),
     import('../../scheduler/scheduler.js'),
     import('../../mcp/server/serve-http.js'),

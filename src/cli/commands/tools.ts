@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { EXIT_OK, EXIT_USAGE } from '../exit-codes.js';
 import { type RunnerCliOptions, sandboxOption, settingsOption, trustWorkspaceOption, workspaceOption, runtimeOptionsFrom } from '../options.js';
-import type { Runtime } from '../runtime.js';
+import type { Runtime } from '../../runtime/runtime.js';
 
 /** Registers `toolcell tools`: lists the FunctionDeclarations the model is given. */
 export function registerToolsCommand(program: Command): void {
@@ -17,7 +17,7 @@ export function registerToolsCommand(program: Command): void {
       let runtime: Runtime;
       try {
         // Loaded on use, so `--help` and `--version` start fast.
-        const { createRuntime } = await import('../runtime.js');
+        const { createRuntime } = await import('../../runtime/runtime.js');
         runtime = await createRuntime(runtimeOptionsFrom(options));
       } catch (error) {
         process.stderr.write(`toolcell tools: ${(error as Error).message}\n`);

@@ -1,7 +1,7 @@
 import { DiscoveredTool } from '../../discovery/discovered-tool.js';
 import { shellCommandRunner } from '../../discovery/shell-command-runner.js';
 import type { ToolRegistry } from '../../registry/tool-registry.js';
-import type { SandboxChoice } from '../../shell/run-types.js';
+import type { SandboxMode } from '../../shell/run-types.js';
 import type { ShellService } from '../../shell/shell-service.js';
 import type { WorkspaceInfo } from '../../tools/define-tool.js';
 import { createShellTool } from '../../tools/shell/shell-tool.js';
@@ -9,7 +9,7 @@ import type { SessionSandbox } from './session-factory.js';
 
 export interface ShellSandboxOptions {
   service: ShellService;
-  sandbox: SandboxChoice;
+  sandbox: SandboxMode;
   workspace: WorkspaceInfo;
   /** Its discovered tools are re-bound to each session's sandbox. */
   baseRegistry: ToolRegistry;

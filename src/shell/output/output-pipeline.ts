@@ -1,4 +1,4 @@
-import type { LiveOutput } from '../../tools/tool.js';
+import type { LiveOutput } from '../../contracts/live-output.js';
 import { BinarySniffer } from './binary-sniffer.js';
 import { ByteTail } from './byte-tail.js';
 import { formatBytes } from './format-bytes.js';

@@ -1,6 +1,6 @@
 import type { MessagePort } from 'node:worker_threads';
 import { ToolErrorType, errorMessage, isToolcellError } from '../../errors.js';
-import type { ShellSession, SpawnedProcess } from '../backend.js';
+import type { ShellSession, SpawnedProcess } from '../../backends/backend.js';
 import { OutputPipeline, type OutputLimits } from '../output/output-pipeline.js';
 import type { RunControl, RunEvent, RunRequest, WireError } from '../protocol.js';
 import type { ShellRunResult } from '../run-types.js';

@@ -1,7 +1,7 @@
 import { ToolErrorType, ToolcellError, errorMessage, joinSentences } from '../../errors.js';
-import type { ShellBackend } from '../backend.js';
-import { createHostBackend } from '../host/host-backend.js';
-import type { SandboxChoice } from '../run-types.js';
+import type { ShellBackend } from '../../backends/backend.js';
+import { createHostBackend } from '../../backends/host/host-backend.js';
+import type { SandboxMode } from '../run-types.js';
 
 /**
  * The Docker backend (src/sandbox/docker-backend.ts and probe.ts), loaded on
@@ -35,7 +35,7 @@ export class SandboxResolver {
     this.#dockerOptions = options.docker;
   }
 
-  async resolve(choice: SandboxChoice): Promise<ResolvedSandbox> {
+  async resolve(choice: SandboxMode): Promise<ResolvedSandbox> {
     if (choice === 'none') {
       this.#host ??= createHostBackend();
       return { ok: true, backend: this.#host };
@@ -108,7 +108,7 @@ export class SandboxResolver {
   }
 
   async #importDocker(): Promise<Partial<DockerModule>> {
-    const [backend, probe] = await Promise.all([import('../../sandbox/docker-backend.js'), import('../../sandbox/probe.js')]);
+    const [backend, probe] = await Promise.all([import('../../backends/docker/docker-backend.js'), import('../../backends/docker/probe.js')]);
     return { createDockerBackend: backend.createDockerBackend as DockerModule['createDockerBackend'], probeDocker: probe.probeDocker };
   }
 }

@@ -1,16 +1,16 @@
 import type { MessagePort } from 'node:worker_threads';
 import { ToolErrorType, ToolcellError } from '../../errors.js';
-import type { ShellBackend, ShellSession } from '../backend.js';
+import type { ShellBackend, ShellSession } from '../../backends/backend.js';
 import { buildShellEnvironment } from '../environment.js';
 import type { OpenedSession, RunRequest, ShellThreadSettings, ThreadReply, ThreadRequest } from '../protocol.js';
-import type { SandboxChoice } from '../run-types.js';
+import type { SandboxMode } from '../run-types.js';
 import { runCommand, toWireError } from './run-command.js';
 import { SandboxResolver } from './sandbox-resolver.js';
 
 /** A session as the thread holds it: open on a backend, or failed closed (retried on each run). */
 interface ThreadSession {
   id: string;
-  sandbox: SandboxChoice;
+  sandbox: SandboxMode;
   workspaceRoot: string;
   backend?: ShellBackend;
   shell?: ShellSession;

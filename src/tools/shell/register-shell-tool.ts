@@ -1,4 +1,3 @@
-import type { ToolRegistry } from '../../registry/tool-registry.js';
 import { ShellTool, type ShellToolOptions } from './shell-tool.js';
 
 /**
@@ -10,8 +9,10 @@ import { ShellTool, type ShellToolOptions } from './shell-tool.js';
  * const session = await service.openSession({ sandbox: 'auto', workspaceRoot: workspace.roots[0] });
  * registerShellTool(registry, { session, workspace, wallTimeoutMs: 60_000 });
  * runtime.onClose(() => service.close());
+ *
+ * `registry` is anything with `register` (a ToolRegistry): tools sit below the registry.
  */
-export function registerShellTool(registry: ToolRegistry, options: ShellToolOptions): ShellTool {
+export function registerShellTool(registry: { register(tool: ShellTool): void }, options: ShellToolOptions): ShellTool {
   const tool = new ShellTool(options);
   registry.register(tool);
   return tool;

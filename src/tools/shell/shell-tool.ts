@@ -8,17 +8,8 @@ import { DEFAULT_INACTIVITY_TIMEOUT_MS } from '../../shell/run-types.js';
 import type { WorkspaceInfo } from '../define-tool.js';
 import { validateWithZod, zodToParametersJsonSchema } from '../parameters.js';
 import { toolErrorResult } from '../results.js';
-import type {
-  ExecConfirmationDetails,
-  FunctionDeclaration,
-  JsonSchema,
-  Tool,
-  ToolLocation,
-  ToolResult,
-  ToolSource,
-  UpdateOutput,
-  ValidationResult,
-} from '../tool.js';
+import { BaseTool } from '../base-tool.js';
+import type { ExecConfirmationDetails, ToolResult, UpdateOutput, ValidationResult } from '../tool.js';
 import { formatShellResult } from './format-result.js';
 import { rootCommands } from './root-commands.js';
 
@@ -73,21 +64,22 @@ export interface ShellToolOptions {
  * Piscina pool but hands the command to the shell thread through its
  * session, which streams throttled live output back.
  */
-export class ShellTool implements Tool<ShellToolParams> {
-  readonly name = SHELL_TOOL_NAME;
-  readonly displayName = 'Shell';
-  readonly description = DESCRIPTION;
-  readonly kind = 'execute' as const;
-  readonly parametersJsonSchema: JsonSchema = zodToParametersJsonSchema(parameters);
-  readonly canUpdateOutput = true;
-  readonly isOutputMarkdown = false;
-  readonly source: ToolSource = { type: 'builtin' };
+export class ShellTool extends BaseTool<ShellToolParams> {
   readonly #session: Pick<ShellSessionHandle, 'run' | 'describe'>;
   readonly #workspace: WorkspaceInfo;
   readonly #inactivityMs: number;
   readonly #wallMs: number | undefined;
 
   constructor(options: ShellToolOptions) {
+    super({
+      name: SHELL_TOOL_NAME,
+      displayName: 'Shell',
+      description: DESCRIPTION,
+      kind: 'execute',
+      parametersJsonSchema: zodToParametersJsonSchema(parameters),
+      canUpdateOutput: true,
+      source: { type: 'builtin' },
+    });
     if (typeof options !== 'object' || options === null) throw new TypeError('ShellTool: options must be an object');
     if (!options.session || typeof options.session.run !== 'function') throw new TypeError('ShellTool: session must be a ShellSessionHandle');
     if (!options.workspace || !Array.isArray(options.workspace.roots) || options.workspace.roots.length === 0) {
@@ -103,14 +95,7 @@ export class ShellTool implements Tool<ShellToolParams> {
     this.#wallMs = wall;
   }
 
-  declaration(): FunctionDeclaration {
-    return { name: this.name, description: this.description, parametersJsonSchema: this.parametersJsonSchema };
-  }
-
   validateParams(raw: unknown): ValidationResult<ShellToolParams> {
-    if (raw !== undefined && (typeof raw !== 'object' || raw === null || Array.isArray(raw))) {
-      return { ok: false, error: 'params must be a JSON object' };
-    }
     return validateWithZod(parameters, raw);
   }
 
@@ -122,11 +107,7 @@ export class ShellTool implements Tool<ShellToolParams> {
     return text;
   }
 
-  toolLocations(): ToolLocation[] {
-    return [];
-  }
-
-  async shouldConfirmExecute(params: ShellToolParams): Promise<ExecConfirmationDetails> {
+  override async shouldConfirmExecute(params: ShellToolParams): Promise<ExecConfirmationDetails> {
     const roots = rootCommands(params.command);
     return {
       type: 'exec',

@@ -2,7 +2,7 @@ import test, { type ExecutionContext } from 'ava';
 import { readFileSync } from 'node:fs';
 import { ToolRegistry } from '../../../src/registry/tool-registry.js';
 import { ShellService, type ShellServiceOptions } from '../../../src/shell/shell-service.js';
-import type { SandboxChoice } from '../../../src/shell/run-types.js';
+import type { SandboxMode } from '../../../src/shell/run-types.js';
 import { registerShellTool } from '../../../src/tools/shell/register-shell-tool.js';
 import { rootCommands } from '../../../src/tools/shell/root-commands.js';
 import { ShellTool, type ShellToolOptions } from '../../../src/tools/shell/shell-tool.js';
@@ -11,7 +11,7 @@ import { llmText, useTempWorkspace, type TempWorkspace } from '../../helpers/wor
 
 async function useShellTool(
   t: ExecutionContext,
-  options: { service?: ShellServiceOptions; sandbox?: SandboxChoice; tool?: Partial<ShellToolOptions> } = {},
+  options: { service?: ShellServiceOptions; sandbox?: SandboxMode; tool?: Partial<ShellToolOptions> } = {},
 ): Promise<{ tool: ShellTool; workspace: TempWorkspace }> {
   const workspace = useTempWorkspace(t);
   const service = await ShellService.create(options.service);

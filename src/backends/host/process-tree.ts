@@ -1,5 +1,6 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { DEFAULT_KILL_GRACE_MS } from '../../contracts/defaults.js';
 
 /** One live process, from /proc/<pid>/stat. */
 export interface ProcessEntry {
@@ -110,7 +111,7 @@ function signalAll(pids: Iterable<number>, signal: NodeJS.Signals): void {
  * kill). Resolves when nothing of it is left, or after `maxRounds`.
  */
 export async function killProcessTree(selector: ProcessTreeSelector, options: { graceMs?: number; maxRounds?: number } = {}): Promise<void> {
-  const graceMs = options.graceMs ?? 200;
+  const graceMs = options.graceMs ?? DEFAULT_KILL_GRACE_MS;
   const maxRounds = options.maxRounds ?? 100;
   let members = findProcessTree(selector);
   if (members.length === 0) return;

@@ -1,4 +1,4 @@
-import { ToolcellError, ToolErrorType } from '../errors.js';
+import { ToolcellError, ToolErrorType } from '../../errors.js';
 import { buildSandboxImage } from './build.js';
 import type { BuildProgressEvent } from './build-progress.js';
 import type { EngineOptions } from './engine.js';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
-import { packageRoot } from '../paths.js';
+import { packageRoot } from '../../paths.js';
 import { createEngineClient, engineCall, type EngineOptions } from './engine.js';
 import { probeDocker, type DockerProbe } from './probe.js';
 

@@ -1,5 +1,5 @@
 import { posix } from 'node:path';
-import type { SpawnOptions } from '../shell/backend.js';
+import type { SpawnOptions } from '../backend.js';
 import type { SpawnRequest } from './protocol.js';
 
 function check(condition: boolean, message: string): asserts condition {

@@ -4,7 +4,7 @@ import { ToolcellError, ToolErrorType } from '../errors.js';
 import { loadSettings } from '../config/load-settings.js';
 import type { Settings } from '../config/settings-schema.js';
 import { shellCommandRunner } from '../discovery/shell-command-runner.js';
-import { registerExtensionTools } from '../extensions.js';
+import { registerExtensionTools } from './extensions.js';
 import { registerShellTool } from '../tools/shell/register-shell-tool.js';
 import { LazyShellSession } from './lazy-shell-session.js';
 import { resolveSandboxMode, shellServiceOptions, type SandboxMode } from './shell-settings.js';

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
-import { ToolcellError, ToolErrorType } from '../errors.js';
-import { untilAborted } from '../until-aborted.js';
+import { ToolcellError, ToolErrorType } from '../../errors.js';
+import { untilAborted } from '../../until-aborted.js';
 import type { SessionContainer } from './docker-session.js';
 
 /** Workspaces that keep spares at once; the least recently used one loses its spares. */

@@ -1,8 +1,8 @@
 import { Agent } from '../agent/agent.js';
 import { createGeminiClient } from '../agent/gemini-client.js';
 import { systemInstruction } from '../agent/system-instruction.js';
-import { createRuntime, type Runtime, type SandboxMode } from '../cli/runtime.js';
-import { runtimeOptionsFrom } from '../cli/options.js';
+import { createRuntime, type Runtime, type SandboxMode } from '../runtime/runtime.js';
+import { runtimeOptionsFrom } from './options.js';
 import type { ApprovalMode } from '../scheduler/approval.js';
 import type { Scheduler, SchedulerOptions } from '../scheduler/scheduler.js';
 import { JsonlFileSink } from '../telemetry/jsonl-sink.js';

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import type Docker from 'dockerode';
-import { ToolcellError, ToolErrorType } from '../errors.js';
+import { ToolcellError, ToolErrorType } from '../../errors.js';
 import { BuildOutputSplitter, type BuildProgressEvent } from './build-progress.js';
 import { createEngineClient, engineCall, engineUnavailableError, type EngineOptions } from './engine.js';
 import {

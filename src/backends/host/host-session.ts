@@ -9,6 +9,7 @@ import { spawnPipeProcess } from './pipe-process.js';
 import { killProcessTree } from './process-tree.js';
 import { spawnPtyProcess } from './pty-process.js';
 import { hostShell } from './shell-command.js';
+import { DEFAULT_TERMINAL } from '../../contracts/defaults.js';
 
 /** Environment names that mark a command's processes so they can all be found again. */
 export const SESSION_MARKER_NAME = 'TOOLCELL_SESSION';
@@ -56,7 +57,7 @@ export class HostSession implements ShellSession {
     } else if (options.mode === 'pipes') {
       spawned = await spawnPipeProcess({ ...common, ...(options.stdin ? { stdin: options.stdin } : {}) });
     } else {
-      spawned = spawnPtyProcess({ ...common, cols: options.cols ?? 120, rows: options.rows ?? 30 });
+      spawned = spawnPtyProcess({ ...common, cols: options.cols ?? DEFAULT_TERMINAL.cols, rows: options.rows ?? DEFAULT_TERMINAL.rows });
     }
     this.#processes.add(spawned);
     void spawned.exited.then(() => this.#processes.delete(spawned));

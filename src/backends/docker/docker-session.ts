@@ -1,6 +1,6 @@
 import { join } from 'node:path';
-import type { ShellSession, SpawnOptions, SpawnedProcess } from '../shell/backend.js';
-import { ToolcellError, ToolErrorType } from '../errors.js';
+import type { ShellSession, SpawnOptions, SpawnedProcess } from '../backend.js';
+import { ToolcellError, ToolErrorType } from '../../errors.js';
 import type { SandboxContainer } from './container.js';
 import { startDockerProcess } from './docker-process.js';
 import { toSpawnRequest } from './spawn-request.js';

@@ -1,12 +1,11 @@
-import type { ExitStatus, SpawnedProcess } from '../shell/backend.js';
-import { ToolcellError, ToolErrorType } from '../errors.js';
+import type { ExitStatus, SpawnedProcess } from '../backend.js';
+import { ToolcellError, ToolErrorType } from '../../errors.js';
 import type { SpawnRequest } from './protocol.js';
 import type { SupervisorConnection } from './supervisor-connection.js';
+import { DEFAULT_KILL_GRACE_MS } from '../../contracts/defaults.js';
 
 type Stream = 'stdout' | 'stderr';
 type DataListener = (chunk: Uint8Array, stream: Stream) => void;
-
-export const DEFAULT_KILL_GRACE_MS = 200;
 
 /**
  * A command running under the supervisor of a session's container. Output

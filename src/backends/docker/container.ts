@@ -1,7 +1,7 @@
 import type { Duplex } from 'node:stream';
 import type Docker from 'dockerode';
-import { ToolcellError, ToolErrorType, isToolcellError } from '../errors.js';
-import { untilAborted } from '../until-aborted.js';
+import { ToolcellError, ToolErrorType, isToolcellError } from '../../errors.js';
+import { untilAborted } from '../../until-aborted.js';
 import { removeContainer } from './cleanup.js';
 import { sandboxDebug } from './diagnostics.js';
 import { engineCall, type EngineOptions } from './engine.js';

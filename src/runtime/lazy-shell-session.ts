@@ -3,7 +3,7 @@ import type { ShellRunOptions, ShellRunResult } from '../shell/run-types.js';
 import { ShellService, type ShellServiceOptions } from '../shell/shell-service.js';
 import type { ShellSessionHandle } from '../shell/session-handle.js';
 import { untilAborted } from '../until-aborted.js';
-import type { SandboxMode } from './runtime.js';
+import type { SandboxMode } from '../contracts/sandbox-mode.js';
 
 /**
  * A shell session that starts the shell thread and opens its sandbox (probe

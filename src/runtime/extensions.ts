@@ -1,11 +1,11 @@
-import type { Settings } from './config/settings-schema.js';
-import type { CommandRunner } from './discovery/command-runner.js';
-import { discoverCommandTools } from './discovery/discover-command-tools.js';
-import type { DiscoveredTool } from './discovery/discovered-tool.js';
-import { errorMessage } from './errors.js';
-import { McpClientManager } from './mcp/mcp-client-manager.js';
-import type { McpTool } from './mcp/mcp-tool.js';
-import type { ToolRegistry } from './registry/tool-registry.js';
+import type { Settings } from '../config/settings-schema.js';
+import type { CommandRunner } from '../discovery/command-runner.js';
+import { discoverCommandTools } from '../discovery/discover-command-tools.js';
+import type { DiscoveredTool } from '../discovery/discovered-tool.js';
+import { errorMessage } from '../errors.js';
+import { McpClientManager } from '../mcp/mcp-client-manager.js';
+import type { McpTool } from '../mcp/mcp-tool.js';
+import type { ToolRegistry } from '../registry/tool-registry.js';
 
 export interface RegisterExtensionToolsOptions {
   registry: ToolRegistry;

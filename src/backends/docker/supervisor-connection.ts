@@ -1,6 +1,6 @@
 import type { Duplex } from 'node:stream';
-import { ToolcellError, ToolErrorType } from '../errors.js';
-import type { ExitStatus } from '../shell/backend.js';
+import { ToolcellError, ToolErrorType } from '../../errors.js';
+import type { ExitStatus } from '../backend.js';
 import { FrameDecoder } from './frame-decoder.js';
 import {
   HEADER_SIZE,

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { realpath } from 'node:fs/promises';
-import { ToolcellError, ToolErrorType } from '../errors.js';
+import { ToolcellError, ToolErrorType } from '../../errors.js';
 import { resolveSandboxIdentity, type SandboxIdentity } from './identity.js';
 import type { SandboxUserPolicy } from './options.js';
 import { PinError, PinnedDirectory, type FileIdentity } from './pinned-dir.js';

@@ -4,7 +4,7 @@
  * 9-byte big-endian header (type u8, call id u32, payload length u32) and a
  * payload: raw bytes for data, UTF-8 JSON for control.
  */
-import type { SpawnOptions } from '../shell/backend.js';
+import type { SpawnOptions } from '../backend.js';
 
 export const PROTOCOL_VERSION = 1;
 export const HEADER_SIZE = 9;

@@ -1,8 +1,8 @@
 import type { Settings } from '../config/settings-schema.js';
+import type { SandboxMode } from '../contracts/sandbox-mode.js';
 import type { ShellServiceOptions } from '../shell/shell-service.js';
 
-/** Where shell commands run: a hardened container, the host (only when named), or docker-if-available-else-refuse. */
-export type SandboxMode = 'docker' | 'none' | 'auto';
+export type { SandboxMode };
 
 /**
  * The sandbox a command uses: the `--sandbox` flag when it was given, else

@@ -1,5 +1,5 @@
 import Docker from 'dockerode';
-import { ToolcellError, ToolErrorType } from '../errors.js';
+import { ToolcellError, ToolErrorType } from '../../errors.js';
 
 /** Connection settings for the Docker engine. */
 export interface EngineOptions {

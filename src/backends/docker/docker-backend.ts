@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { isAbsolute } from 'node:path';
 import type Docker from 'dockerode';
-import type { ShellBackend, ShellSession } from '../shell/backend.js';
-import { ToolcellError, ToolErrorType } from '../errors.js';
+import type { ShellBackend, ShellSession } from '../backend.js';
+import { ToolcellError, ToolErrorType } from '../../errors.js';
 import { removeBackendContainers, removeLeftoverContainers } from './cleanup.js';
 import { SandboxContainer } from './container.js';
 import { DockerSession, sessionSlug, type SessionContainer } from './docker-session.js';
