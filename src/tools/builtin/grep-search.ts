@@ -5,7 +5,6 @@ import { ToolErrorType, isToolcellError } from '../../errors.js';
 import { absoluteWorkspacePath, resolveWorkspacePath } from '../../fs/workspace-paths.js';
 import { defineTool, type WorkspaceInfo } from '../define-tool.js';
 import { toolErrorResult } from '../results.js';
-import { searchWithGitGrep } from './grep/git-grep.js';
 import type { GrepEngine, GrepEngineName, GrepMatch, GrepOutcome, GrepRequest } from './grep/grep-types.js';
 import { formatMatches } from './grep/format-matches.js';
 import { searchWithJavaScript } from './grep/js-grep.js';
@@ -15,17 +14,23 @@ import { failureResult } from './tool-failure.js';
 /** The search stops after this many matching lines. */
 export const GREP_MAX_MATCHES = 500;
 
-/** Which engine searches: `auto` tries ripgrep, then git grep, then JavaScript. */
-export type GrepEngineChoice = 'auto' | 'ripgrep' | 'git' | 'javascript';
+/**
+ * Which engine searches: `auto` tries ripgrep, then JavaScript. There is no
+ * git grep engine: git takes its work tree, file names and pathspec magic
+ * from the repository's own configuration, which whoever controls the
+ * workspace writes (a `core.worktree = /` made it search the host), and the
+ * JavaScript engine already covers what it was for (patterns ripgrep's
+ * dialect refuses, hosts without ripgrep).
+ */
+export type GrepEngineChoice = 'auto' | 'ripgrep' | 'javascript';
 
-const ENGINE_CHOICES: readonly GrepEngineChoice[] = ['auto', 'ripgrep', 'git', 'javascript'];
+const ENGINE_CHOICES: readonly GrepEngineChoice[] = ['auto', 'ripgrep', 'javascript'];
 
 /** Environment variable that picks the engine when the definition does not (e.g. `javascript`). */
 export const GREP_ENGINE_ENV = 'TOOLCELL_GREP_ENGINE';
 
 const ENGINES: Readonly<Record<Exclude<GrepEngineChoice, 'auto'>, { name: GrepEngineName; run: GrepEngine }>> = {
   ripgrep: { name: 'ripgrep', run: searchWithRipgrep },
-  git: { name: 'git grep', run: searchWithGitGrep },
   javascript: { name: 'javascript', run: searchWithJavaScript },
 };
 
@@ -42,6 +47,9 @@ const parameters = z.object({
   include_pattern: z
     .string()
     .min(1)
+    .refine((glob) => !glob.startsWith('/') && !glob.split('/').includes('..'), {
+      error: "is matched against paths below dir_path: it cannot start with '/' or contain a '..' segment",
+    })
     .optional()
     .describe("Optional: A glob pattern to filter which files are searched (e.g., '*.js', '*.{ts,tsx}', 'src/**'). If omitted, searches all files (respecting .gitignore)."),
 });
@@ -101,7 +109,7 @@ export function createGrepSearchTool(options: { name: string; engine?: GrepEngin
 }
 
 async function search(choice: GrepEngineChoice, request: GrepRequest): Promise<{ outcome: GrepOutcome; engine: GrepEngineName } | null> {
-  const order = choice === 'auto' ? (['ripgrep', 'git', 'javascript'] as const) : [choice];
+  const order = choice === 'auto' ? (['ripgrep', 'javascript'] as const) : [choice];
   for (const key of order) {
     const engine = ENGINES[key];
     const outcome = await engine.run(request);

@@ -45,7 +45,7 @@ test('a missing command resolves null', async (t) => {
   t.is(await runLines('toolcell-no-such-command', [], { cwd: ws.root, signal: new AbortController().signal, onLine: () => true }), null);
 });
 
-test('git grep does not run programs named in the workspace git config', async (t) => {
+test('no engine runs programs named in the workspace git config, even for a pattern ripgrep refuses', async (t) => {
   const ws = useTempWorkspace(t, { files: { 'a.txt': 'hello\n' } });
   execFileSync('git', ['init', '-q', ws.root]);
   execFileSync('git', ['-C', ws.root, 'add', 'a.txt']);
@@ -55,7 +55,7 @@ test('git grep does not run programs named in the workspace git config', async (
   chmodSync(hook, 0o755);
   execFileSync('git', ['-C', ws.root, 'config', 'core.fsmonitor', hook]);
   writeFileSync(ws.path('a.txt'), 'hello again\n'); // a stale index invites a refresh
-  const result = await runTool(localTool(createGrepSearchTool({ name: 'g', engine: 'git' }), ws), { pattern: 'hello' });
+  const result = await runTool(localTool(createGrepSearchTool({ name: 'g', engine: 'auto' }), ws), { pattern: 'hello(?= again)' });
   t.regex(llmText(result), /L1: hello again/);
   t.false(existsSync(marker));
 });

@@ -1,9 +1,8 @@
 import test from 'ava';
-import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { findExecutable } from '../../../src/tools/builtin/grep/find-executable.js';
 import { GREP_MAX_MATCHES, createGrepSearchTool, grepSearchTool, searchFileContentTool, type GrepEngineChoice } from '../../../src/tools/builtin/grep-search.js';
-import { llmText, localTool, runTool, useTempWorkspace, type TempWorkspace } from '../../helpers/workspace.js';
+import { llmText, localTool, runTool, useTempWorkspace } from '../../helpers/workspace.js';
 
 const FILES = {
   'src/a.ts': 'const greeting = "Hello";\nexport function hello() {}\n',
@@ -30,20 +29,15 @@ const EXPECTED = [
   '---',
 ].join('\n');
 
-function gitInit(ws: TempWorkspace): void {
-  execFileSync('git', ['init', '-q', ws.root]);
-}
-
-const engines: Array<{ engine: GrepEngineChoice; display: string; needs?: string; git?: boolean }> = [
+const engines: Array<{ engine: GrepEngineChoice; display: string; needs?: string }> = [
   { engine: 'javascript', display: 'javascript' },
   { engine: 'ripgrep', display: 'ripgrep', needs: 'rg' },
-  { engine: 'git', display: 'git grep', needs: 'git', git: true },
 ];
 
-for (const { engine, display, needs, git } of engines) {
+for (const { engine, display, needs } of engines) {
   const available = async (t: { log(message: string): void; fail(message: string): void }): Promise<boolean> => {
     if (needs === undefined || (await findExecutable(needs)) !== null) return true;
-    // CI installs rg and git (.ci/docker.sh): there a missing engine is a failure, not a skip.
+    // CI installs rg (.ci/docker.sh): there a missing engine is a failure, not a skip.
     if (process.env['CI'] === 'true') t.fail(`${needs} is not on PATH; CI must test the ${engine} engine`);
     else t.log(`${needs} is not on PATH here; the ${engine} engine is not tested`);
     return false;
@@ -52,7 +46,6 @@ for (const { engine, display, needs, git } of engines) {
   test(`${engine}: groups matches by file, case-insensitively, skipping ignored and binary files`, async (t) => {
     if (!(await available(t))) return t.pass();
     const ws = useTempWorkspace(t, { files: FILES });
-    if (git) gitInit(ws);
     const result = await runTool(localTool(createGrepSearchTool({ name: 'grep_search', engine }), ws), { pattern: 'hello' });
     t.is(llmText(result), EXPECTED);
     t.is(result.returnDisplay, `Found 4 matches (${display})`);
@@ -61,7 +54,6 @@ for (const { engine, display, needs, git } of engines) {
   test(`${engine}: a file whose name is not UTF-8 is searched, shown lossily and marked as such`, async (t) => {
     if (!(await available(t))) return t.pass();
     const ws = useTempWorkspace(t);
-    if (git) gitInit(ws);
     writeFileSync(Buffer.concat([Buffer.from(`${ws.root}/caf`), Buffer.from([0xe9])]), 'needle\n');
     writeFileSync(`${ws.root}/plain.txt`, 'needle\n');
     const text = llmText(await runTool(localTool(createGrepSearchTool({ name: 'g', engine }), ws), { pattern: 'needle' }));
@@ -72,7 +64,6 @@ for (const { engine, display, needs, git } of engines) {
   test(`${engine}: include_pattern and dir_path narrow the search`, async (t) => {
     if (!(await available(t))) return t.pass();
     const ws = useTempWorkspace(t, { files: FILES });
-    if (git) gitInit(ws);
     const tool = localTool(createGrepSearchTool({ name: 'grep_search', engine }), ws);
     const included = llmText(await runTool(tool, { pattern: 'hello', include_pattern: '*.ts' }));
     t.regex(included, /^Found 2 matches for pattern "hello" in path "." \(filter: "\*\.ts"\):/);
@@ -84,7 +75,6 @@ for (const { engine, display, needs, git } of engines) {
   test(`${engine}: no match is a plain answer`, async (t) => {
     if (!(await available(t))) return t.pass();
     const ws = useTempWorkspace(t, { files: FILES });
-    if (git) gitInit(ws);
     const result = await runTool(localTool(createGrepSearchTool({ name: 'grep_search', engine }), ws), { pattern: 'zebra' });
     t.is(result.error, undefined);
     t.is(llmText(result), 'No matches found for pattern "zebra" in path ".".');
@@ -93,7 +83,6 @@ for (const { engine, display, needs, git } of engines) {
   test(`${engine}: does not follow symlinks out of the workspace`, async (t) => {
     if (!(await available(t))) return t.pass();
     const ws = useTempWorkspace(t, { files: { 'a.txt': 'nothing' }, outsideFiles: { 'secret.txt': 'hello secret' } });
-    if (git) gitInit(ws);
     ws.symlink('out', ws.outside);
     ws.symlink('secret-link.txt', `${ws.outside}/secret.txt`);
     const text = llmText(await runTool(localTool(createGrepSearchTool({ name: 'grep_search', engine }), ws), { pattern: 'secret' }));
