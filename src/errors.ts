@@ -42,6 +42,8 @@ export const ToolErrorType = {
   SEARCH_FAILED: 'search_failed',
   ATTEMPT_TO_CREATE_EXISTING_FILE: 'attempt_to_create_existing_file',
   FILE_IS_BINARY: 'file_is_binary',
+  /** A file tool tried to create or change something in toolcell's own state folder (`.toolcell/`). */
+  TOOLCELL_STATE_READ_ONLY: 'toolcell_state_read_only',
   // Shell and sandbox
   SHELL_EXECUTE_ERROR: 'shell_execute_error',
   /** A shell session id that is unknown or already open. */

@@ -1,8 +1,8 @@
-import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { z } from 'zod';
 import { ToolcellError, ToolErrorType } from '../errors.js';
+import { parseSettingsJson, readSettingsText, type SettingsFileOrigin } from './settings-file.js';
 import { settingsSchema } from './settings-schema.js';
 import { isTrustedWorkspace, untrustedWorkspaceSettings } from './workspace-trust.js';
 import type { Settings, SettingsFile } from './settings-schema.js';
@@ -55,17 +55,17 @@ export function loadSettings(options: LoadSettingsOptions): Settings {
   if (options.settingsFile !== undefined) {
     // Named on the command line by the user: applied in full.
     const file = resolve(options.settingsFile);
-    const parsed = readSettingsFile(file, { required: true });
+    const parsed = readSettingsFile(file, { required: true, origin: 'user' });
     if (parsed) mergeInto(settings, parsed, file);
     return settings;
   }
   const userFile = join(options.homeDir ?? homedir(), SETTINGS_RELATIVE_PATH);
   const workspaceFile = join(resolve(options.workspace), SETTINGS_RELATIVE_PATH);
-  const user = readSettingsFile(userFile, { required: false });
+  const user = readSettingsFile(userFile, { required: false, origin: 'user' });
   if (user) mergeInto(settings, user, userFile);
   if (workspaceFile === userFile) return settings;
   settings.workspaceTrusted = options.trustWorkspace === true || isTrustedWorkspace(options.workspace, user?.trustedWorkspaces ?? []);
-  const workspace = readSettingsFile(workspaceFile, { required: false });
+  const workspace = readSettingsFile(workspaceFile, { required: false, origin: 'workspace' });
   if (!workspace) return settings;
   if (settings.workspaceTrusted) {
     if (workspace.trustedWorkspaces !== undefined) settings.warnings.push(`${workspaceFile}: trustedWorkspaces is read only from ${userFile}; ignored here.`);
@@ -85,22 +85,13 @@ export function loadSettings(options: LoadSettingsOptions): Settings {
 }
 
 /** Reads and validates one settings file; `undefined` when an optional file does not exist. */
-export function readSettingsFile(file: string, options: { required: boolean }): SettingsFile | undefined {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' && !options.required) return undefined;
-    const reason = code === 'ENOENT' ? 'the file does not exist' : (error as Error).message;
-    throw new ToolcellError(ToolErrorType.INVALID_SETTINGS, `Cannot read settings file ${file}: ${reason}`, { cause: error });
+export function readSettingsFile(file: string, options: { required: boolean; origin?: SettingsFileOrigin }): SettingsFile | undefined {
+  const text = readSettingsText(file, options.origin ?? 'user');
+  if (text === undefined) {
+    if (!options.required) return undefined;
+    throw new ToolcellError(ToolErrorType.INVALID_SETTINGS, `Cannot read settings file ${file}: the file does not exist`);
   }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (error) {
-    throw new ToolcellError(ToolErrorType.INVALID_SETTINGS, `Settings file ${file} is not valid JSON: ${(error as Error).message}`, { cause: error });
-  }
+  const json = parseSettingsJson(file, text);
   const result = settingsSchema.safeParse(json);
   if (!result.success) {
     throw new ToolcellError(ToolErrorType.INVALID_SETTINGS, `Invalid settings in ${file}: ${describeIssues(result.error)}`);

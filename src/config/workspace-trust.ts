@@ -1,5 +1,5 @@
 import { realpathSync } from 'node:fs';
-import { resolve, sep } from 'node:path';
+import { resolve } from 'node:path';
 import type { SettingsFile } from './settings-schema.js';
 
 /**
@@ -39,13 +39,17 @@ export function untrustedWorkspaceSettings(file: SettingsFile): { kept: Settings
   return { kept, ignored };
 }
 
-/** True when `workspace` is one of `trusted` (absolute paths) or inside one; symlinks resolved on both sides. */
+/**
+ * True when `workspace` is one of `trusted` (symlinks resolved on both
+ * sides). Exactly one of them: trusting a folder does not trust the folders
+ * below it, because a sandboxed command in a trusted workspace can write any
+ * of them, and a `.toolcell/settings.json` it plants in `W/sub` would
+ * otherwise start MCP servers on the host when a later run names `W/sub` as
+ * its workspace. List each workspace to trust.
+ */
 export function isTrustedWorkspace(workspace: string, trusted: readonly string[]): boolean {
   const root = realOrResolved(workspace);
-  return trusted.some((entry) => {
-    const base = realOrResolved(entry);
-    return root === base || root.startsWith(base.endsWith(sep) ? base : `${base}${sep}`);
-  });
+  return trusted.some((entry) => realOrResolved(entry) === root);
 }
 
 function realOrResolved(path: string): string {

@@ -4,6 +4,7 @@ import { lstat, open, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, isAbsolute } from 'node:path';
 import { ToolErrorType, ToolcellError } from '../errors.js';
 import type { WorkspaceInfo } from '../contracts/workspace-info.js';
+import { assertNotToolcellState } from './toolcell-state.js';
 import { openWritableDirectory } from './writable-directory.js';
 
 export interface AtomicWriteOptions {
@@ -11,6 +12,8 @@ export interface AtomicWriteOptions {
   signal?: AbortSignal;
   /** Create missing parent directories (inside the workspace). Default false. */
   createParents?: boolean;
+  /** toolcell writes a file of its own state folder (memory, saved outputs); refused otherwise. */
+  toolcellState?: boolean;
 }
 
 export interface AtomicWriteResult {
@@ -29,7 +32,8 @@ const TEMP_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | c
  * the target instead of following it. Readers see the old content or the new,
  * never a mix; an abort or error before the rename removes the temp file.
  *
- * Throws ToolcellError: `path_not_in_workspace`, `target_is_directory`,
+ * Throws ToolcellError: `toolcell_state_read_only` (a path in the state
+ * folder without `toolcellState`), `path_not_in_workspace`, `target_is_directory`,
  * `file_not_found` (missing parent without `createParents`),
  * `path_is_not_a_directory`; or an AbortError.
  */
@@ -44,6 +48,7 @@ export async function writeFileAtomic(
   }
   const { signal } = options;
   signal?.throwIfAborted();
+  if (options.toolcellState !== true) assertNotToolcellState(workspace, realPath);
   const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
   const directory = await openWritableDirectory(workspace, dirname(realPath), { create: options.createParents ?? false });
   const name = basename(realPath);

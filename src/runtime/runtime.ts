@@ -104,7 +104,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         registry,
         approvalMode: options.approvalMode ?? 'default',
         telemetry,
-        output: { saveDir: join(workspace.stateDir, 'tool-outputs') },
+        output: { saveDir: join(workspace.stateDir, 'tool-outputs'), workspace },
         ...schedulerOptions,
       }),
     onClose: (closer) => closers.push(closer),

@@ -1,5 +1,6 @@
 import type { Part } from '@google/genai';
 import { setMaxListeners } from 'node:events';
+import type { WorkspaceInfo } from '../contracts/workspace-info.js';
 import { errorMessage, ToolcellError, ToolErrorType, type ErrorCode } from '../errors.js';
 import type { ToolRegistry } from '../registry/tool-registry.js';
 import type { TelemetrySink } from '../telemetry/events.js';
@@ -30,8 +31,8 @@ export interface SchedulerOptions {
   /** Opens the user's editor for `modify_with_editor`. Without it that outcome is treated as a plain re-ask. */
   editor?: ExternalEditor;
   telemetry?: TelemetrySink;
-  /** Truncation of long outputs for the model; without `saveDir` outputs are never cut. */
-  output?: { maxChars?: number; saveDir?: string };
+  /** Truncation of long outputs for the model; without `saveDir` and its `workspace` outputs are never cut. */
+  output?: { maxChars?: number; saveDir?: string; workspace?: WorkspaceInfo };
 }
 
 const CANCELLED_BY_USER = 'User cancelled tool execution.';
@@ -220,9 +221,9 @@ export class Scheduler {
   }
 
   async #limitOutput(callId: string, content: ToolResult['llmContent']): Promise<ToolResult['llmContent']> {
-    const saveDir = this.#options.output?.saveDir;
-    if (!saveDir || typeof content !== 'string') return content;
-    const { text } = await truncateForModel(content, { callId, saveDir, maxChars: this.#options.output?.maxChars });
+    const { saveDir, workspace } = this.#options.output ?? {};
+    if (!saveDir || !workspace || typeof content !== 'string') return content;
+    const { text } = await truncateForModel(content, { callId, saveDir, workspace, maxChars: this.#options.output?.maxChars });
     return text;
   }
 

@@ -161,13 +161,17 @@ test('an untrusted workspace file cannot start host programs, send secrets, skip
   t.regex(settings.warnings[0]!, /--trust-workspace|trustedWorkspaces/);
 });
 
-test("the user's trustedWorkspaces trusts a workspace and its subfolders, also through a symlink; a workspace cannot trust itself", async (t) => {
+test("the user's trustedWorkspaces trusts exactly the listed workspace, also through a symlink; not its parent's listing; a workspace cannot trust itself", async (t) => {
   const env = await setup({ home: { trustedWorkspaces: ['/nonexistent-trusted-root'] }, workspace: REPO_SETTINGS });
   t.teardown(env.cleanup);
   // The workspace's own trustedWorkspaces: ['/'] did not count.
   t.false(loadSettings({ workspace: env.workspace, homeDir: env.home }).workspaceTrusted);
 
+  // A listed parent does not trust the folders below it: a sandbox in the parent could have planted their settings.
   await writeFile(join(env.home, '.toolcell', 'settings.json'), JSON.stringify({ trustedWorkspaces: [env.root] }));
+  t.false(loadSettings({ workspace: env.workspace, homeDir: env.home }).workspaceTrusted, 'the parent is trusted, not its subfolders');
+
+  await writeFile(join(env.home, '.toolcell', 'settings.json'), JSON.stringify({ trustedWorkspaces: [env.workspace] }));
   const trusted = loadSettings({ workspace: env.workspace, homeDir: env.home });
   t.true(trusted.workspaceTrusted);
   t.deepEqual(Object.keys(trusted.mcpServers), ['evil', 'leak']);

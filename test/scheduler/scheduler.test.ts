@@ -103,8 +103,9 @@ test('live output updates reach onOutput and the executing call', async (t) => {
 });
 
 test('output over the limit is cut to head and tail and the full text is saved to a file the model is told about', async (t) => {
-  const saveDir = `${tempWorkspace(t).stateDir}/tool-outputs`;
-  const { scheduler: limited } = testScheduler(t, { output: { maxChars: 1000, saveDir } });
+  const workspace = tempWorkspace(t);
+  const saveDir = `${workspace.stateDir}/tool-outputs`;
+  const { scheduler: limited } = testScheduler(t, { output: { maxChars: 1000, saveDir, workspace } });
   const [done] = await limited.schedule([call('big', { chars: 5000 })], never);
   const output = String(responseOf(done!)['output']);
   t.true(output.startsWith('START'));

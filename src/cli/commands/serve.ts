@@ -89,7 +89,7 @@ async function runServe(options: ServeOptions): Promise<number> {
       approvalMode: options.approval,
       onOutput,
       telemetry: runtime.telemetry,
-      output: { saveDir: join(runtime.workspace.stateDir, 'tool-outputs') },
+      output: { saveDir: join(runtime.workspace.stateDir, 'tool-outputs'), workspace: runtime.workspace },
     });
   // Each MCP session gets a shell session of its own (its own container with docker).
   let shell: ShellService;

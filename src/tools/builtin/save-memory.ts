@@ -20,7 +20,7 @@ interface MemoryPlan {
 }
 
 async function planSave(fact: string, workspace: WorkspaceInfo, signal: AbortSignal): Promise<MemoryPlan> {
-  const file = await loadEditableFile(workspace, memoryFilePath(workspace), signal);
+  const file = await loadEditableFile(workspace, memoryFilePath(workspace), signal, { toolcellState: true });
   const newContent = appendMemory(file.text ?? '', fact);
   return { file, diff: makeFileDiff({ workspace, filePath: file.resolved.real, originalContent: file.text, newContent }) };
 }
@@ -54,7 +54,7 @@ export const saveMemoryTool = defineTool({
     if (normalized === '') return toolErrorResult(ToolErrorType.INVALID_TOOL_PARAMS, 'The fact must not be empty.');
     try {
       const { file, diff } = await planSave(fact, workspace, signal);
-      await writeFileAtomic(workspace, file.resolved.real, encodeText(diff.newContent, file.encoding), { signal, createParents: true });
+      await writeFileAtomic(workspace, file.resolved.real, encodeText(diff.newContent, file.encoding), { signal, createParents: true, toolcellState: true });
       return { llmContent: `Okay, I've remembered that: "${normalized}"`, returnDisplay: `Saved to memory: ${normalized}` };
     } catch (error) {
       return failureResult(error, ToolErrorType.FILE_WRITE_FAILURE);
