@@ -52,7 +52,8 @@ export interface Runtime {
   /** The OpenTelemetry sink, plus the one from the options: what schedulers of this runtime report to. */
   readonly telemetry: TelemetrySink;
   /** A scheduler over this runtime's registry, with its approval mode, telemetry and output limits. */
-  createScheduler(options?: Partial<Omit<SchedulerOptions, 'registry'>>): Scheduler;
+  /** A scheduler over the runtime's registry (or `registry`), approval mode, telemetry and output limits. */
+  createScheduler(options?: Partial<SchedulerOptions>): Scheduler;
   /** Closers run by `close`, last registered first (shell sessions, MCP clients…). */
   onClose(closer: () => Promise<void>): void;
   close(): Promise<void>;

@@ -1,7 +1,6 @@
-import { join } from 'node:path';
 import { InvalidArgumentError, type Command } from 'commander';
 import { isToolcellError } from '../../errors.js';
-import { isLoopbackHost } from '../../mcp/server/http-guard.js';
+import { isAcceptableToken, isLoopbackHost, TOKEN_RULE } from '../../mcp/server/http-guard.js';
 import type { ShellService } from '../../shell/shell-service.js';
 import type { ToolServerOptions } from '../../mcp/server/create-tool-server.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from '../exit-codes.js';
@@ -57,16 +56,15 @@ Examples:
 async function runServe(options: ServeOptions): Promise<number> {
   if (Boolean(options.stdio) === Boolean(options.http)) return usageError('give exactly one of --stdio or --http [host:]port');
   const token = options.token ?? (process.env['TOOLCELL_SERVE_TOKEN'] || undefined);
-  if (token !== undefined && !/^[\x21-\x7e]{8,}$/.test(token)) return usageError('--token must be at least 8 printable characters without spaces');
+  if (token !== undefined && !isAcceptableToken(token)) return usageError(`--token ${TOKEN_RULE}`);
   if (options.http && !isLoopbackHost(options.http.host) && token === undefined) {
     return usageError(`serving on ${options.http.host} (not a loopback address) requires a bearer token (--token or $TOOLCELL_SERVE_TOKEN)`);
   }
 
   // Loaded on use, so `--help` and `--version` start fast.
-  const [{ createRuntime }, { ShellService }, { Scheduler }, { serveHttp }, { serveStdio }, { createSessionFactory }, { shellSessionSandbox }] = await Promise.all([
+  const [{ createRuntime }, { ShellService }, { serveHttp }, { serveStdio }, { createSessionFactory }, { shellSessionSandbox }] = await Promise.all([
     import('../../runtime/runtime.js'),
     import('../../shell/shell-service.js'),
-    import('../../scheduler/scheduler.js'),
     import('../../mcp/server/serve-http.js'),
     import('../../mcp/server/serve-stdio.js'),
     import('../../mcp/server/session-factory.js'),
@@ -83,14 +81,8 @@ async function runServe(options: ServeOptions): Promise<number> {
     return usageError(error);
   }
 
-  const createScheduler: ToolServerOptions['createScheduler'] = ({ registry, onOutput }) =>
-    new Scheduler({
-      registry,
-      approvalMode: options.approval,
-      onOutput,
-      telemetry: runtime.telemetry,
-      output: { saveDir: join(runtime.workspace.stateDir, 'tool-outputs'), workspace: runtime.workspace },
-    });
+  // Each MCP session has a registry of its own (its shell tool runs in its own sandbox); the rest is the runtime's.
+  const createScheduler: ToolServerOptions['createScheduler'] = ({ registry, onOutput }) => runtime.createScheduler({ registry, onOutput });
   // Each MCP session gets a shell session of its own (its own container with docker).
   let shell: ShellService;
   try {

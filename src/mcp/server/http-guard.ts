@@ -13,6 +13,14 @@ export function isWildcardHost(host: string): boolean {
   return bare === '0.0.0.0' || bare === '::';
 }
 
+/** What a bearer token must be: at least 8 printable ASCII characters, no spaces (the header's own rules, and not trivially short). */
+export function isAcceptableToken(token: string): boolean {
+  return /^[\x21-\x7e]{8,}$/.test(token);
+}
+
+/** The one sentence saying so, for `--token` and `serveHttp`. */
+export const TOKEN_RULE = 'must be at least 8 printable characters without spaces';
+
 export interface HttpGuardOptions {
   /** The address the server is bound to. */
   host: string;

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { ToolcellError, ToolErrorType } from '../../errors.js';
 import type { ToolServerOptions } from './create-tool-server.js';
 import { createToolServer } from './create-tool-server.js';
-import { createHttpGuard, isLoopbackHost } from './http-guard.js';
+import { createHttpGuard, isAcceptableToken, isLoopbackHost, TOKEN_RULE, type Refusal } from './http-guard.js';
 import type { ServeSession, ServeSessionFactory } from './session.js';
 
 /** The endpoint path of the Streamable HTTP transport. */
@@ -54,50 +54,121 @@ interface SessionEntry {
  * Requests pass the Host/Origin/token guard first; binding anything but a
  * loopback address without a token is refused.
  */
-export async function serveHttp(options: ServeHttpOptions): Promise<RunningHttpServer> {
-  const host = options.host ?? '127.0.0.1';
-  if (!Number.isInteger(options.port) || options.port < 0 || options.port > 65535) throw new RangeError('serveHttp: options.port must be an integer 0-65535');
-  if (options.token !== undefined && !/^[\x21-\x7e]{8,}$/.test(options.token)) {
-    throw new RangeError('serveHttp: options.token must be at least 8 printable characters without spaces');
-  }
-  if (!isLoopbackHost(host) && options.token === undefined) {
-    throw new ToolcellError(ToolErrorType.TOKEN_REQUIRED, `Serving on ${host} (not a loopback address) requires a bearer token (--token).`);
-  }
-  const maxSessions = options.maxSessions ?? 16;
-  const idleMs = options.sessionIdleMs ?? 30 * 60_000;
-  const log = options.onLog ?? (() => {});
-  const sessions = new Map<string, SessionEntry>();
-  let closing = false;
+export function serveHttp(options: ServeHttpOptions): Promise<RunningHttpServer> {
+  return McpHttpServer.listen(options);
+}
 
-  const closeSession = async (id: string): Promise<void> => {
-    const entry = sessions.get(id);
-    if (!entry) return;
-    sessions.delete(id);
-    await entry.transport.close().catch(() => {});
-    await entry.session.close().catch((error: unknown) => log(`closing session ${id}: ${String(error)}`));
-  };
+/**
+ * The server behind serveHttp: its sessions, the request handling that
+ * routes to them, and the sweeper that closes idle ones.
+ */
+class McpHttpServer implements RunningHttpServer {
+  readonly #options: ServeHttpOptions;
+  readonly #http: Server;
+  readonly #sessions = new Map<string, SessionEntry>();
+  readonly #maxSessions: number;
+  readonly #idleMs: number;
+  readonly #log: (message: string) => void;
+  #guard: ((req: IncomingMessage) => Refusal | undefined) | undefined;
+  #sweeper: NodeJS.Timeout | undefined;
+  #closing = false;
+  #url = '';
+  #port = 0;
 
-  const http = createServer((req, res) => {
-    handle(req, res).catch((error: unknown) => {
-      log(`request failed: ${error instanceof Error ? error.message : String(error)}`);
-      if (!res.headersSent) sendError(res, 500, -32603, 'Internal server error');
-      else res.end();
+  /** Checks the options, binds, and starts the sweeper. */
+  static async listen(options: ServeHttpOptions): Promise<McpHttpServer> {
+    const host = options.host ?? '127.0.0.1';
+    if (!Number.isInteger(options.port) || options.port < 0 || options.port > 65535) throw new RangeError('serveHttp: options.port must be an integer 0-65535');
+    if (options.token !== undefined && !isAcceptableToken(options.token)) throw new RangeError(`serveHttp: options.token ${TOKEN_RULE}`);
+    if (!isLoopbackHost(host) && options.token === undefined) {
+      throw new ToolcellError(ToolErrorType.TOKEN_REQUIRED, `Serving on ${host} (not a loopback address) requires a bearer token (--token).`);
+    }
+    const server = new McpHttpServer(options);
+    await server.#bind(host);
+    return server;
+  }
+
+  private constructor(options: ServeHttpOptions) {
+    this.#options = options;
+    this.#maxSessions = options.maxSessions ?? 16;
+    this.#idleMs = options.sessionIdleMs ?? 30 * 60_000;
+    this.#log = options.onLog ?? (() => {});
+    this.#http = createServer((req, res) => {
+      this.#handle(req, res).catch((error: unknown) => {
+        this.#log(`request failed: ${error instanceof Error ? error.message : String(error)}`);
+        if (!res.headersSent) sendError(res, 500, -32603, 'Internal server error');
+        else res.end();
+      });
     });
-  });
-  let guard: ReturnType<typeof createHttpGuard>;
+  }
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  get url(): string {
+    return this.#url;
+  }
+
+  get port(): number {
+    return this.#port;
+  }
+
+  get sessionCount(): number {
+    return this.#sessions.size;
+  }
+
+  async close(): Promise<void> {
+    this.#closing = true;
+    clearInterval(this.#sweeper);
+    const closed = new Promise<void>((resolve) => this.#http.close(() => resolve()));
+    await Promise.all([...this.#sessions.keys()].map((id) => this.#closeSession(id)));
+    this.#http.closeAllConnections();
+    await closed;
+  }
+
+  async #bind(host: string): Promise<void> {
+    await new Promise<void>((resolve, reject) => {
+      this.#http.once('error', reject);
+      this.#http.listen(this.#options.port, host, () => {
+        this.#http.off('error', reject);
+        resolve();
+      });
+    });
+    this.#port = (this.#http.address() as AddressInfo).port;
+    // The guard needs the bound port (the Host header names it), so it exists only from here on.
+    this.#guard = createHttpGuard({
+      host,
+      port: this.#port,
+      ...(this.#options.token !== undefined ? { token: this.#options.token } : {}),
+      ...(this.#options.allowedHosts ? { allowedHosts: this.#options.allowedHosts } : {}),
+    });
+    this.#sweeper = setInterval(() => this.#sweep(), Math.min(this.#idleMs, 60_000));
+    this.#sweeper.unref();
+    this.#url = `http://${host.includes(':') ? `[${host}]` : host}:${this.#port}${MCP_HTTP_PATH}`;
+  }
+
+  #sweep(): void {
+    const now = Date.now();
+    for (const [id, entry] of this.#sessions) if (entry.openResponses === 0 && now - entry.lastActivity > this.#idleMs) void this.#closeSession(id);
+  }
+
+  async #closeSession(id: string): Promise<void> {
+    const entry = this.#sessions.get(id);
+    if (!entry) return;
+    this.#sessions.delete(id);
+    await entry.transport.close().catch(() => {});
+    await entry.session.close().catch((error: unknown) => this.#log(`closing session ${id}: ${String(error)}`));
+  }
+
+  async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
     if (path !== MCP_HTTP_PATH) return sendError(res, 404, -32000, `Not found: the MCP endpoint is ${MCP_HTTP_PATH}`);
-    const refusal = guard(req);
+    const refusal = this.#guard ? this.#guard(req) : { status: 503, message: 'Server is starting' };
     if (refusal) {
       if (refusal.status === 401) res.setHeader('WWW-Authenticate', 'Bearer');
       return sendError(res, refusal.status, -32000, refusal.message);
     }
-    if (closing) return sendError(res, 503, -32000, 'Server is shutting down');
+    if (this.#closing) return sendError(res, 503, -32000, 'Server is shutting down');
     const sessionId = req.headers['mcp-session-id'];
     if (typeof sessionId === 'string') {
-      const entry = sessions.get(sessionId);
+      const entry = this.#sessions.get(sessionId);
       if (!entry) return sendError(res, 404, -32001, 'Session not found');
       track(entry, req, res);
       return entry.transport.handleRequest(req, res);
@@ -106,68 +177,35 @@ export async function serveHttp(options: ServeHttpOptions): Promise<RunningHttpS
     const body = await readJsonBody(req);
     if (body === undefined) return sendError(res, 400, -32700, 'Parse error: the body must be JSON of at most 4 MB');
     if (!isInitializeRequest(body)) return sendError(res, 400, -32000, 'Bad Request: no valid session ID provided');
-    if (sessions.size >= maxSessions) return sendError(res, 503, -32000, `Too many sessions (at most ${maxSessions})`);
-    return openSession(req, res, body);
+    if (this.#sessions.size >= this.#maxSessions) return sendError(res, 503, -32000, `Too many sessions (at most ${this.#maxSessions})`);
+    return this.#openSession(req, res, body);
   }
 
-  async function openSession(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
+  async #openSession(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
     const id = randomUUID();
     let session: ServeSession;
     try {
-      session = await options.createSession(id);
+      session = await this.#options.createSession(id);
     } catch (error) {
-      log(`could not open session: ${error instanceof Error ? error.message : String(error)}`);
+      this.#log(`could not open session: ${error instanceof Error ? error.message : String(error)}`);
       return sendError(res, 500, -32603, `Could not open a session: ${error instanceof Error ? error.message : String(error)}`);
     }
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => id,
       onsessioninitialized: (sessionId) => {
-        sessions.set(sessionId, { transport, session, lastActivity: Date.now(), openResponses: 0 });
+        this.#sessions.set(sessionId, { transport, session, lastActivity: Date.now(), openResponses: 0 });
       },
     });
-    transport.onclose = () => void closeSession(id);
-    const server = createToolServer({ registry: session.registry, createScheduler: options.createScheduler });
+    transport.onclose = () => void this.#closeSession(id);
+    const server = createToolServer({ registry: session.registry, createScheduler: this.#options.createScheduler });
     await server.connect(transport);
     await transport.handleRequest(req, res, body);
-    if (!sessions.has(id)) {
+    if (!this.#sessions.has(id)) {
       // Initialization failed (e.g. a bad protocol version): nothing to keep.
       await transport.close().catch(() => {});
       await session.close().catch(() => {});
     }
   }
-
-  await new Promise<void>((resolve, reject) => {
-    http.once('error', reject);
-    http.listen(options.port, host, () => {
-      http.off('error', reject);
-      resolve();
-    });
-  });
-  const port = (http.address() as AddressInfo).port;
-  guard = createHttpGuard({ host, port, ...(options.token !== undefined ? { token: options.token } : {}), ...(options.allowedHosts ? { allowedHosts: options.allowedHosts } : {}) });
-
-  const sweeper = setInterval(() => {
-    const now = Date.now();
-    for (const [id, entry] of sessions) if (entry.openResponses === 0 && now - entry.lastActivity > idleMs) void closeSession(id);
-  }, Math.min(idleMs, 60_000));
-  sweeper.unref();
-
-  const urlHost = host.includes(':') ? `[${host}]` : host;
-  return {
-    url: `http://${urlHost}:${port}${MCP_HTTP_PATH}`,
-    port,
-    get sessionCount() {
-      return sessions.size;
-    },
-    async close() {
-      closing = true;
-      clearInterval(sweeper);
-      const closed = new Promise<void>((resolve) => http.close(() => resolve()));
-      await Promise.all([...sessions.keys()].map((id) => closeSession(id)));
-      http.closeAllConnections();
-      await closed;
-    },
-  };
 }
 
 /**

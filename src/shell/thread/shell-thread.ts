@@ -27,14 +27,77 @@ interface ThreadSession {
  * requests on `control` and each run on its own port.
  */
 export function startShellThread(control: MessagePort, settings: ShellThreadSettings): void {
-  const resolver = new SandboxResolver({ docker: settings.docker });
-  const sessions = new Map<string, ThreadSession>();
-  const reply = (message: ThreadReply): void => control.postMessage(message);
+  const thread = new ShellThread(control, settings);
+  control.on('message', (message: ThreadRequest) => thread.receive(message));
+}
+
+class ShellThread {
+  readonly #control: MessagePort;
+  readonly #settings: ShellThreadSettings;
+  readonly #resolver: SandboxResolver;
+  readonly #sessions = new Map<string, ThreadSession>();
+
+  constructor(control: MessagePort, settings: ShellThreadSettings) {
+    this.#control = control;
+    this.#settings = settings;
+    this.#resolver = new SandboxResolver({ docker: settings.docker });
+  }
+
+  /** Handles one control request; each answers on `control` (runs on their own port). */
+  receive(message: ThreadRequest): void {
+    switch (message.type) {
+      case 'open':
+        this.#open(message.id, message.sessionId, message.sandbox, message.workspaceRoot);
+        return;
+      case 'run':
+        void this.#run(message.sessionId, message.port, message.run).catch((error: unknown) => {
+          message.port.postMessage({ type: 'error', error: toWireError(error) });
+        });
+        return;
+      case 'close-session': {
+        const session = this.#sessions.get(message.sessionId);
+        this.#sessions.delete(message.sessionId);
+        this.#answer(message.id, session ? ShellThread.#close(session) : Promise.resolve());
+        return;
+      }
+      case 'shutdown': {
+        // A sandbox still starting is cancelled, and its container removed, before the thread ends.
+        const closing = [...this.#sessions.values()].map((session) => ShellThread.#close(session));
+        this.#sessions.clear();
+        void Promise.allSettled(closing)
+          .then(() => this.#resolver.close())
+          .then(() => this.#reply({ type: 'reply', id: message.id, ok: true }));
+        return;
+      }
+    }
+  }
+
+  #reply(message: ThreadReply): void {
+    this.#control.postMessage(message);
+  }
+
+  /** Replies ok when `work` succeeds, with its error otherwise. */
+  #answer(id: number, work: Promise<void>): void {
+    work.then(
+      () => this.#reply({ type: 'reply', id, ok: true }),
+      (error: unknown) => this.#reply({ type: 'reply', id, ok: false, error: toWireError(error) }),
+    );
+  }
+
+  #open(id: number, sessionId: string, sandbox: SandboxMode, workspaceRoot: string): void {
+    if (this.#sessions.has(sessionId)) {
+      this.#reply({ type: 'reply', id, ok: false, error: { code: ToolErrorType.INVALID_SESSION, message: `Shell session ${sessionId} is already open` } });
+      return;
+    }
+    const session: ThreadSession = { id: sessionId, sandbox, workspaceRoot, closing: new AbortController() };
+    this.#sessions.set(session.id, session);
+    void this.#connect(session).then(() => this.#reply({ type: 'reply', id, ok: true, value: describe(session) }));
+  }
 
   /** Opens (or re-tries opening) the session's sandbox. */
-  const connect = (session: ThreadSession): Promise<void> => {
+  #connect(session: ThreadSession): Promise<void> {
     session.opening ??= (async () => {
-      const resolved = await resolver.resolve(session.sandbox);
+      const resolved = await this.#resolver.resolve(session.sandbox);
       if (!resolved.ok) {
         session.unavailable = resolved.error;
         return;
@@ -55,25 +118,20 @@ export function startShellThread(control: MessagePort, settings: ShellThreadSett
       delete session.opening;
     });
     return session.opening;
-  };
+  }
 
-  const describe = (session: ThreadSession): OpenedSession => ({
-    sessionId: session.id,
-    description: session.backend ? session.backend.describe() : `unavailable: ${session.unavailable?.message ?? 'not open'}`,
-    backend: session.backend?.kind ?? 'unavailable',
-  });
-
-  const run = async (sessionId: string, port: MessagePort, request: RunRequest): Promise<void> => {
-    const session = sessions.get(sessionId);
+  async #run(sessionId: string, port: MessagePort, request: RunRequest): Promise<void> {
+    const session = this.#sessions.get(sessionId);
     if (!session) {
       port.postMessage({ type: 'error', error: { code: ToolErrorType.SHELL_EXECUTE_ERROR, message: `Unknown shell session ${sessionId}` } });
       return;
     }
-    if (!session.shell) await connect(session);
+    if (!session.shell) await this.#connect(session);
     if (!session.shell || !session.backend) {
       port.postMessage({ type: 'error', error: toWireError(session.unavailable) });
       return;
     }
+    const settings = this.#settings;
     const env = buildShellEnvironment({
       backend: session.backend.kind,
       hostEnv: settings.hostEnv,
@@ -83,51 +141,20 @@ export function startShellThread(control: MessagePort, settings: ShellThreadSett
       rows: settings.limits.rows,
     });
     await runCommand({ session: session.shell, request, env, port, limits: settings.limits, killGraceMs: settings.killGraceMs });
-  };
+  }
 
-  control.on('message', (message: ThreadRequest) => {
-    switch (message.type) {
-      case 'open': {
-        if (sessions.has(message.sessionId)) {
-          reply({ type: 'reply', id: message.id, ok: false, error: { code: ToolErrorType.INVALID_SESSION, message: `Shell session ${message.sessionId} is already open` } });
-          return;
-        }
-        const session: ThreadSession = { id: message.sessionId, sandbox: message.sandbox, workspaceRoot: message.workspaceRoot, closing: new AbortController() };
-        sessions.set(session.id, session);
-        void connect(session).then(() => reply({ type: 'reply', id: message.id, ok: true, value: describe(session) }));
-        return;
-      }
-      case 'run':
-        void run(message.sessionId, message.port, message.run).catch((error: unknown) => {
-          message.port.postMessage({ type: 'error', error: toWireError(error) });
-        });
-        return;
-      case 'close-session': {
-        const session = sessions.get(message.sessionId);
-        sessions.delete(message.sessionId);
-        session?.closing.abort();
-        void (async () => {
-          await session?.opening;
-          await session?.shell?.close();
-        })().then(
-          () => reply({ type: 'reply', id: message.id, ok: true }),
-          (error: unknown) => reply({ type: 'reply', id: message.id, ok: false, error: toWireError(error) }),
-        );
-        return;
-      }
-      case 'shutdown':
-        void (async () => {
-          const closing = [...sessions.values()].map(async (session) => {
-            // A sandbox still starting is cancelled, and its container removed, before the thread ends.
-            session.closing.abort();
-            await session.opening;
-            await session.shell?.close();
-          });
-          sessions.clear();
-          await Promise.allSettled(closing);
-          await resolver.close();
-        })().then(() => reply({ type: 'reply', id: message.id, ok: true }));
-        return;
-    }
-  });
+  /** Cancels an opening still under way (which removes what it started), then closes the shell. */
+  static async #close(session: ThreadSession): Promise<void> {
+    session.closing.abort();
+    await session.opening;
+    await session.shell?.close();
+  }
+}
+
+function describe(session: ThreadSession): OpenedSession {
+  return {
+    sessionId: session.id,
+    description: session.backend ? session.backend.describe() : `unavailable: ${session.unavailable?.message ?? 'not open'}`,
+    backend: session.backend?.kind ?? 'unavailable',
+  };
 }
