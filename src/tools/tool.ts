@@ -44,6 +44,47 @@ export interface ToolResult {
   returnDisplay: ToolResultDisplay;
   summary?: string;
   error?: ToolResultError;
+  /**
+   * Set when the tool saved its whole output itself, at the path the
+   * scheduler gave it (`ToolExecuteContext.outputFile`): the scheduler then
+   * points the model at that file instead of saving `llmContent`.
+   */
+  savedOutput?: SavedOutput;
+  /**
+   * Lines of the whole text that `returnDisplay` shows only part of (a long
+   * command output keeps its start and end), for "N more lines" counts.
+   */
+  displayLines?: number;
+}
+
+/**
+ * A tool's whole output, written to a file by the tool as it arrived
+ * (`run_shell_command` streams it there from the shell data plane).
+ */
+export interface SavedOutput {
+  /** The file; absent when it could not be written (`error` says why). */
+  path?: string;
+  error?: string;
+  /** Size of the whole output, also of what the file could not hold. */
+  bytes: number;
+  lines: number;
+  /** True when the file stopped at its size cap: it holds the first `savedLines` lines, then a line saying so. */
+  cut: boolean;
+  savedBytes: number;
+  savedLines: number;
+}
+
+/** What the scheduler tells `execute` about a call, besides its parameters. */
+export interface ToolExecuteContext {
+  callId: string;
+  /**
+   * Present when the scheduler cuts long outputs for the model: output of
+   * more than `maxChars` characters reaches it as its start and end plus the
+   * path of a file with the whole of it. A tool that can write its output
+   * to `path` as it arrives does so and sets `ToolResult.savedOutput`;
+   * otherwise the scheduler saves `llmContent` there itself.
+   */
+  outputFile?: { path: string; maxChars: number };
 }
 
 /**
@@ -154,7 +195,7 @@ export interface Tool<TParams = unknown> {
   toolLocations(params: TParams): ToolLocation[];
   /** Details to show the user before running, or false when no confirmation is needed. */
   shouldConfirmExecute(params: TParams, signal: AbortSignal): Promise<ToolConfirmationDetails | false>;
-  execute(params: TParams, signal: AbortSignal, updateOutput?: UpdateOutput): Promise<ToolResult>;
+  execute(params: TParams, signal: AbortSignal, updateOutput?: UpdateOutput, context?: ToolExecuteContext): Promise<ToolResult>;
 }
 
 export type ToolSource =

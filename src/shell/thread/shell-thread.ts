@@ -75,7 +75,7 @@ export function startShellThread(control: MessagePort, settings: ShellThreadSett
       cols: settings.limits.cols,
       rows: settings.limits.rows,
     });
-    await runCommand({ session: session.shell, request, env, port, limits: settings.limits, killGraceMs: settings.killGraceMs });
+    await runCommand({ session: session.shell, request, env, port, limits: settings.limits, killGraceMs: settings.killGraceMs, savedOutputMaxBytes: settings.savedOutputMaxBytes });
   };
 
   control.on('message', (message: ThreadRequest) => {
