@@ -21,6 +21,8 @@ export interface ToolCallResponse {
   /** The FunctionResponse part first, then any media parts (seed ch. 14). */
   responseParts: Part[];
   resultDisplay?: ToolResultDisplay;
+  /** Lines of the whole text `resultDisplay` shows only part of (ToolResult.displayLines). */
+  displayLines?: number;
   error?: ToolResultError;
 }
 
