@@ -8,6 +8,8 @@ export type {
   Tool,
   ToolKind,
   ToolResult,
+  ToolExecuteContext,
+  SavedOutput,
   ToolResultDisplay,
   ToolResultError,
   FileDiff,

@@ -76,6 +76,8 @@ export const shellSettingsSchema = z.strictObject({
   liveUpdateIntervalMs: z.number().int().min(0).max(60_000).optional(),
   /** A command that prints nothing for this long is ended; 0 disables it (default 300 000). */
   inactivityTimeoutMs: z.number().int().min(0).max(24 * 60 * 60 * 1000).optional(),
+  /** Size cap of a command's saved full output in .toolcell/tool-outputs; past it the file says where it was cut (default 64 MiB). */
+  savedOutputMaxBytes: z.number().int().min(1024).optional(),
 });
 
 export const settingsSchema = z.strictObject({

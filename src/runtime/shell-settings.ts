@@ -29,6 +29,7 @@ export function resolveSandboxMode(fromFlag: SandboxMode | undefined, settings: 
 export function shellServiceOptions(settings: Settings): ShellServiceOptions {
   return {
     ...(settings.shell.liveUpdateIntervalMs !== undefined ? { liveUpdateIntervalMs: settings.shell.liveUpdateIntervalMs } : {}),
+    ...(settings.shell.savedOutputMaxBytes !== undefined ? { savedOutputMaxBytes: settings.shell.savedOutputMaxBytes } : {}),
     docker: settings.sandbox.image !== undefined ? { image: settings.sandbox.image } : { buildIfMissing: true },
   };
 }

@@ -4,7 +4,7 @@ import type { WorkspaceInfo } from '../contracts/workspace-info.js';
 import { errorMessage, ToolcellError, ToolErrorType, type ErrorCode } from '../errors.js';
 import type { ToolRegistry } from '../registry/tool-registry.js';
 import type { TelemetrySink } from '../telemetry/events.js';
-import type { LiveOutput, Tool, ToolConfirmationDetails, ToolConfirmationOutcome, ToolResult } from '../tools/tool.js';
+import type { LiveOutput, SavedOutput, Tool, ToolConfirmationDetails, ToolConfirmationOutcome, ToolExecuteContext, ToolResult } from '../tools/tool.js';
 import { EDIT_KINDS } from '../tools/tool.js';
 import { allowedByMode, ApprovalMemory, type ApprovalMode, approvedByMode, isApprovalMode } from './approval.js';
 import { CallTable } from './call-table.js';
@@ -13,7 +13,7 @@ import { convertToFunctionResponse, createCancelledResponse, createErrorResponse
 import { PathLocks } from './path-locks.js';
 import type { CompletedToolCall, ScheduledToolCall, ToolCall, ToolCallDecision, ToolCallRequest, ToolCallUpdate } from './tool-call.js';
 import { isCompleted } from './tool-call.js';
-import { truncateForModel } from './truncate-output.js';
+import { DEFAULT_MAX_OUTPUT_CHARS, savedOutputPath, truncateForModel } from './truncate-output.js';
 
 export interface SchedulerOptions {
   registry: ToolRegistry;
@@ -196,34 +196,46 @@ export class Scheduler {
         : undefined;
       let result: ToolResult;
       try {
-        result = await tool.execute(params, signal, updateOutput);
+        result = await tool.execute(params, signal, updateOutput, this.#executeContext(request.callId));
       } catch (error) {
         if (signal.aborted) return this.#cancel(scheduled, CANCELLED_BY_USER);
         return this.#fail(scheduled, tool, ToolErrorType.EXECUTION_FAILED, `Tool "${request.name}" failed: ${errorMessage(error)}`);
       }
-      if (signal.aborted) return this.#cancel(scheduled, CANCELLED_BY_USER, textOf(result.llmContent));
+      if (signal.aborted) return this.#cancel(scheduled, CANCELLED_BY_USER, textOf(await this.#limitOutput(request.callId, result.llmContent, result.savedOutput)));
       if (result.error) {
-        const limited = { ...result, llmContent: await this.#limitOutput(request.callId, result.llmContent) };
+        const limited = { ...result, llmContent: await this.#limitOutput(request.callId, result.llmContent, result.savedOutput) };
         return this.#fail(scheduled, tool, result.error.type, result.error.message, undefined, limited);
       }
-      const llmContent = await this.#limitOutput(request.callId, withModificationNote(scheduled, result.llmContent));
+      const llmContent = await this.#limitOutput(request.callId, withModificationNote(scheduled, result.llmContent), result.savedOutput);
       this.#table.set({
         status: 'success',
         request,
         tool,
         startTime: scheduled.startTime,
         ...decisionOf(scheduled),
-        response: { callId: request.callId, responseParts: convertToFunctionResponse(request.name, request.callId, llmContent), resultDisplay: result.returnDisplay },
+        response: {
+          callId: request.callId,
+          responseParts: convertToFunctionResponse(request.name, request.callId, llmContent),
+          resultDisplay: result.returnDisplay,
+          ...(result.displayLines !== undefined ? { displayLines: result.displayLines } : {}),
+        },
       });
     } finally {
       release?.();
     }
   }
 
-  async #limitOutput(callId: string, content: ToolResult['llmContent']): Promise<ToolResult['llmContent']> {
+  /** Tells the tool where a long output goes, so that one that can stream it there as it arrives does. */
+  #executeContext(callId: string): ToolExecuteContext {
+    const saveDir = this.#options.output?.saveDir;
+    if (!saveDir || !this.#options.output?.workspace) return { callId };
+    return { callId, outputFile: { path: savedOutputPath(saveDir, callId), maxChars: this.#options.output?.maxChars ?? DEFAULT_MAX_OUTPUT_CHARS } };
+  }
+
+  async #limitOutput(callId: string, content: ToolResult['llmContent'], saved?: SavedOutput): Promise<ToolResult['llmContent']> {
     const { saveDir, workspace } = this.#options.output ?? {};
     if (!saveDir || !workspace || typeof content !== 'string') return content;
-    const { text } = await truncateForModel(content, { callId, saveDir, workspace, maxChars: this.#options.output?.maxChars });
+    const { text } = await truncateForModel(content, { callId, saveDir, workspace, maxChars: this.#options.output?.maxChars, ...(saved ? { saved } : {}) });
     return text;
   }
 

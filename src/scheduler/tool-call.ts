@@ -22,6 +22,8 @@ export interface ToolCallResponse {
   /** The FunctionResponse part first, then any media parts (the order Gemini's API expects). */
   responseParts: Part[];
   resultDisplay?: ToolResultDisplay;
+  /** Lines of the whole text `resultDisplay` shows only part of (ToolResult.displayLines). */
+  displayLines?: number;
   error?: ToolResultError;
 }
 

@@ -1,8 +1,9 @@
 import { rename, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import type { WorkspaceInfo } from '../contracts/workspace-info.js';
 import { errorMessage } from '../errors.js';
 import { openWritableDirectory } from '../fs/writable-directory.js';
+import type { SavedOutput } from '../tools/tool.js';
 
 export interface OutputLimitOptions {
   /** Outputs longer than this many characters are cut for the model. Default 40,000. */
@@ -20,38 +21,83 @@ export interface OutputLimitOptions {
 
 export const DEFAULT_MAX_OUTPUT_CHARS = 40_000;
 
+/** Where a call's full output is saved: by the scheduler, or by the tool itself as it arrives. */
+export function savedOutputPath(saveDir: string, callId: string): string {
+  const safeId = callId.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 100);
+  return join(saveDir, `${safeId}.txt`);
+}
+
 /**
- * Cuts text over the limit to its head and tail (most tools put the summary
- * at one end or the other) and saves the whole text to a file whose path the
- * model is told, so it can read the middle with read_file if it needs it.
+ * Cuts text over the limit to its head and tail, half the budget each (most
+ * tools put the summary at one end or the other), on line boundaries when
+ * lines are not too long, and tells the model the size of the whole output
+ * and the path of a file holding it, so it can read the middle with
+ * read_file. The file is the one the tool saved (`saved`: a command's
+ * output, streamed there as it arrived), or else the text itself, saved
+ * here.
  */
 export async function truncateForModel(
   text: string,
-  options: OutputLimitOptions & { callId: string },
+  options: OutputLimitOptions & { callId: string; saved?: SavedOutput },
 ): Promise<{ text: string; savedPath?: string }> {
   const maxChars = options.maxChars ?? DEFAULT_MAX_OUTPUT_CHARS;
   if (text.length <= maxChars) return { text };
-  const safeId = options.callId.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 100);
-  let savedPath: string | undefined = join(options.saveDir, `${safeId}.txt`);
-  let saveFailure = '';
-  try {
-    await saveOutput(options.workspace, options.saveDir, `${safeId}.txt`, text);
-  } catch (error) {
-    savedPath = undefined;
-    saveFailure = errorMessage(error);
+  const { head, tail } = headAndTail(text, maxChars);
+  let note: string;
+  let savedPath: string | undefined;
+  if (options.saved) {
+    savedPath = options.saved.path;
+    note = `The middle of the output is omitted here: ${toolSavedNote(options.saved)}`;
+  } else {
+    savedPath = savedOutputPath(options.saveDir, options.callId);
+    const omitted = text.slice(head.length, text.length - tail.length);
+    note = `${lines(countLines(omitted))} (${omitted.length} characters) omitted here: the output was ${text.length} characters in ${lines(countLines(text))}. `;
+    try {
+      await saveOutput(options.workspace, options.saveDir, basename(savedPath), text);
+      note += `The full output is saved at ${savedPath}; read it with read_file and a line range.`;
+    } catch (error) {
+      savedPath = undefined;
+      note += `The full output could not be saved: ${errorMessage(error)}`;
+    }
   }
-
-  const headChars = Math.floor(maxChars * 0.2);
-  const tailChars = maxChars - headChars;
-  const omitted = text.length - headChars - tailChars;
-  const cut =
-    `${text.slice(0, headChars)}\n\n` +
-    `... [${omitted} characters omitted: the output was ${text.length} characters. ` +
-    (savedPath !== undefined
-      ? `The full output is saved at ${savedPath}; read it with read_file and a line range.] ...\n\n`
-      : `The full output could not be saved: ${saveFailure}] ...\n\n`) +
-    text.slice(text.length - tailChars);
+  const cut = `${head}${head.endsWith('\n') ? '' : '\n'}\n... [${note}] ...\n\n${tail}`;
   return savedPath !== undefined ? { text: cut, savedPath } : { text: cut };
+}
+
+/** The whole output's size and where the tool saved it. */
+function toolSavedNote(saved: SavedOutput): string {
+  const size = `the whole output was ${saved.bytes} bytes in ${lines(saved.lines)}.`;
+  if (saved.path === undefined) return `${size} The full output could not be saved: ${saved.error ?? 'unknown error'}.`;
+  if (saved.cut) {
+    return (
+      `${size} Its first ${lines(saved.savedLines)} (${saved.savedBytes} bytes) are saved at ${saved.path}, ` +
+      'where the size cap for saved outputs stopped it; read them with read_file and a line range.'
+    );
+  }
+  return `${size} The full output is saved at ${saved.path}; read it with read_file and a line range.`;
+}
+
+/** Half the budget from the start, half from the end, each cut where a line ends unless that loses over half of it. */
+function headAndTail(text: string, maxChars: number): { head: string; tail: string } {
+  const headChars = Math.ceil(maxChars / 2);
+  const tailChars = maxChars - headChars;
+  const lineEnd = text.lastIndexOf('\n', headChars - 1) + 1;
+  const head = text.slice(0, lineEnd >= headChars / 2 ? lineEnd : headChars);
+  const start = text.length - tailChars;
+  const lineStart = text.indexOf('\n', start - 1) + 1;
+  const tail = text.slice(lineStart > 0 && text.length - lineStart >= tailChars / 2 ? lineStart : start);
+  return { head, tail };
+}
+
+function lines(count: number): string {
+  return count === 1 ? '1 line' : `${count} lines`;
+}
+
+function countLines(text: string): number {
+  if (text.length === 0) return 0;
+  let lines = text.endsWith('\n') ? 0 : 1;
+  for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) lines++;
+  return lines;
 }
 
 /**

@@ -25,6 +25,8 @@ export interface ShellThreadSettings {
   passEnv: string[];
   /** Options for the Docker backend, passed through unchanged. */
   docker: Record<string, unknown>;
+  /** Size cap of a saved output's file (ShellRunOptions.saveOutput). */
+  savedOutputMaxBytes: number;
 }
 
 /** A boundary-crossing error: a stable code and a message. */
@@ -45,6 +47,7 @@ export interface RunRequest {
   wallMs?: number;
   /** False when nobody listens: the thread then sends no live output at all. */
   live: boolean;
+  saveOutput?: { path: string; afterChars: number };
 }
 
 export type ThreadRequest =

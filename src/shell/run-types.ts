@@ -1,5 +1,6 @@
 import type { LiveOutput } from '../contracts/live-output.js';
 import type { SandboxMode } from '../contracts/sandbox-mode.js';
+import type { SavedOutputWithExcerpt } from './output/output-saver.js';
 
 export type { SandboxMode };
 
@@ -33,6 +34,16 @@ export interface ShellRunOptions {
   signal?: AbortSignal;
   /** Throttled live output: the rendered text so far, or binary progress. */
   onOutput?: (output: LiveOutput) => void;
+  /**
+   * Save the whole output to a file at `path` (an absolute path; the folder
+   * is made when missing) once it passes `afterChars` characters; shorter
+   * outputs never touch the disk. The shell thread writes it as it arrives,
+   * as plain text (escape sequences removed, `\r` overwrites resolved, one
+   * line per line the command wrote), up to the service's
+   * `savedOutputMaxBytes`; `savedOutput` in the result says what it came to.
+   * A binary output is not saved. Ignored for background runs.
+   */
+  saveOutput?: { path: string; afterChars: number };
 }
 
 /** How a command ended and what it printed. */
@@ -50,10 +61,14 @@ export interface ShellRunResult {
   timedOut: 'inactivity' | 'wall' | null;
   /** Set when the output was binary; `output` then only describes it. */
   binary: { bytes: number } | null;
-  /** True when the output passed the byte cap and only its start and end are kept. */
+  /** True when `output` keeps only the start and end of what the command wrote (it passed the byte cap or the character budget). */
   truncated: boolean;
   /** Every byte the command wrote, also past the cap. */
   totalBytes: number;
+  /** Lines the command wrote (its line feeds, plus an unterminated last line), also past the caps. */
+  totalLines: number;
+  /** Where the output was saved and how big it was, when `saveOutput` was asked for and the output passed `afterChars`. */
+  savedOutput?: SavedOutputWithExcerpt;
   /** PID of the command (inside the sandbox). */
   pid: number;
   /** Background runs: the PID of the detached process, and where its output goes. */

@@ -1,3 +1,4 @@
+import { isAbsolute } from 'node:path';
 import { ToolErrorType, ToolcellError } from '../errors.js';
 import { assertEnvName } from './environment.js';
 import type { OpenedSession, RunRequest } from './protocol.js';
@@ -105,6 +106,7 @@ function toRunRequest(options: ShellRunOptions): RunRequest {
   const wallMs = options.timeouts?.wallMs;
   if (wallMs !== undefined && (!Number.isFinite(wallMs) || wallMs <= 0)) throw new RangeError('run: timeouts.wallMs must be a number > 0');
   if (options.onOutput !== undefined && typeof options.onOutput !== 'function') throw new TypeError('run: onOutput must be a function');
+  const saveOutput = checkSaveOutput(options.saveOutput);
   return {
     command,
     cwd,
@@ -115,5 +117,15 @@ function toRunRequest(options: ShellRunOptions): RunRequest {
     inactivityMs,
     ...(wallMs !== undefined ? { wallMs } : {}),
     live: typeof options.onOutput === 'function',
+    ...(saveOutput ? { saveOutput } : {}),
   };
+}
+
+function checkSaveOutput(value: ShellRunOptions['saveOutput']): RunRequest['saveOutput'] {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'object' || value === null) throw new TypeError('run: saveOutput must be an object');
+  const { path, afterChars } = value;
+  if (typeof path !== 'string' || !isAbsolute(path) || path.includes('\0')) throw new TypeError('run: saveOutput.path must be an absolute path');
+  if (!Number.isInteger(afterChars) || afterChars < 1) throw new RangeError('run: saveOutput.afterChars must be an integer >= 1');
+  return { path, afterChars };
 }

@@ -11,6 +11,11 @@ import { ShellSessionHandle } from './session-handle.js';
 import { ShellThreadClient } from './thread-client.js';
 import { DEFAULT_KILL_GRACE_MS, DEFAULT_TERMINAL } from '../contracts/defaults.js';
 
+/** Default size cap of a saved output's file. */
+export const DEFAULT_SAVED_OUTPUT_MAX_BYTES = 64 * 1024 * 1024;
+/** Smallest cap accepted: room for a screenful of lines before the closing line. */
+export const MIN_SAVED_OUTPUT_MAX_BYTES = 1024;
+
 /** Host variables the allowlist itself draws on (used for host sessions only). */
 const HOST_BASE_ENV = ['PATH', 'HOME', 'USER', 'LOGNAME', 'LANG', 'LC_ALL'] as const;
 
@@ -34,6 +39,12 @@ export interface ShellServiceOptions {
    * take from the shell thread. Default 10 000.
    */
   renderBudgetMs?: number;
+  /**
+   * Size cap of a saved output's file (`saveOutput` of a run): past it the
+   * file ends with a line saying where it was cut and how much was dropped.
+   * Default 64 MiB.
+   */
+  savedOutputMaxBytes?: number;
   /** Host environment variables passed into commands, by name. Nothing else of the host's environment is. */
   passEnv?: string[];
   /** SIGTERM → SIGKILL delay when a command is ended. Default 200. */
@@ -150,6 +161,7 @@ function toThreadSettings(options: ShellServiceOptions): ShellThreadSettings {
     hostEnv,
     passEnv: [...passEnv],
     docker: options.docker ?? {},
+    savedOutputMaxBytes: integer(options.savedOutputMaxBytes, 'savedOutputMaxBytes', DEFAULT_SAVED_OUTPUT_MAX_BYTES, MIN_SAVED_OUTPUT_MAX_BYTES),
   };
 }
 

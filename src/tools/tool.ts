@@ -1,5 +1,6 @@
 import type { FunctionDeclaration, Part, PartListUnion } from '@google/genai';
 import type { UpdateOutput } from '../contracts/live-output.js';
+import type { SavedOutput } from '../contracts/saved-output.js';
 import type { ErrorCode } from '../errors.js';
 
 /** What a tool does, used for approval policy and MCP annotations. */
@@ -45,6 +46,32 @@ export interface ToolResult {
   returnDisplay: ToolResultDisplay;
   summary?: string;
   error?: ToolResultError;
+  /**
+   * Set when the tool saved its whole output itself, at the path the
+   * scheduler gave it (`ToolExecuteContext.outputFile`): the scheduler then
+   * points the model at that file instead of saving `llmContent`.
+   */
+  savedOutput?: SavedOutput;
+  /**
+   * Lines of the whole text that `returnDisplay` shows only part of (a long
+   * command output keeps its start and end), for "N more lines" counts.
+   */
+  displayLines?: number;
+}
+
+export type { SavedOutput } from '../contracts/saved-output.js';
+
+/** What the scheduler tells `execute` about a call, besides its parameters. */
+export interface ToolExecuteContext {
+  callId: string;
+  /**
+   * Present when the scheduler cuts long outputs for the model: output of
+   * more than `maxChars` characters reaches it as its start and end plus the
+   * path of a file with the whole of it. A tool that can write its output
+   * to `path` as it arrives does so and sets `ToolResult.savedOutput`;
+   * otherwise the scheduler saves `llmContent` there itself.
+   */
+  outputFile?: { path: string; maxChars: number };
 }
 
 export type { LiveOutput, UpdateOutput } from '../contracts/live-output.js';
@@ -146,7 +173,7 @@ export interface Tool<TParams = unknown> {
   toolLocations(params: TParams): ToolLocation[];
   /** Details to show the user before running, or false when no confirmation is needed. */
   shouldConfirmExecute(params: TParams, signal: AbortSignal): Promise<ToolConfirmationDetails | false>;
-  execute(params: TParams, signal: AbortSignal, updateOutput?: UpdateOutput): Promise<ToolResult>;
+  execute(params: TParams, signal: AbortSignal, updateOutput?: UpdateOutput, context?: ToolExecuteContext): Promise<ToolResult>;
 }
 
 export type ToolSource =

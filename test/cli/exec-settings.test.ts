@@ -35,6 +35,18 @@ test("settings' shell.inactivityTimeoutMs ends a silent command", async (t) => {
   t.regex(responseOf(parts), /started/);
 });
 
+test("settings' shell.savedOutputMaxBytes caps a command's saved output; a value under 1 KiB is refused, naming the field", async (t) => {
+  const workspace = await workspaceWithSettings({ shell: { savedOutputMaxBytes: 2048 } });
+  const { parts } = await execJson(workspace, [{ name: 'run_shell_command', args: { command: 'seq 1 100000' }, id: 'capped' }], ['--sandbox', 'none', '--approval', 'yolo']);
+  t.regex(responseOf(parts), /the whole output was 588895 bytes in 100000 lines\. Its first \d+ lines \(\d+ bytes\) are saved at \S+capped\.txt/);
+  const file = await readFile(join(workspace, '.toolcell', 'tool-outputs', 'capped.txt'), 'utf8');
+  t.true(Buffer.byteLength(file) < 2048 + 300);
+  t.regex(file, /\n\[\.\.\. saved output cut here, after line \d+, at its size cap of 2048 bytes \(shell\.savedOutputMaxBytes\)/);
+  const refused = await runCli(['exec', '--workspace', await workspaceWithSettings({ shell: { savedOutputMaxBytes: 10 } }), '--json'], { input: '[]' });
+  t.is(refused.code, 2);
+  t.regex(refused.stderr, /savedOutputMaxBytes/);
+});
+
 test('--timeout also bounds a discovered tool\'s call command', async (t) => {
   const workspace = await mkdtemp(join(tmpdir(), 'toolcell-settings-'));
   const commands = await writeDiscoveryScripts(workspace);

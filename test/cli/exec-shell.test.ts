@@ -1,9 +1,10 @@
 import test from 'ava';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { execJson, runCli } from '../helpers/cli.js';
+import { firstDifferentLine, seqText } from '../helpers/seq-output.js';
 
 function alive(pid: number): boolean {
   try {
@@ -61,6 +62,17 @@ for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
     t.true(await waitFor(() => pids.every((pid) => !alive(pid)), 3_000), `survivors: ${pids.filter(alive).join(', ')}`);
   });
 }
+
+test('a 600,000-line command: the model is told its real size and a file holding every line, line N at line N', async (t) => {
+  const ws = mkdtempSync(join(tmpdir(), 'toolcell-long-'));
+  t.teardown(() => rmSync(ws, { recursive: true, force: true }));
+  const { parts } = await execJson(ws, [{ name: 'run_shell_command', args: { command: 'seq 1 600000' }, id: 'seq' }], ['--sandbox', 'none', '--approval', 'yolo']);
+  const output = String(parts[0]!.functionResponse!.response['output']);
+  const saved = /the whole output was 4088895 bytes in 600000 lines\. The full output is saved at (\S+);/.exec(output)?.[1];
+  t.is(saved, join(realpathSync(ws), '.toolcell', 'tool-outputs', 'seq.txt'), output.slice(19_900, 20_400));
+  t.is(firstDifferentLine(readFileSync(saved!, 'utf8'), seqText(600_000)), undefined);
+  t.true(output.length < 41_000);
+});
 
 test('shell calls fail closed with --sandbox auto when the Docker engine does not answer', async (t) => {
   const ws = mkdtempSync(join(tmpdir(), 'toolcell-closed-'));

@@ -114,6 +114,11 @@ test('output over the limit is cut to head and tail and the full text is saved t
   const path = /saved at (\S+);/.exec(output)?.[1];
   t.truthy(path);
   t.is(readFileSync(path!, 'utf8').length, 5008);
+  // Half the budget from each end, and the size of the whole output.
+  const [head, note, tail] = output.split(/\n\n(\.\.\. \[.*\] \.\.\.)\n\n/);
+  t.is(head!.length, 500);
+  t.is(tail!.length, 500);
+  t.regex(note!, /^\.\.\. \[1 line \(4008 characters\) omitted here: the output was 5008 characters in 1 line\. The full output is saved at /);
 });
 
 test('every finished call is recorded in telemetry with decision and outcome', async (t) => {

@@ -4,10 +4,13 @@
  * supervisor → PTY). Skipped without Docker locally; fails under CI=true.
  */
 import anyTest, { type ExecutionContext } from 'ava';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { ShellService } from '../../src/shell/shell-service.js';
 import type { ShellSessionHandle } from '../../src/shell/session-handle.js';
 import type { LiveOutput } from '../../src/tools/tool.js';
 import { eventually, makeWorkspace, requireDocker } from '../helpers/docker.js';
+import { firstDifferentLine, seqText } from '../helpers/seq-output.js';
 import { abortWhenOutput, processesWith, uniqueSleepToken } from './support.js';
 
 const test = await requireDocker(anyTest, 'shell/docker');
@@ -96,6 +99,15 @@ test('a flood from the container is capped: counted in full, start and end kept'
   t.true(result.output.startsWith('FIRST\n1\n2\n'));
   t.true(result.output.endsWith('999999\n1000000\nLAST'));
   t.true(result.output.length < 1_100_000);
+});
+
+test('a 600,000-line output from the container is saved whole as it arrives: line N of the file is line N of the output', async (t) => {
+  const { session, workspace } = await dockerSession(t);
+  const path = join(workspace, '.toolcell', 'tool-outputs', 'seq.txt');
+  const result = await session.run({ command: 'seq 1 600000', saveOutput: { path, afterChars: 40_000 } });
+  t.is(firstDifferentLine(readFileSync(path, 'utf8'), seqText(600_000)), undefined);
+  t.like(result.savedOutput, { path, bytes: 4_088_895, lines: 600_000, savedLines: 600_000, cut: false });
+  t.true(result.savedOutput!.excerpt.endsWith('599999\n600000\n'));
 });
 
 const escapes: Array<[string, (token: string) => string]> = [

@@ -32,6 +32,11 @@ export class BoundedText {
     return this.#omittedChars;
   }
 
+  /** True when something fell between head and tail: `toString` is not all that was appended. */
+  get cut(): boolean {
+    return this.#omittedChars > 0 || this.#omittedLines > 0;
+  }
+
   /** True once the head budget is used up: later appends only feed the tail. */
   get headFull(): boolean {
     return this.#headFull;
@@ -103,18 +108,24 @@ export class BoundedText {
    * line of its own where the gap is.
    */
   toString(gapNote: (omitted: OmittedText) => string = defaultGapNote): string {
-    if (this.#omittedChars === 0 && this.#omittedLines === 0) return this.#head + this.#tail.join('');
+    const { head, tail, omitted } = this.parts();
+    if (!omitted) return head + tail;
+    const top = head.endsWith('\n') || head.length === 0 ? head : `${head}\n`;
+    return `${top}${gapNote(omitted)}\n${tail}`;
+  }
+
+  /** The kept head and tail apart, and what fell between them (undefined when nothing did); the tail starts a line. */
+  parts(): { head: string; tail: string; omitted: OmittedText | undefined } {
     let tail = this.#tail.join('');
-    // Start the tail at a line boundary so the gap note does not split a line.
+    if (this.#omittedChars === 0 && this.#omittedLines === 0) return { head: this.#head, tail, omitted: undefined };
+    // Start the tail at a line boundary so the gap does not split a line.
     const firstBreak = tail.indexOf('\n');
     let dropped = 0;
     if (this.#omittedChars > 0 && firstBreak >= 0 && firstBreak < tail.length - 1) {
       dropped = firstBreak + 1;
       tail = tail.slice(dropped);
     }
-    const head = this.#head.endsWith('\n') || this.#head.length === 0 ? this.#head : `${this.#head}\n`;
-    const note = gapNote({ chars: this.#omittedChars + dropped, lines: this.#omittedLines });
-    return `${head}${note}\n${tail}`;
+    return { head: this.#head, tail, omitted: { chars: this.#omittedChars + dropped, lines: this.#omittedLines } };
   }
 }
 

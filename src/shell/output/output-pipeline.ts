@@ -1,6 +1,7 @@
 import type { LiveOutput } from '../../contracts/live-output.js';
 import { BinarySniffer } from './binary-sniffer.js';
 import { ByteTail } from './byte-tail.js';
+import { countLineFeeds } from './count-line-feeds.js';
 import { formatBytes } from './format-bytes.js';
 import { LiveThrottle } from './live-throttle.js';
 import { StreamText } from './stream-text.js';
@@ -36,8 +37,11 @@ export interface RenderedOutput {
   stdout?: string;
   stderr?: string;
   binary: { bytes: number } | null;
+  /** True when `output` keeps only the start and end (the byte cap, the render budget or the character budget cut it). */
   truncated: boolean;
   totalBytes: number;
+  /** Line feeds written, plus an unterminated last line; counted on every byte, past the caps too. */
+  totalLines: number;
 }
 
 type Stream = 'stdout' | 'stderr';
@@ -60,6 +64,8 @@ export class OutputPipeline {
   readonly #tails: Record<Stream, ByteTail>;
   readonly #throttle: LiveThrottle;
   #totalBytes = 0;
+  #lineFeeds = 0;
+  #endsWithLineFeed = false;
   #renderedBytes = 0;
   #binary = false;
   #disposed = false;
@@ -92,8 +98,10 @@ export class OutputPipeline {
   }
 
   push(chunk: Uint8Array, stream: Stream = 'stdout'): void {
-    if (this.#disposed) return;
+    if (this.#disposed || chunk.length === 0) return;
     this.#totalBytes += chunk.length;
+    this.#lineFeeds += countLineFeeds(chunk);
+    this.#endsWithLineFeed = chunk[chunk.length - 1] === 0x0a;
     if (this.#binary) {
       this.#throttle.changed();
       return;
@@ -125,7 +133,8 @@ export class OutputPipeline {
   async finish(): Promise<RenderedOutput> {
     this.#throttle.stop();
     const totalBytes = this.#totalBytes;
-    const result = { binary: null, truncated: totalBytes > this.#renderedBytes, totalBytes };
+    const totalLines = this.#lineFeeds + (totalBytes > 0 && !this.#endsWithLineFeed ? 1 : 0);
+    const result = { binary: null, truncated: totalBytes > this.#renderedBytes, totalBytes, totalLines };
     if (this.#binary) {
       this.#terminal?.dispose();
       return { ...result, output: binaryNote(totalBytes), binary: { bytes: totalBytes } };
@@ -135,6 +144,7 @@ export class OutputPipeline {
       if (!this.#terminal) return { ...result, output: '' };
       let output = await this.#terminal.finish();
       const stopped = this.#terminal.exhausted;
+      const cut = this.#terminal.cut;
       this.#terminal.dispose();
       const kept = this.#tails.stdout.bytes();
       if (stopped) {
@@ -146,7 +156,7 @@ export class OutputPipeline {
         const unrendered = kept.subarray(Math.max(0, kept.length - (totalBytes - this.#renderedBytes)));
         output = this.#withTail(output, await renderTerminalTail(unrendered, this.#limits));
       }
-      return { ...result, output };
+      return { ...result, output, truncated: result.truncated || cut };
     }
     let stdout = this.#streams!.stdout.finish();
     let stderr = this.#streams!.stderr.finish();
@@ -155,7 +165,7 @@ export class OutputPipeline {
       if (this.#tails.stderr.length > 0) stderr = this.#withTail(stderr, decodeTail(this.#tails.stderr.bytes()));
     }
     const output = stderr.length === 0 ? stdout : stdout.length === 0 ? stderr : `${stdout.replace(/\n$/, '')}\n${stderr}`;
-    return { ...result, output, stdout, stderr };
+    return { ...result, output, stdout, stderr, truncated: result.truncated || this.#streams!.stdout.cut || this.#streams!.stderr.cut };
   }
 
   /** Frees the renderer without waiting (the command's result is no longer wanted). */

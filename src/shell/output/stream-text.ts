@@ -25,6 +25,11 @@ export class StreamText {
     this.#remember(text);
   }
 
+  /** True when the kept text is not all of it (see BoundedText.cut). */
+  get cut(): boolean {
+    return this.#text.cut;
+  }
+
   /** The last lines seen, at most `liveLines` (for live updates). */
   recentLines(): string {
     return this.#recent.join('\n');

@@ -108,6 +108,11 @@ export class TerminalRenderer {
     return this.#budget.exhausted;
   }
 
+  /** True when the text `finish` returns is not all the output: lines fell between its head and tail. */
+  get cut(): boolean {
+    return this.#text.cut;
+  }
+
   /** Characters dropped because the parse budget was spent. */
   get unrenderedChars(): number {
     return this.#unrenderedChars;

@@ -2,6 +2,7 @@ import type { MessagePort } from 'node:worker_threads';
 import { ToolErrorType, errorMessage, isToolcellError } from '../../errors.js';
 import type { ShellSession, SpawnedProcess } from '../../backends/backend.js';
 import { OutputPipeline, type OutputLimits } from '../output/output-pipeline.js';
+import { OutputSaver, type StopReason } from '../output/output-saver.js';
 import type { RunControl, RunEvent, RunRequest, WireError } from '../protocol.js';
 import type { ShellRunResult } from '../run-types.js';
 
@@ -13,9 +14,9 @@ export interface RunCommandOptions {
   port: MessagePort;
   limits: OutputLimits;
   killGraceMs: number;
+  /** Size cap of a saved output (`request.saveOutput`). */
+  savedOutputMaxBytes: number;
 }
-
-type StopReason = 'cancel' | 'inactivity' | 'wall';
 
 /**
  * Runs one command in the shell thread and answers on its port: throttled
@@ -75,9 +76,13 @@ export async function runCommand(options: RunCommandOptions): Promise<void> {
   // A cancel that arrived while the command was starting.
   if (stopReason) killing = spawned.kill({ graceMs: options.killGraceMs });
   const timers = startTimers(request, stop);
+  const saver = request.saveOutput
+    ? new OutputSaver({ mode: request.mode, path: request.saveOutput.path, afterChars: request.saveOutput.afterChars, maxBytes: options.savedOutputMaxBytes })
+    : undefined;
   spawned.onData((chunk, stream) => {
     timers.activity();
     pipeline.push(chunk, stream);
+    if (saver && !pipeline.binary) saver.push(chunk, stream);
   });
   const status = await spawned.exited;
   timers.clear();
@@ -85,6 +90,9 @@ export async function runCommand(options: RunCommandOptions): Promise<void> {
   await (killing ?? spawned.kill({ graceMs: options.killGraceMs })).catch(() => {});
   const rendered = await pipeline.finish();
   const reason = stopReason as StopReason | null;
+  let savedOutput: ShellRunResult['savedOutput'];
+  if (saver && rendered.binary) await saver.discard();
+  else if (saver) savedOutput = await saver.finish({ bytes: rendered.totalBytes, lines: rendered.totalLines, stopped: reason });
   send({
     type: 'result',
     result: {
@@ -94,6 +102,7 @@ export async function runCommand(options: RunCommandOptions): Promise<void> {
       aborted: reason === 'cancel',
       timedOut: reason === 'inactivity' || reason === 'wall' ? reason : null,
       pid: spawned.pid,
+      ...(savedOutput ? { savedOutput } : {}),
     },
   });
 }
@@ -125,7 +134,7 @@ function startTimers(request: RunRequest, stop: (reason: StopReason) => void): {
 }
 
 function emptyResult(pid: number): ShellRunResult {
-  return { output: '', exitCode: null, signal: null, aborted: false, timedOut: null, binary: null, truncated: false, totalBytes: 0, pid };
+  return { output: '', exitCode: null, signal: null, aborted: false, timedOut: null, binary: null, truncated: false, totalBytes: 0, totalLines: 0, pid };
 }
 
 /** A stable code and message for any thrown value. */

@@ -1,6 +1,7 @@
 import { ToolErrorType } from '../../errors.js';
+import type { SavedOutputWithExcerpt } from '../../shell/output/output-saver.js';
 import type { ShellRunResult } from '../../shell/run-types.js';
-import type { ToolResult } from '../tool.js';
+import type { SavedOutput, ToolResult } from '../tool.js';
 
 /** What the result text needs besides the run's result. */
 export interface ShellCallFacts {
@@ -28,10 +29,33 @@ export function formatShellResult(facts: ShellCallFacts, result: ShellRunResult)
     const text = `${lead}${where} It keeps running until the session ends.`;
     return { llmContent: block(facts, result, text), returnDisplay: text };
   }
-  const llmContent = lead ? `${lead}\n${block(facts, result, result.output)}` : block(facts, result, result.output);
+  // A saved output's plain text is what its file holds, so the start and end the model sees match the file's lines.
+  const saved = result.savedOutput;
+  // Trailing line breaks dropped, as the rendered output drops them.
+  const output = saved ? saved.excerpt.replace(/\n+$/, '') : result.output;
+  const llmContent = lead ? `${lead}\n${block(facts, result, output)}` : block(facts, result, output);
+  const returnDisplay = display(lead, result);
+  const extra = {
+    ...(saved ? { savedOutput: withoutExcerpt(saved) } : {}),
+    ...(result.truncated ? { displayLines: countLines(returnDisplay) - countLines(result.output) + result.totalLines } : {}),
+  };
   // A timeout is a failure of the call (unlike a non-zero exit): typed, so clients and telemetry see it; the partial output stays in llmContent.
-  if (result.timedOut) return { llmContent, returnDisplay: display(lead, result), error: { type: ToolErrorType.EXECUTION_TIMEOUT, message: lead || 'The command timed out.' } };
-  return { llmContent, returnDisplay: display(lead, result) };
+  if (result.timedOut) return { llmContent, returnDisplay, error: { type: ToolErrorType.EXECUTION_TIMEOUT, message: lead || 'The command timed out.' }, ...extra };
+  return { llmContent, returnDisplay, ...extra };
+}
+
+function withoutExcerpt(saved: SavedOutputWithExcerpt): SavedOutput {
+  const { path, error, bytes, lines, cut, savedBytes, savedLines } = saved;
+  return { ...(path !== undefined ? { path } : {}), ...(error !== undefined ? { error } : {}), bytes, lines, cut, savedBytes, savedLines };
+}
+
+/** Lines as a display shows them: trailing line breaks do not start a line. */
+function countLines(text: string): number {
+  const trimmed = text.replace(/\n+$/, '');
+  if (trimmed.length === 0) return 0;
+  let lines = 1;
+  for (let i = trimmed.indexOf('\n'); i >= 0; i = trimmed.indexOf('\n', i + 1)) lines++;
+  return lines;
 }
 
 function block(facts: ShellCallFacts, result: ShellRunResult, output: string): string {

@@ -9,7 +9,7 @@ import type { WorkspaceInfo } from '../define-tool.js';
 import { validateWithZod, zodToParametersJsonSchema } from '../parameters.js';
 import { toolErrorResult } from '../results.js';
 import { BaseTool } from '../base-tool.js';
-import type { ExecConfirmationDetails, ToolResult, UpdateOutput, ValidationResult } from '../tool.js';
+import type { ExecConfirmationDetails, ToolExecuteContext, ToolResult, UpdateOutput, ValidationResult } from '../tool.js';
 import { formatShellResult } from './format-result.js';
 import { rootCommands } from './root-commands.js';
 
@@ -42,7 +42,7 @@ export type ShellToolParams = z.output<typeof parameters>;
 const DESCRIPTION = `Runs a shell command as \`bash -c <command>\` in the workspace's sandbox and returns what it printed.
 
 - The command runs in a terminal with no input: anything that waits for input (prompts, \`read\`, passwords) reads end-of-file at once. Pass input through files, pipes or non-interactive flags (e.g. \`--yes\`).
-- Output is shown as a terminal would show it (progress bars collapse, colours are removed). Very long output keeps its start and end. Binary output is described, not shown.
+- Output is shown as a terminal would show it (progress bars collapse, colours are removed). Very long output keeps its start and end; the result then gives the path of a file with all of it as plain text (one line per output line), to read with read_file and a line range. Binary output is described, not shown.
 - Long-running processes (servers, watchers) need \`is_background: true\`: the call returns their PID and a log file at once, and they keep running until the session ends. Otherwise every process the command started ends with it.
 - A command that prints nothing for a long time, or runs past the time limit, is stopped; the output so far is returned.
 
@@ -119,7 +119,7 @@ export class ShellTool extends BaseTool<ShellToolParams> {
     };
   }
 
-  async execute(params: ShellToolParams, signal: AbortSignal, updateOutput?: UpdateOutput): Promise<ToolResult> {
+  async execute(params: ShellToolParams, signal: AbortSignal, updateOutput?: UpdateOutput, context?: ToolExecuteContext): Promise<ToolResult> {
     if (signal.aborted) {
       return { llmContent: 'Command was cancelled by the user before it could start.', returnDisplay: 'Command cancelled by user.' };
     }
@@ -130,6 +130,8 @@ export class ShellTool extends BaseTool<ShellToolParams> {
       return toolErrorResult(isToolcellError(error) ? error.code : ToolErrorType.PATH_NOT_IN_WORKSPACE, errorMessage(error));
     }
     const background = params.is_background === true;
+    // The data plane streams a long output to the file the scheduler names, so the file holds all of it.
+    const outputFile = background ? undefined : context?.outputFile;
     try {
       const result = await this.#session.run({
         command: params.command,
@@ -139,6 +141,7 @@ export class ShellTool extends BaseTool<ShellToolParams> {
         timeouts: { inactivityMs: this.#inactivityMs, ...(this.#wallMs !== undefined ? { wallMs: this.#wallMs } : {}) },
         signal,
         ...(updateOutput && !background ? { onOutput: updateOutput } : {}),
+        ...(outputFile ? { saveOutput: { path: outputFile.path, afterChars: outputFile.maxChars } } : {}),
       });
       return formatShellResult(
         {

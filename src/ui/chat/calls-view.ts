@@ -93,8 +93,10 @@ export function completedCallLines(call: CompletedToolCall, style: Style, option
       lines.push(...renderDiff(sanitize(display.fileDiff), style, { maxLines: options.resultLines * 4 }).map((line) => `  ${line}`));
     } else if (display) {
       const body = sanitize(display).replace(/\n+$/, '').split('\n');
+      // A long output's display keeps only its start and end: count the lines of all of it.
+      const total = Math.max(body.length, call.response.displayLines ?? 0);
       lines.push(...body.slice(0, options.resultLines).map((line) => `  ${style.dim(line)}`));
-      if (body.length > options.resultLines) lines.push(`  ${style.dim(`… ${body.length - options.resultLines} more line(s)`)}`);
+      if (total > options.resultLines) lines.push(`  ${style.dim(`… ${total - options.resultLines} more line(s)`)}`);
     }
     return lines;
   }
