@@ -1,5 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { MessageChannel } from 'node:worker_threads';
+import { z } from 'zod';
+import { integerOption, parseOptions } from '../contracts/parse-options.js';
 import { Piscina } from 'piscina';
 import { ToolcellError, ToolErrorType, type ErrorCode } from '../errors.js';
 import { workerEntry } from '../paths.js';
@@ -13,28 +15,26 @@ import { TerminationHandle } from './termination-handle.js';
 import { loadToolModule } from './tool-module.js';
 import type { PortMessage, ToolTask, ToolTaskResult, ToolWorkerData } from './worker-protocol.js';
 
-export interface WorkerPoolOptions {
+/**
+ * The options of `new WorkerPool`, their bounds and their defaults in one
+ * place; `WorkerPoolOptions` (what callers pass) is derived from it.
+ */
+const workerPoolOptionsSchema = z.object({
   /** Threads kept running. Default: the number of CPUs. */
-  threads?: number;
+  threads: z.number().int().min(1).default(() => availableParallelism()),
   /** V8 old-generation heap limit per worker, in MB. A tool that exceeds it gets `worker_out_of_memory`. Default 512. */
-  maxHeapMb?: number;
+  maxHeapMb: integerOption(1, 512),
   /** Per-call time limit in ms of execution (queueing excluded), checked every quarter of it (at most every second); the call then ends with `execution_timeout`. Default 120,000. */
-  callTimeoutMs?: number;
+  callTimeoutMs: integerOption(1, 120_000),
   /** How long a cancelled call may take to stop by itself before its worker is terminated. Default 1,000 ms. */
-  cancelGraceMs?: number;
+  cancelGraceMs: integerOption(1, 1_000),
   /** Calls that may be queued or running at once; more are refused. Default 16,384. */
-  maxCallsInFlight?: number;
+  maxCallsInFlight: integerOption(1, 16_384),
   /** Extra tool modules (URLs of modules exporting `tools`) the workers may run, besides the built-ins. */
-  toolModules?: readonly (string | URL)[];
-}
+  toolModules: z.array(z.union([z.string(), z.instanceof(URL)])).readonly().default([]),
+});
 
-function positiveInteger(options: WorkerPoolOptions, key: keyof WorkerPoolOptions, fallback: number): number {
-  const value = options[key] ?? fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) {
-    throw new RangeError(`WorkerPool: options.${key} must be a positive integer, not ${String(value)}`);
-  }
-  return value;
-}
+export type WorkerPoolOptions = z.input<typeof workerPoolOptionsSchema>;
 
 /**
  * Runs trusted tool definitions in Piscina worker threads. Abort is
@@ -56,13 +56,12 @@ export class WorkerPool implements ToolRunner {
   #closed = false;
 
   constructor(options: WorkerPoolOptions = {}) {
-    const threads = positiveInteger(options, 'threads', availableParallelism());
-    const maxHeapMb = positiveInteger(options, 'maxHeapMb', 512);
-    this.#callTimeoutMs = positiveInteger(options, 'callTimeoutMs', 120_000);
-    this.#cancelGraceMs = positiveInteger(options, 'cancelGraceMs', 1_000);
-    this.#maxCallsInFlight = positiveInteger(options, 'maxCallsInFlight', 16_384);
+    const { threads, maxHeapMb, callTimeoutMs, cancelGraceMs, maxCallsInFlight, toolModules } = parseOptions(workerPoolOptionsSchema, options, 'WorkerPool');
+    this.#callTimeoutMs = callTimeoutMs;
+    this.#cancelGraceMs = cancelGraceMs;
+    this.#maxCallsInFlight = maxCallsInFlight;
     this.#board = new CancelBoard({ slots: this.#maxCallsInFlight });
-    this.#toolModules = [builtinToolModuleUrl, ...(options.toolModules ?? []).map(String)];
+    this.#toolModules = [builtinToolModuleUrl, ...toolModules.map(String)];
     this.#piscina = new Piscina<ToolTask, ToolTaskResult>({
       filename: workerEntry('tools').href,
       minThreads: threads,

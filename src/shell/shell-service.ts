@@ -2,56 +2,19 @@ import { randomUUID } from 'node:crypto';
 import { isAbsolute } from 'node:path';
 import { ToolErrorType, ToolcellError } from '../errors.js';
 import { DEFAULT_SNIFF_BYTES } from './output/binary-sniffer.js';
+import { shellServiceOptionsSchema, type ShellServiceOptions } from './shell-service-options.js';
 import type { OutputLimits } from './output/output-pipeline.js';
-import { DEFAULT_RENDER_BUDGET_MS } from './output/parse-budget.js';
 import { assertEnvName } from './environment.js';
 import type { OpenedSession, ShellThreadSettings } from './protocol.js';
 import type { SandboxMode } from './run-types.js';
 import { ShellSessionHandle } from './session-handle.js';
 import { ShellThreadClient } from './thread-client.js';
-import { DEFAULT_KILL_GRACE_MS, DEFAULT_TERMINAL } from '../contracts/defaults.js';
-
-/** Default size cap of a saved output's file. */
-export const DEFAULT_SAVED_OUTPUT_MAX_BYTES = 64 * 1024 * 1024;
-/** Smallest cap accepted: room for a screenful of lines before the closing line. */
-export const MIN_SAVED_OUTPUT_MAX_BYTES = 1024;
+import { parseOptions } from '../contracts/parse-options.js';
 
 /** Host variables the allowlist itself draws on (used for host sessions only). */
 const HOST_BASE_ENV = ['PATH', 'HOME', 'USER', 'LOGNAME', 'LANG', 'LC_ALL'] as const;
 
-export interface ShellServiceOptions {
-  /** Minimum time between two live-output updates of one command. Default 1000, as Gemini CLI: more often redraws the chat for little news. */
-  liveUpdateIntervalMs?: number;
-  /** Lines in a live-output update. Default 200. */
-  liveLines?: number;
-  /** Output bytes rendered per command; past this they are counted, and the last `outputTailBytes` kept. Default 8 MiB. */
-  maxOutputBytes?: number;
-  /** Bytes kept from the end of an output that passed `maxOutputBytes`. Default 64 KiB. */
-  outputTailBytes?: number;
-  /** Characters of rendered text kept per command: half from the start, half from the end. Default 1 000 000. */
-  maxOutputChars?: number;
-  /** Terminal size commands see (COLUMNS/LINES), and the renderer's scrollback. Default 120 × 30, 1000 lines. */
-  terminal?: { cols?: number; rows?: number; scrollback?: number };
-  /**
-   * Milliseconds the headless terminal may spend emulating one command's
-   * output; past it the rest is counted and only its end is shown. Bounds
-   * what escape sequences that are cheap to send and costly to emulate can
-   * take from the shell thread. Default 10 000.
-   */
-  renderBudgetMs?: number;
-  /**
-   * Size cap of a saved output's file (`saveOutput` of a run): past it the
-   * file ends with a line saying where it was cut and how much was dropped.
-   * Default 64 MiB.
-   */
-  savedOutputMaxBytes?: number;
-  /** Host environment variables passed into commands, by name. Nothing else of the host's environment is. */
-  passEnv?: string[];
-  /** SIGTERM → SIGKILL delay when a command is ended. Default 200. */
-  killGraceMs?: number;
-  /** Options for the Docker backend (`createDockerBackend`), passed through. Must be structured-cloneable. */
-  docker?: Record<string, unknown>;
-}
+export { DEFAULT_SAVED_OUTPUT_MAX_BYTES, MIN_SAVED_OUTPUT_MAX_BYTES, type ShellServiceOptions } from './shell-service-options.js';
 
 /**
  * The shell data plane, seen from the main thread. `create` starts one
@@ -128,48 +91,34 @@ export class ShellService {
   }
 }
 
-function toThreadSettings(options: ShellServiceOptions): ShellThreadSettings {
-  if (typeof options !== 'object' || options === null) throw new TypeError('ShellService.create: options must be an object');
-  const maxOutputChars = integer(options.maxOutputChars, 'maxOutputChars', 1_000_000, 2);
+function toThreadSettings(raw: ShellServiceOptions): ShellThreadSettings {
+  if (typeof raw !== 'object' || raw === null) throw new TypeError('ShellService.create: options must be an object');
+  const options = parseOptions(shellServiceOptionsSchema, raw, 'ShellService.create');
   const limits: OutputLimits = {
-    maxBytes: integer(options.maxOutputBytes, 'maxOutputBytes', 8 * 1024 * 1024, 1),
-    tailBytes: integer(options.outputTailBytes, 'outputTailBytes', 64 * 1024, 0),
+    maxBytes: options.maxOutputBytes,
+    tailBytes: options.outputTailBytes,
     sniffBytes: DEFAULT_SNIFF_BYTES,
-    headChars: Math.ceil(maxOutputChars / 2),
-    tailChars: Math.floor(maxOutputChars / 2),
-    liveIntervalMs: integer(options.liveUpdateIntervalMs, 'liveUpdateIntervalMs', 1000, 0),
-    liveLines: integer(options.liveLines, 'liveLines', 200, 1),
-    cols: integer(options.terminal?.cols, 'terminal.cols', DEFAULT_TERMINAL.cols, 20, 2000),
-    rows: integer(options.terminal?.rows, 'terminal.rows', DEFAULT_TERMINAL.rows, 5, 1000),
-    scrollback: integer(options.terminal?.scrollback, 'terminal.scrollback', DEFAULT_TERMINAL.scrollback, 100, 100_000),
-    renderBudgetMs: integer(options.renderBudgetMs, 'renderBudgetMs', DEFAULT_RENDER_BUDGET_MS, 1),
+    headChars: Math.ceil(options.maxOutputChars / 2),
+    tailChars: Math.floor(options.maxOutputChars / 2),
+    liveIntervalMs: options.liveUpdateIntervalMs,
+    liveLines: options.liveLines,
+    cols: options.terminal.cols,
+    rows: options.terminal.rows,
+    scrollback: options.terminal.scrollback,
+    renderBudgetMs: options.renderBudgetMs,
   };
-  const passEnv = options.passEnv ?? [];
-  if (!Array.isArray(passEnv)) throw new TypeError('ShellService.create: passEnv must be an array of names');
-  for (const name of passEnv) assertEnvName(name, 'ShellService.create: passEnv');
+  for (const name of options.passEnv) assertEnvName(name, 'ShellService.create: passEnv');
   const hostEnv: Record<string, string> = {};
-  for (const name of [...HOST_BASE_ENV, ...passEnv]) {
+  for (const name of [...HOST_BASE_ENV, ...options.passEnv]) {
     const value = process.env[name];
     if (value !== undefined) hostEnv[name] = value;
   }
-  if (options.docker !== undefined && (typeof options.docker !== 'object' || options.docker === null)) {
-    throw new TypeError('ShellService.create: docker must be an object');
-  }
   return {
     limits,
-    killGraceMs: integer(options.killGraceMs, 'killGraceMs', DEFAULT_KILL_GRACE_MS, 0),
+    killGraceMs: options.killGraceMs,
     hostEnv,
-    passEnv: [...passEnv],
-    docker: options.docker ?? {},
-    savedOutputMaxBytes: integer(options.savedOutputMaxBytes, 'savedOutputMaxBytes', DEFAULT_SAVED_OUTPUT_MAX_BYTES, MIN_SAVED_OUTPUT_MAX_BYTES),
+    passEnv: [...options.passEnv],
+    docker: options.docker,
+    savedOutputMaxBytes: options.savedOutputMaxBytes,
   };
-}
-
-function integer(value: number | undefined, name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
-  if (value === undefined) return fallback;
-  if (!Number.isInteger(value) || value < min || value > max) {
-    const range = max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `from ${min} to ${max}`;
-    throw new RangeError(`ShellService.create: ${name} must be an integer ${range}`);
-  }
-  return value;
 }

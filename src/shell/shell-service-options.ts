@@ -1,0 +1,56 @@
+import { z } from 'zod';
+import { DEFAULT_KILL_GRACE_MS, DEFAULT_TERMINAL } from '../contracts/defaults.js';
+import { integerOption } from '../contracts/parse-options.js';
+import { DEFAULT_RENDER_BUDGET_MS } from './output/parse-budget.js';
+
+/** Default size cap of a saved output's file. */
+export const DEFAULT_SAVED_OUTPUT_MAX_BYTES = 64 * 1024 * 1024;
+/** Smallest cap accepted: room for a screenful of lines before the closing line. */
+export const MIN_SAVED_OUTPUT_MAX_BYTES = 1024;
+
+/**
+ * The options of `ShellService.create`, their bounds and their defaults, in
+ * one place; `ShellServiceOptions` (what callers pass) is derived from it.
+ */
+export const shellServiceOptionsSchema = z.object({
+  /** Minimum time between two live-output updates of one command. Default 1000, as Gemini CLI: more often redraws the chat for little news. */
+  liveUpdateIntervalMs: integerOption(0, 1000),
+  /** Lines in a live-output update. Default 200. */
+  liveLines: integerOption(1, 200),
+  /** Output bytes rendered per command; past this they are counted, and the last `outputTailBytes` kept. Default 8 MiB. */
+  maxOutputBytes: integerOption(1, 8 * 1024 * 1024),
+  /** Bytes kept from the end of an output that passed `maxOutputBytes`. Default 64 KiB. */
+  outputTailBytes: integerOption(0, 64 * 1024),
+  /** Characters of rendered text kept per command: half from the start, half from the end. Default 1 000 000. */
+  maxOutputChars: integerOption(2, 1_000_000),
+  /** Terminal size commands see (COLUMNS/LINES), and the renderer's scrollback. Default 120 × 30, 1000 lines. */
+  terminal: z
+    .object({
+      cols: integerOption(20, DEFAULT_TERMINAL.cols, 2000),
+      rows: integerOption(5, DEFAULT_TERMINAL.rows, 1000),
+      scrollback: integerOption(100, DEFAULT_TERMINAL.scrollback, 100_000),
+    })
+    .prefault({}),
+  /**
+   * Milliseconds the headless terminal may spend emulating one command's
+   * output; past it the rest is counted and only its end is shown. Bounds
+   * what escape sequences that are cheap to send and costly to emulate can
+   * take from the shell thread. Default 10 000.
+   */
+  renderBudgetMs: integerOption(1, DEFAULT_RENDER_BUDGET_MS),
+  /**
+   * Size cap of a saved output's file (`saveOutput` of a run): past it the
+   * file ends with a line saying where it was cut and how much was dropped.
+   * Default 64 MiB.
+   */
+  savedOutputMaxBytes: integerOption(MIN_SAVED_OUTPUT_MAX_BYTES, DEFAULT_SAVED_OUTPUT_MAX_BYTES),
+  /** Host environment variables passed into commands, by name. Nothing else of the host's environment is. */
+  passEnv: z.array(z.string()).default([]),
+  /** SIGTERM → SIGKILL delay when a command is ended. Default 200. */
+  killGraceMs: integerOption(0, DEFAULT_KILL_GRACE_MS),
+  /** Options for the Docker backend (`createDockerBackend`), passed through. Must be structured-cloneable. */
+  docker: z.record(z.string(), z.unknown()).default({}),
+});
+
+/** What `ShellService.create` accepts; every field is optional. */
+export type ShellServiceOptions = z.input<typeof shellServiceOptionsSchema>;
