@@ -53,7 +53,11 @@ let id = 0;
 const rawCall = () => raw.run({});
 const toolcellCall = () => scheduler.schedule([{ callId: `c${++id}`, name: 'noop', args: {} }], never);
 const rawBatch = (size: number) => Promise.all(Array.from({ length: size }, () => raw.run({})));
-const toolcellBatch = (size: number) => scheduler.schedule(Array.from({ length: size }, () => ({ callId: `c${++id}`, name: 'noop', args: {} })), never);
+const toolcellBatch = (size: number) =>
+  scheduler.schedule(
+    Array.from({ length: size }, () => ({ callId: `c${++id}`, name: 'noop', args: {} })),
+    never,
+  );
 
 // Rounds alternate between the two so that drift (CPU frequency, GC, other load) hits both alike.
 const rounds = 4;
@@ -76,12 +80,20 @@ const rawThroughput = median(rawRates);
 const toolcellThroughput = median(toolcellRates);
 
 const p50Ratio = percentile(toolcellLatency, 50) / percentile(rawLatency, 50);
-console.log(`bench/dispatch: ${calls} no-op calls each way in ${rounds} alternating rounds, ${threads} threads, batches of ${batch} for throughput, Node ${process.version}`);
+console.log(
+  `bench/dispatch: ${calls} no-op calls each way in ${rounds} alternating rounds, ${threads} threads, batches of ${batch} for throughput, Node ${process.version}`,
+);
 console.log('');
 console.log('                          p50         p99         calls/s');
-console.log(`raw piscina.run()         ${fmt(percentile(rawLatency, 50)).padEnd(11)} ${fmt(percentile(rawLatency, 99)).padEnd(11)} ${rawThroughput.toFixed(0)}`);
-console.log(`registry+scheduler+worker ${fmt(percentile(toolcellLatency, 50)).padEnd(11)} ${fmt(percentile(toolcellLatency, 99)).padEnd(11)} ${toolcellThroughput.toFixed(0)}`);
+console.log(
+  `raw piscina.run()         ${fmt(percentile(rawLatency, 50)).padEnd(11)} ${fmt(percentile(rawLatency, 99)).padEnd(11)} ${rawThroughput.toFixed(0)}`,
+);
+console.log(
+  `registry+scheduler+worker ${fmt(percentile(toolcellLatency, 50)).padEnd(11)} ${fmt(percentile(toolcellLatency, 99)).padEnd(11)} ${toolcellThroughput.toFixed(0)}`,
+);
 console.log('');
 console.log(`p50 ratio (toolcell / raw): ${p50Ratio.toFixed(2)}   target ≤ 2.00   ${p50Ratio <= 2 ? 'met' : 'NOT met'}`);
 console.log(`p99 ratio (toolcell / raw): ${(percentile(toolcellLatency, 99) / percentile(rawLatency, 99)).toFixed(2)}`);
-console.log(`throughput: ${toolcellThroughput.toFixed(0)} calls/s   target ≥ 10000   ${toolcellThroughput >= 10_000 ? 'met' : 'NOT met'}  (raw: ${rawThroughput.toFixed(0)}, ratio ${(toolcellThroughput / rawThroughput).toFixed(2)})`);
+console.log(
+  `throughput: ${toolcellThroughput.toFixed(0)} calls/s   target ≥ 10000   ${toolcellThroughput >= 10_000 ? 'met' : 'NOT met'}  (raw: ${rawThroughput.toFixed(0)}, ratio ${(toolcellThroughput / rawThroughput).toFixed(2)})`,
+);

@@ -40,7 +40,9 @@ const MiB = 1024 * 1024;
 
 function sh(file: string, args: readonly string[]): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile(file, [...args], { maxBuffer: 64 * MiB }, (error, stdout, stderr) => (error ? reject(new Error(`${file} ${args.join(' ')}: ${stderr || error.message}`)) : resolve(stdout)));
+    execFile(file, [...args], { maxBuffer: 64 * MiB }, (error, stdout, stderr) =>
+      error ? reject(new Error(`${file} ${args.join(' ')}: ${stderr || error.message}`)) : resolve(stdout),
+    );
   });
 }
 
@@ -63,15 +65,40 @@ function row(label: string, figure: string, target = ''): void {
 
 const workspace = await realpath(await mkdtemp(join(tmpdir(), 'toolcell-bench-sandbox-')));
 const dockerOptions: Record<string, unknown> = values.image ? { image: values.image } : {};
-console.log(`bench/sandbox: Node ${process.version}, ${calls} calls per latency figure, ${runs} runs for session starts and docker run, workspace ${workspace}`);
+console.log(
+  `bench/sandbox: Node ${process.version}, ${calls} calls per latency figure, ${runs} runs for session starts and docker run, workspace ${workspace}`,
+);
 
 // --- toolcell: warm session ------------------------------------------------
 const backend = await createDockerBackend(dockerOptions);
 const image = backend.image;
 const hardening = [
-  '--network', 'none', '--read-only', '--tmpfs', '/tmp:rw,nosuid,nodev,size=268435456', '--cap-drop', 'ALL',
-  '--security-opt', 'no-new-privileges', '--pids-limit', '256', '--memory', '1g', '--memory-swap', '1g', '--cpus', '1',
-  '--ulimit', 'fsize=1073741824', '--ulimit', 'nofile=1024:1024', '--init', '--user', '10001:10001', '--log-driver', 'none',
+  '--network',
+  'none',
+  '--read-only',
+  '--tmpfs',
+  '/tmp:rw,nosuid,nodev,size=268435456',
+  '--cap-drop',
+  'ALL',
+  '--security-opt',
+  'no-new-privileges',
+  '--pids-limit',
+  '256',
+  '--memory',
+  '1g',
+  '--memory-swap',
+  '1g',
+  '--cpus',
+  '1',
+  '--ulimit',
+  'fsize=1073741824',
+  '--ulimit',
+  'nofile=1024:1024',
+  '--init',
+  '--user',
+  '10001:10001',
+  '--log-driver',
+  'none',
 ];
 console.log(`image ${image}; baselines use the same image and: ${hardening.join(' ')}`);
 console.log('');
@@ -112,7 +139,11 @@ const dockerRun = await timeEach(runs, () => sh('docker', ['run', '--rm', ...har
 console.log('latency of `true`');
 const p50 = (s: number[]) => percentile(s, 50);
 const p95 = (s: number[]) => percentile(s, 95);
-row('toolcell warm session (ShellService, shell thread)', `p50 ${fmt(p50(serviceLatency))}  p95 ${fmt(p95(serviceLatency))}`, `target p50 ≤ 5 ms and ≤ 0.1× CLI exec (${fmt(0.1 * p50(cliExec))})`);
+row(
+  'toolcell warm session (ShellService, shell thread)',
+  `p50 ${fmt(p50(serviceLatency))}  p95 ${fmt(p95(serviceLatency))}`,
+  `target p50 ≤ 5 ms and ≤ 0.1× CLI exec (${fmt(0.1 * p50(cliExec))})`,
+);
 row('toolcell backend alone (main thread, no thread hop)', `p50 ${fmt(p50(backendLatency))}  p95 ${fmt(p95(backendLatency))}`);
 row('baseline: docker exec (CLI) into a warm container', `p50 ${fmt(p50(cliExec))}  p95 ${fmt(p95(cliExec))}`);
 row('baseline: exec through the Engine API (dockerode)', `p50 ${fmt(p50(apiExec))}  p95 ${fmt(p95(apiExec))}`);
@@ -130,7 +161,11 @@ for (let i = 0; i < runs; i++) {
   await fresh.close();
 }
 sortNumbers(firstCalls);
-row('toolcell new session: open + first `true` (spare pre-started)', `p50 ${fmt(p50(firstCalls))}  max ${fmt(firstCalls[firstCalls.length - 1]!)}`, `target ≤ 0.2× docker run (${fmt(0.2 * p50(dockerRun))})`);
+row(
+  'toolcell new session: open + first `true` (spare pre-started)',
+  `p50 ${fmt(p50(firstCalls))}  max ${fmt(firstCalls[firstCalls.length - 1]!)}`,
+  `target ≤ 0.2× docker run (${fmt(0.2 * p50(dockerRun))})`,
+);
 row('baseline: docker run --rm (same hardening)', `p50 ${fmt(p50(dockerRun))}  max ${fmt(dockerRun[dockerRun.length - 1]!)}`);
 row('ratio new session / docker run --rm', `${(p50(firstCalls) / p50(dockerRun)).toFixed(3)}×`, 'target ≤ 0.2×');
 console.log('');
@@ -179,7 +214,11 @@ const totalBytes = results.reduce((sum, r) => sum + r.totalBytes, 0);
 console.log(`four concurrent floods (${(totalBytes / MiB).toFixed(0)} MB in total, ${fmt(floodMs)})`);
 row('main-thread event-loop delay p99', `${(delay.percentile(99) / 1e6).toFixed(2)} ms (max ${(delay.max / 1e6).toFixed(2)} ms)`, 'target ≤ 20 ms');
 row('aggregate throughput', mbps(totalBytes, floodMs));
-row('RSS growth at peak', `${((rssPeak - rssBefore) / MiB).toFixed(0)} MB`, `bounded by caps (4 × 8 MiB render cap + tails), not ${(totalBytes / MiB).toFixed(0)} MB`);
+row(
+  'RSS growth at peak',
+  `${((rssPeak - rssBefore) / MiB).toFixed(0)} MB`,
+  `bounded by caps (4 × 8 MiB render cap + tails), not ${(totalBytes / MiB).toFixed(0)} MB`,
+);
 row('RSS growth after the floods', `${((rssAfter - rssBefore) / MiB).toFixed(0)} MB`);
 row('characters handed on per flood', `${Math.max(...results.map((r) => r.output.length))}`, 'capped (maxOutputChars 1,000,000)');
 

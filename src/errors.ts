@@ -135,10 +135,7 @@ export class ToolcellError extends Error {
 
 /** True for a ToolcellError, also one that crossed a structured clone (worker → main). */
 export function isToolcellError(value: unknown): value is ToolcellError {
-  return (
-    value instanceof ToolcellError ||
-    (value instanceof Error && typeof (value as { code?: unknown }).code === 'string' && value.name === 'ToolcellError')
-  );
+  return value instanceof ToolcellError || (value instanceof Error && typeof (value as { code?: unknown }).code === 'string' && value.name === 'ToolcellError');
 }
 
 /** A one-line message for any thrown value. */

@@ -38,14 +38,7 @@ export { ToolRegistry, type ToolRegistryOptions } from './registry/tool-registry
 export { Scheduler, type SchedulerOptions } from './scheduler/scheduler.js';
 export type { ApprovalMode } from './scheduler/approval.js';
 export type { ConfirmationHandler, ConfirmationRequest, ExternalEditor } from './scheduler/confirmation-flow.js';
-export type {
-  ToolCall,
-  ToolCallRequest,
-  ToolCallResponse,
-  ToolCallStatus,
-  ToolCallDecision,
-  CompletedToolCall,
-} from './scheduler/tool-call.js';
+export type { ToolCall, ToolCallRequest, ToolCallResponse, ToolCallStatus, ToolCallDecision, CompletedToolCall } from './scheduler/tool-call.js';
 export { convertToFunctionResponse } from './scheduler/function-response.js';
 
 export { WorkerPool, type WorkerPoolOptions } from './exec/worker-pool.js';

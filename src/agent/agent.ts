@@ -39,7 +39,6 @@ export interface SendOptions {
   signal?: AbortSignal;
 }
 
-
 /**
  * The turn loop (Gemini CLI's Turn and useGeminiStream in one class). Each `send` streams a
  * model answer, collects its FunctionCalls, schedules the whole batch once
@@ -62,7 +61,7 @@ export class Agent {
   constructor(options: AgentOptions) {
     if (typeof options !== 'object' || options === null) throw new TypeError('Agent: options must be an object');
     if (typeof options.client?.generateContentStream !== 'function') {
-      throw new TypeError('Agent: options.client must have generateContentStream (a GoogleGenAI client\'s models)');
+      throw new TypeError("Agent: options.client must have generateContentStream (a GoogleGenAI client's models)");
     }
     if (typeof options.model !== 'string' || options.model.trim() === '') throw new TypeError('Agent: options.model must be a non-empty string');
     if (typeof options.scheduler?.schedule !== 'function') throw new TypeError('Agent: options.scheduler must have schedule()');

@@ -14,7 +14,9 @@ export function systemInstruction(options: { workspace: string; approvalMode: Ap
   if (options.interactive) {
     lines.push('Some calls ask the user for approval first; a declined call comes back cancelled: do not retry it, ask the user instead.');
   } else if (options.approvalMode !== 'yolo') {
-    lines.push('No one can approve calls in this session: calls that need approval come back with a confirmation_required error. Do not retry them; say what you would have done.');
+    lines.push(
+      'No one can approve calls in this session: calls that need approval come back with a confirmation_required error. Do not retry them; say what you would have done.',
+    );
   }
   if (options.approvalMode === 'plan') lines.push('Plan mode: only read-only tools run. Propose changes instead of making them.');
   return lines.join('\n');

@@ -20,7 +20,9 @@ export function formatCompletedCalls(calls: readonly CompletedToolCall[], option
       call.status === 'success'
         ? formatDisplay(call.response.resultDisplay, paint)
         : `${paint(call.status === 'cancelled' ? 'yellow' : 'red', `${call.response.error?.type ?? call.status}: ${call.response.error?.message ?? ''}`)}${
-            call.response.resultDisplay && !isJustTheMessage(call.response.resultDisplay, call.response.error?.message) ? `\n${formatDisplay(call.response.resultDisplay, paint)}` : ''
+            call.response.resultDisplay && !isJustTheMessage(call.response.resultDisplay, call.response.error?.message)
+              ? `\n${formatDisplay(call.response.resultDisplay, paint)}`
+              : ''
           }`;
     return `${header}\n${indent(body)}`;
   });

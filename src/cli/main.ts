@@ -12,7 +12,7 @@ import { VERSION } from '../version.js';
 /** Builds the `toolcell` command tree. Each command lives in commands/<name>.ts. */
 export function buildProgram(): Command {
   const program = new Command('toolcell')
-    .description('Run AI models\' tool calls safely: built-in tools in worker threads, shell commands in hardened Docker sandboxes.')
+    .description("Run AI models' tool calls safely: built-in tools in worker threads, shell commands in hardened Docker sandboxes.")
     .version(VERSION)
     .showHelpAfterError('(run with --help for usage)')
     .addHelpText(

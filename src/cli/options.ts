@@ -9,21 +9,21 @@ export function workspaceOption(): Option {
 }
 
 export function approvalOption(defaultMode: ApprovalMode = 'default'): Option {
-  return new Option('-a, --approval <mode>', 'approval mode: default | autoEdit | yolo | plan')
-    .default(defaultMode)
-    .argParser((value: string) => {
-      if (!isApprovalMode(value)) throw new InvalidArgumentError(`must be one of ${APPROVAL_MODES.join(', ')}`);
-      return value;
-    });
+  return new Option('-a, --approval <mode>', 'approval mode: default | autoEdit | yolo | plan').default(defaultMode).argParser((value: string) => {
+    if (!isApprovalMode(value)) throw new InvalidArgumentError(`must be one of ${APPROVAL_MODES.join(', ')}`);
+    return value;
+  });
 }
 
 export function sandboxOption(): Option {
   // No commander default: an absent flag lets settings' sandbox.mode apply (resolveSandboxMode).
-  return new Option('--sandbox <mode>', 'where shell commands run: docker | none (the host, no isolation) | auto (docker, or refuse); default: settings\' sandbox.mode, else auto')
-    .argParser((value: string): SandboxMode => {
-      if (value !== 'docker' && value !== 'none' && value !== 'auto') throw new InvalidArgumentError('must be docker, none or auto');
-      return value;
-    });
+  return new Option(
+    '--sandbox <mode>',
+    "where shell commands run: docker | none (the host, no isolation) | auto (docker, or refuse); default: settings' sandbox.mode, else auto",
+  ).argParser((value: string): SandboxMode => {
+    if (value !== 'docker' && value !== 'none' && value !== 'auto') throw new InvalidArgumentError('must be docker, none or auto');
+    return value;
+  });
 }
 
 export function timeoutOption(): Option {

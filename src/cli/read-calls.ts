@@ -25,7 +25,8 @@ export function parseFunctionCalls(text: string): ToolCallRequest[] {
     if (!isObject(call)) throw new ToolcellError(ToolErrorType.INVALID_INPUT, `call ${index}: must be an object {name, args?, id?}, not ${describe(call)}`);
     const { name, args, id } = call;
     if (typeof name !== 'string' || name.length === 0) throw new ToolcellError(ToolErrorType.INVALID_INPUT, `call ${index}: "name" must be a non-empty string`);
-    if (args !== undefined && args !== null && !isObject(args)) throw new ToolcellError(ToolErrorType.INVALID_INPUT, `call ${index} (${name}): "args" must be an object, not ${describe(args)}`);
+    if (args !== undefined && args !== null && !isObject(args))
+      throw new ToolcellError(ToolErrorType.INVALID_INPUT, `call ${index} (${name}): "args" must be an object, not ${describe(args)}`);
     if (id !== undefined && typeof id !== 'string') throw new ToolcellError(ToolErrorType.INVALID_INPUT, `call ${index} (${name}): "id" must be a string`);
     const callId = id ?? `${name}-${index}-${randomBytes(4).toString('hex')}`;
     if (seen.has(callId)) throw new ToolcellError(ToolErrorType.INVALID_INPUT, `call ${index} (${name}): duplicate id ${JSON.stringify(callId)}`);

@@ -40,7 +40,8 @@ export function readSettingsText(file: string, origin: SettingsFileOrigin): stri
     if (folder !== undefined) closeSync(folder);
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return undefined;
-    if (code === 'ELOOP' || code === 'ENOTDIR') throw invalid(file, 'it is a symbolic link or lies under one; a workspace\'s settings must be a plain file in a plain .toolcell folder', error);
+    if (code === 'ELOOP' || code === 'ENOTDIR')
+      throw invalid(file, "it is a symbolic link or lies under one; a workspace's settings must be a plain file in a plain .toolcell folder", error);
     throw invalid(file, (error as Error).message, error);
   }
   try {

@@ -6,7 +6,11 @@ import { z } from 'zod';
  */
 
 const nonEmpty = z.string().min(1, 'must be a non-empty string');
-const positiveMs = z.number().int().positive().max(24 * 60 * 60 * 1000);
+const positiveMs = z
+  .number()
+  .int()
+  .positive()
+  .max(24 * 60 * 60 * 1000);
 
 /** One MCP server: exactly one of `command` (stdio) or `url` (Streamable HTTP). */
 export const mcpServerSettingsSchema = z
@@ -75,7 +79,12 @@ export const shellSettingsSchema = z.strictObject({
   /** Minimum time between two live-output updates of a command (Gemini CLI uses 1000: more often redraws the chat for little news). */
   liveUpdateIntervalMs: z.number().int().min(0).max(60_000).optional(),
   /** A command that prints nothing for this long is ended; 0 disables it (default 300 000). */
-  inactivityTimeoutMs: z.number().int().min(0).max(24 * 60 * 60 * 1000).optional(),
+  inactivityTimeoutMs: z
+    .number()
+    .int()
+    .min(0)
+    .max(24 * 60 * 60 * 1000)
+    .optional(),
   /** Size cap of a command's saved full output in .toolcell/tool-outputs; past it the file says where it was cut (default 64 MiB). */
   savedOutputMaxBytes: z.number().int().min(1024).optional(),
 });
@@ -83,12 +92,7 @@ export const shellSettingsSchema = z.strictObject({
 export const settingsSchema = z.strictObject({
   $schema: z.string().optional(),
   tools: toolsSettingsSchema.optional(),
-  mcpServers: z
-    .record(
-      z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'server names use letters, digits, _ . - (at most 64)'),
-      mcpServerSettingsSchema,
-    )
-    .optional(),
+  mcpServers: z.record(z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'server names use letters, digits, _ . - (at most 64)'), mcpServerSettingsSchema).optional(),
   sandbox: sandboxSettingsSchema.optional(),
   shell: shellSettingsSchema.optional(),
   /**

@@ -6,11 +6,33 @@ import type { JsonSchema } from '../tools/tool.js';
  * dropped: Gemini rejects a declaration with keywords it does not know.
  */
 const KEPT_KEYWORDS = new Set([
-  'type', 'format', 'title', 'description', 'nullable', 'enum', 'default',
-  'items', 'prefixItems', 'minItems', 'maxItems',
-  'minimum', 'maximum', 'minLength', 'maxLength', 'pattern',
-  'properties', 'required', 'minProperties', 'maxProperties', 'additionalProperties', 'propertyOrdering',
-  'anyOf', '$ref', '$defs', '$id', '$anchor',
+  'type',
+  'format',
+  'title',
+  'description',
+  'nullable',
+  'enum',
+  'default',
+  'items',
+  'prefixItems',
+  'minItems',
+  'maxItems',
+  'minimum',
+  'maximum',
+  'minLength',
+  'maxLength',
+  'pattern',
+  'properties',
+  'required',
+  'minProperties',
+  'maxProperties',
+  'additionalProperties',
+  'propertyOrdering',
+  'anyOf',
+  '$ref',
+  '$defs',
+  '$id',
+  '$anchor',
 ]);
 
 const STRING_FORMATS = new Set(['enum', 'date-time']);
@@ -113,7 +135,10 @@ function normaliseType(out: JsonSchema): void {
     return;
   }
   if (!Array.isArray(type)) return;
-  const types = type.filter((item): item is string => typeof item === 'string').map((item) => item.toLowerCase()).filter((item) => JSON_TYPES.has(item));
+  const types = type
+    .filter((item): item is string => typeof item === 'string')
+    .map((item) => item.toLowerCase())
+    .filter((item) => JSON_TYPES.has(item));
   const nonNull = types.filter((item) => item !== 'null');
   delete out['type'];
   if (nonNull.length === 1) out['type'] = nonNull[0];

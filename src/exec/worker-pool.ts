@@ -21,7 +21,11 @@ import type { PortMessage, ToolTask, ToolTaskResult, ToolWorkerData } from './wo
  */
 const workerPoolOptionsSchema = z.object({
   /** Threads kept running. Default: the number of CPUs. */
-  threads: z.number().int().min(1).default(() => availableParallelism()),
+  threads: z
+    .number()
+    .int()
+    .min(1)
+    .default(() => availableParallelism()),
   /** V8 old-generation heap limit per worker, in MB. A tool that exceeds it gets `worker_out_of_memory`. Default 512. */
   maxHeapMb: integerOption(1, 512),
   /** Per-call time limit in ms of execution (queueing excluded), checked every quarter of it (at most every second); the call then ends with `execution_timeout`. Default 120,000. */
@@ -31,7 +35,10 @@ const workerPoolOptionsSchema = z.object({
   /** Calls that may be queued or running at once; more are refused. Default 16,384. */
   maxCallsInFlight: integerOption(1, 16_384),
   /** Extra tool modules (URLs of modules exporting `tools`) the workers may run, besides the built-ins. */
-  toolModules: z.array(z.union([z.string(), z.instanceof(URL)])).readonly().default([]),
+  toolModules: z
+    .array(z.union([z.string(), z.instanceof(URL)]))
+    .readonly()
+    .default([]),
 });
 
 export type WorkerPoolOptions = z.input<typeof workerPoolOptionsSchema>;
@@ -71,15 +78,18 @@ export class WorkerPool implements ToolRunner {
       workerData: { toolModules: this.#toolModules, board: this.#board.memory } satisfies ToolWorkerData,
     });
     // The time limit counts execution, not time spent queued behind other calls.
-    this.#sweeper = setInterval(() => {
-      for (const limit of this.#timeLimits) {
-        const elapsed = this.#board.executingFor(limit.slot);
-        if (elapsed !== undefined && elapsed >= this.#callTimeoutMs) {
-          this.#timeLimits.delete(limit);
-          limit.expire();
+    this.#sweeper = setInterval(
+      () => {
+        for (const limit of this.#timeLimits) {
+          const elapsed = this.#board.executingFor(limit.slot);
+          if (elapsed !== undefined && elapsed >= this.#callTimeoutMs) {
+            this.#timeLimits.delete(limit);
+            limit.expire();
+          }
         }
-      }
-    }, Math.max(10, Math.min(1_000, Math.floor(this.#callTimeoutMs / 4))));
+      },
+      Math.max(10, Math.min(1_000, Math.floor(this.#callTimeoutMs / 4))),
+    );
     this.#sweeper.unref();
     // A worker that dies (heap limit, crash) fails its task; Piscina replaces it. Nothing to do here.
     this.#piscina.on('error', () => {});
@@ -118,7 +128,9 @@ export class WorkerPool implements ToolRunner {
     signal: AbortSignal;
     workspace: WorkspaceInfo;
     updateOutput?: UpdateOutput;
-  }): Promise<{ kind: 'result'; result: ToolResult } | { kind: 'details'; details: ToolConfirmationDetails | false } | { kind: 'error'; error: ToolResultError }> {
+  }): Promise<
+    { kind: 'result'; result: ToolResult } | { kind: 'details'; details: ToolConfirmationDetails | false } | { kind: 'error'; error: ToolResultError }
+  > {
     if (this.#closed) throw new Error('WorkerPool is closed');
     const name = input.definition.name;
     const fail = (type: ErrorCode, message: string) => ({ kind: 'error' as const, error: { type, message } });
@@ -145,10 +157,13 @@ export class WorkerPool implements ToolRunner {
       this.#board.cancel(slot);
       graceTimer = setTimeout(() => terminate.abort(), this.#cancelGraceMs);
     };
-    const timeLimit = { slot, expire: () => {
-      timedOut = true;
-      requestCancel();
-    } };
+    const timeLimit = {
+      slot,
+      expire: () => {
+        timedOut = true;
+        requestCancel();
+      },
+    };
     this.#timeLimits.add(timeLimit);
     if (input.signal.aborted) requestCancel();
     else input.signal.addEventListener('abort', requestCancel, { once: true });
@@ -163,10 +178,13 @@ export class WorkerPool implements ToolRunner {
       if (!reply.ok) return fail(reply.code, reply.message);
       return reply.op === 'confirm' ? { kind: 'details', details: reply.details } : { kind: 'result', result: reply.result };
     } catch (error) {
-      if (timedOut) return fail(ToolErrorType.EXECUTION_TIMEOUT, `Tool "${name}" exceeded its time limit of ${this.#callTimeoutMs} ms; its worker was terminated.`);
-      if (terminate.aborted) return fail(ToolErrorType.CANCELLED, `Tool "${name}" did not stop within ${this.#cancelGraceMs} ms of being cancelled; its worker was terminated.`);
+      if (timedOut)
+        return fail(ToolErrorType.EXECUTION_TIMEOUT, `Tool "${name}" exceeded its time limit of ${this.#callTimeoutMs} ms; its worker was terminated.`);
+      if (terminate.aborted)
+        return fail(ToolErrorType.CANCELLED, `Tool "${name}" did not stop within ${this.#cancelGraceMs} ms of being cancelled; its worker was terminated.`);
       const code = (error as { code?: unknown }).code;
-      if (code === 'ERR_WORKER_OUT_OF_MEMORY') return fail(ToolErrorType.WORKER_OUT_OF_MEMORY, `Tool "${name}" ran out of memory (worker heap limit reached); its worker was replaced.`);
+      if (code === 'ERR_WORKER_OUT_OF_MEMORY')
+        return fail(ToolErrorType.WORKER_OUT_OF_MEMORY, `Tool "${name}" ran out of memory (worker heap limit reached); its worker was replaced.`);
       return fail(ToolErrorType.WORKER_CRASHED, `Tool "${name}" crashed its worker: ${(error as Error)?.message ?? String(error)}`);
     } finally {
       this.#timeLimits.delete(timeLimit);

@@ -29,11 +29,7 @@ const CHUNK_BYTES = 1024 * 1024;
  * Throws ToolcellError (`file_too_large`, and the `openConfinedFile` codes) or
  * an AbortError when `signal` fires.
  */
-export async function readConfinedFile(
-  workspace: WorkspaceInfo,
-  path: string | Buffer,
-  options: ReadConfinedOptions,
-): Promise<ConfinedFileContent> {
+export async function readConfinedFile(workspace: WorkspaceInfo, path: string | Buffer, options: ReadConfinedOptions): Promise<ConfinedFileContent> {
   if (!Number.isSafeInteger(options.maxBytes) || options.maxBytes < 0) {
     throw new RangeError('readConfinedFile: options.maxBytes must be a non-negative integer');
   }
@@ -66,10 +62,7 @@ async function readAll(handle: FileHandle, maxBytes: number, signal: AbortSignal
 }
 
 function tooLarge(path: string | Buffer, size: number, limit: number): ToolcellError {
-  return new ToolcellError(
-    ToolErrorType.FILE_TOO_LARGE,
-    `File is too large (${formatBytes(size)}; the limit is ${formatBytes(limit)}): ${String(path)}`,
-  );
+  return new ToolcellError(ToolErrorType.FILE_TOO_LARGE, `File is too large (${formatBytes(size)}; the limit is ${formatBytes(limit)}): ${String(path)}`);
 }
 
 /** `1.5 MB`-style sizes for messages. */

@@ -33,18 +33,16 @@ const DIRECTORY_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O
  * Throws ToolcellError: `path_not_in_workspace`, `file_not_found` (missing and
  * not `create`), `path_is_not_a_directory`.
  */
-export async function openWritableDirectory(
-  workspace: WorkspaceInfo,
-  directory: string,
-  options: { create: boolean },
-): Promise<WritableDirectory> {
+export async function openWritableDirectory(workspace: WorkspaceInfo, directory: string, options: { create: boolean }): Promise<WritableDirectory> {
   const root = findContainingRoot(workspace.roots, directory);
   if (root === undefined) throw notInWorkspace(workspace, directory);
   if (!canResolveOpenFds()) return openByPath(workspace, root, directory, options.create);
 
   let current = (await openConfinedDirectory(workspace, root)).handle;
   try {
-    for (const name of relative(root, directory).split(sep).filter((part) => part !== '')) {
+    for (const name of relative(root, directory)
+      .split(sep)
+      .filter((part) => part !== '')) {
       const next = await openChild(current, name, options.create, directory);
       await current.close();
       current = next;

@@ -57,7 +57,10 @@ export function callResultToToolResult(result: CallToolResult, context: { toolNa
   }
 
   const onlyText = parts.every((part) => part.text !== undefined);
-  const text = parts.map((part) => part.text ?? '').filter(Boolean).join('\n');
+  const text = parts
+    .map((part) => part.text ?? '')
+    .filter(Boolean)
+    .join('\n');
   const llmContent = parts.length === 0 ? '(no output)' : onlyText ? text : parts;
   const returnDisplay = display.join('\n') || '(no output)';
   if (result.isError !== true) return { llmContent, returnDisplay };

@@ -37,9 +37,7 @@ export class McpClientManager {
   constructor(options: { servers: Record<string, McpServerSettings>; workspace: string }) {
     if (typeof options?.servers !== 'object' || options.servers === null) throw new TypeError('McpClientManager: options.servers must be an object');
     if (typeof options.workspace !== 'string') throw new TypeError('McpClientManager: options.workspace must be a string');
-    this.#connections = Object.entries(options.servers).map(
-      ([name, settings]) => new McpServerConnection({ name, settings, workspace: options.workspace }),
-    );
+    this.#connections = Object.entries(options.servers).map(([name, settings]) => new McpServerConnection({ name, settings, workspace: options.workspace }));
   }
 
   get connections(): readonly McpServerConnection[] {

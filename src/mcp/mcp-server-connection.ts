@@ -101,13 +101,14 @@ export class McpServerConnection {
     const client = await this.connect();
     options.signal?.throwIfAborted();
     const timeout = this.callTimeoutMs;
-    const result = await this.#guard(() =>
-      client.callTool({ name: toolName, arguments: args }, undefined, {
-        timeout,
-        resetTimeoutOnProgress: true,
-        ...(options.signal ? { signal: options.signal } : {}),
-        ...(options.onProgress ? { onprogress: options.onProgress } : {}),
-      }),
+    const result = await this.#guard(
+      () =>
+        client.callTool({ name: toolName, arguments: args }, undefined, {
+          timeout,
+          resetTimeoutOnProgress: true,
+          ...(options.signal ? { signal: options.signal } : {}),
+          ...(options.onProgress ? { onprogress: options.onProgress } : {}),
+        }),
       options.signal,
     );
     return result as CallToolResult;
@@ -173,7 +174,9 @@ export class McpServerConnection {
       const reason = this.#explain(error, 'failed');
       await this.#disconnect();
       this.#lastError = reason;
-      throw new ToolcellError(ToolErrorType.MCP_SERVER_UNAVAILABLE, `MCP server "${this.name}" ${reason}; it will be reconnected on the next call.`, { cause: error });
+      throw new ToolcellError(ToolErrorType.MCP_SERVER_UNAVAILABLE, `MCP server "${this.name}" ${reason}; it will be reconnected on the next call.`, {
+        cause: error,
+      });
     }
   }
 

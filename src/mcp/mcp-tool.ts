@@ -65,9 +65,7 @@ export class McpTool extends JsonSchemaTool {
     try {
       const result = await this.#connection.callTool(this.serverToolName, params, {
         signal,
-        ...(updateOutput
-          ? { onProgress: (p: { progress: number; total?: number; message?: string }) => updateOutput(progressText(p)) }
-          : {}),
+        ...(updateOutput ? { onProgress: (p: { progress: number; total?: number; message?: string }) => updateOutput(progressText(p)) } : {}),
       });
       return callResultToToolResult(result, { toolName: this.serverToolName, serverName: this.serverName });
     } catch (error) {

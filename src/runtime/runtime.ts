@@ -130,7 +130,12 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     // Discovered and MCP tools; problems (an unreachable server…) are warnings, not failures.
     // `--timeout` bounds a discovered tool's call command like a shell command.
     const extensionSettings = wallTimeoutMs === undefined ? settings : { ...settings, tools: { ...settings.tools, callTimeoutMs: wallTimeoutMs } };
-    const extensions = await registerExtensionTools({ registry, settings: extensionSettings, workspace: root, commandRunner: shellCommandRunner(shellSession) });
+    const extensions = await registerExtensionTools({
+      registry,
+      settings: extensionSettings,
+      workspace: root,
+      commandRunner: shellCommandRunner(shellSession),
+    });
     closers.push(() => extensions.close());
     for (const problem of extensions.problems) onWarning(problem);
   } catch (error) {

@@ -54,7 +54,10 @@ export async function confirmWithUser(input: {
   for (;;) {
     const details = current.confirmationDetails;
     const answer = await untilAborted(
-      handler({ callId: current.request.callId, toolName: current.request.name, params: current.params, description: current.tool.describe(current.params), details }, signal),
+      handler(
+        { callId: current.request.callId, toolName: current.request.name, params: current.params, description: current.tool.describe(current.params), details },
+        signal,
+      ),
       signal,
     );
     if (answer === undefined) return 'aborted';

@@ -84,7 +84,8 @@ export class Scheduler {
     if (this.#running) throw new ToolcellError(ToolErrorType.SCHEDULER_BUSY, 'Cannot schedule new tool calls while other tool calls are running.');
     const ids = new Set<string>();
     for (const request of requests) {
-      if (ids.has(request.callId)) throw new ToolcellError(ToolErrorType.DUPLICATE_CALL_ID, `Duplicate call id ${JSON.stringify(request.callId)} in one batch.`);
+      if (ids.has(request.callId))
+        throw new ToolcellError(ToolErrorType.DUPLICATE_CALL_ID, `Duplicate call id ${JSON.stringify(request.callId)} in one batch.`);
       ids.add(request.callId);
     }
     this.#running = true;
@@ -135,10 +136,17 @@ export class Scheduler {
     if (call.status !== 'validating') return;
     const { request, tool } = call;
     const validation = tool.validateParams(request.args);
-    if (!validation.ok) return this.#fail(call, tool, ToolErrorType.INVALID_TOOL_PARAMS, `Invalid parameters for ${request.name}: ${validation.error}`, 'denied');
+    if (!validation.ok)
+      return this.#fail(call, tool, ToolErrorType.INVALID_TOOL_PARAMS, `Invalid parameters for ${request.name}: ${validation.error}`, 'denied');
     const params = validation.params;
     if (!allowedByMode(this.#approvalMode, tool)) {
-      return this.#fail(call, tool, ToolErrorType.POLICY_VIOLATION, `Tool "${request.name}" (${tool.kind}) is not allowed in plan mode, which only runs read-only tools.`, 'denied');
+      return this.#fail(
+        call,
+        tool,
+        ToolErrorType.POLICY_VIOLATION,
+        `Tool "${request.name}" (${tool.kind}) is not allowed in plan mode, which only runs read-only tools.`,
+        'denied',
+      );
     }
     if (this.#approvalMode === 'yolo') return void this.#table.set({ status: 'scheduled', request, tool, params, startTime: call.startTime, decision: 'auto' });
     let details: ToolConfirmationDetails | false;
@@ -201,7 +209,8 @@ export class Scheduler {
         if (signal.aborted) return this.#cancel(scheduled, CANCELLED_BY_USER);
         return this.#fail(scheduled, tool, ToolErrorType.EXECUTION_FAILED, `Tool "${request.name}" failed: ${errorMessage(error)}`);
       }
-      if (signal.aborted) return this.#cancel(scheduled, CANCELLED_BY_USER, textOf(await this.#limitOutput(request.callId, result.llmContent, result.savedOutput)));
+      if (signal.aborted)
+        return this.#cancel(scheduled, CANCELLED_BY_USER, textOf(await this.#limitOutput(request.callId, result.llmContent, result.savedOutput)));
       if (result.error) {
         const limited = { ...result, llmContent: await this.#limitOutput(request.callId, result.llmContent, result.savedOutput) };
         return this.#fail(scheduled, tool, result.error.type, result.error.message, undefined, limited);
@@ -270,7 +279,8 @@ export class Scheduler {
   }
 
   #cancelRemaining(reason: string, decision?: ToolCallDecision): void {
-    for (const call of this.#table.all) if (!isCompleted(call)) this.#cancel(call, reason, undefined, call.status === 'awaiting_approval' ? decision : undefined);
+    for (const call of this.#table.all)
+      if (!isCompleted(call)) this.#cancel(call, reason, undefined, call.status === 'awaiting_approval' ? decision : undefined);
   }
 
   #recordTelemetry(call: CompletedToolCall): void {
@@ -301,7 +311,8 @@ function decisionOf(call: ToolCall): { decision?: ToolCallDecision; outcome?: To
 /** The model must know when what ran is not what it proposed (`modify_with_editor`). */
 function withModificationNote(call: ToolCall, content: ToolResult['llmContent']): ToolResult['llmContent'] {
   if (call.decision !== 'modify') return content;
-  const note = 'Note: the user edited your proposed change before approving it, so what was applied differs from what you proposed. Read the file again if you need its exact content.';
+  const note =
+    'Note: the user edited your proposed change before approving it, so what was applied differs from what you proposed. Read the file again if you need its exact content.';
   if (typeof content === 'string') return `${content}\n\n${note}`;
   return [...(Array.isArray(content) ? content : [content]), { text: note }];
 }

@@ -1,13 +1,6 @@
 import type { Part } from '@google/genai';
 import type { ToolCallDecision } from '../contracts/tool-call-decision.js';
-import type {
-  LiveOutput,
-  Tool,
-  ToolConfirmationDetails,
-  ToolConfirmationOutcome,
-  ToolResultDisplay,
-  ToolResultError,
-} from '../tools/tool.js';
+import type { LiveOutput, Tool, ToolConfirmationDetails, ToolConfirmationOutcome, ToolResultDisplay, ToolResultError } from '../tools/tool.js';
 
 /** One FunctionCall from the model, with a call id. */
 export interface ToolCallRequest {
@@ -94,14 +87,7 @@ export interface CancelledToolCall extends CallBase, CallTiming {
 }
 
 /** A call's state machine as a discriminated union on `status`, as Gemini CLI's scheduler keeps it. */
-export type ToolCall =
-  | ValidatingToolCall
-  | WaitingToolCall
-  | ScheduledToolCall
-  | ExecutingToolCall
-  | SuccessfulToolCall
-  | ErroredToolCall
-  | CancelledToolCall;
+export type ToolCall = ValidatingToolCall | WaitingToolCall | ScheduledToolCall | ExecutingToolCall | SuccessfulToolCall | ErroredToolCall | CancelledToolCall;
 
 export type CompletedToolCall = SuccessfulToolCall | ErroredToolCall | CancelledToolCall;
 

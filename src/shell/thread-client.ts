@@ -33,7 +33,8 @@ export class ShellThreadClient {
   static start(settings: ShellThreadSettings): Promise<ShellThreadClient> {
     const worker = new Worker(workerEntry('shell'), { workerData: settings, name: 'toolcell-shell' });
     return new Promise((resolve, reject) => {
-      const onError = (error: Error): void => reject(new ToolcellError(ToolErrorType.SHELL_EXECUTE_ERROR, `The shell thread could not start: ${error.message}`));
+      const onError = (error: Error): void =>
+        reject(new ToolcellError(ToolErrorType.SHELL_EXECUTE_ERROR, `The shell thread could not start: ${error.message}`));
       worker.once('error', onError);
       worker.once('online', () => {
         worker.off('error', onError);

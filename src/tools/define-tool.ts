@@ -1,13 +1,6 @@
 import { z } from 'zod';
 import { assertGeminiFunctionName } from './names.js';
-import type {
-  ModifiableToolSupport,
-  ToolConfirmationDetails,
-  ToolKind,
-  ToolLocation,
-  ToolResult,
-  UpdateOutput,
-} from './tool.js';
+import type { ModifiableToolSupport, ToolConfirmationDetails, ToolKind, ToolLocation, ToolResult, UpdateOutput } from './tool.js';
 import { TOOL_KINDS } from './tool.js';
 import type { WorkspaceInfo } from '../contracts/workspace-info.js';
 

@@ -115,19 +115,9 @@ export interface InfoConfirmationDetails extends ConfirmationBase {
 }
 
 /** What a tool asks the user to approve. Plain data: it may come from a worker thread. */
-export type ToolConfirmationDetails =
-  | EditConfirmationDetails
-  | ExecConfirmationDetails
-  | McpConfirmationDetails
-  | InfoConfirmationDetails;
+export type ToolConfirmationDetails = EditConfirmationDetails | ExecConfirmationDetails | McpConfirmationDetails | InfoConfirmationDetails;
 
-export type ToolConfirmationOutcome =
-  | 'proceed_once'
-  | 'proceed_always'
-  | 'proceed_always_server'
-  | 'proceed_always_tool'
-  | 'modify_with_editor'
-  | 'cancel';
+export type ToolConfirmationOutcome = 'proceed_once' | 'proceed_always' | 'proceed_always_server' | 'proceed_always_tool' | 'modify_with_editor' | 'cancel';
 
 /** The JSON Schema of a tool's parameters (an object schema). */
 export type JsonSchema = Record<string, unknown>;

@@ -49,7 +49,10 @@ test('after a cancelled batch the next prompt joins the cancelled responses in o
 
   t.is(outcome.status, 'completed');
   const contents = fake.requests[1]!.body.contents!;
-  t.deepEqual(contents.map((c) => c.role), ['user', 'model', 'user']);
+  t.deepEqual(
+    contents.map((c) => c.role),
+    ['user', 'model', 'user'],
+  );
   const [response] = functionResponsesOf(fake.requests[1]);
   t.is(response?.id, 'w1');
   t.regex(String(response?.response?.error), /Cancelled/i);

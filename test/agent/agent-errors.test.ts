@@ -19,8 +19,18 @@ async function outcomeOf(turn: FakeTurn) {
 }
 
 const cases: Array<[string, FakeTurn, ErrorCode, RegExp]> = [
-  ['HTTP 429', { httpError: 429, message: 'Resource has been exhausted (e.g. check quota).', status: 'RESOURCE_EXHAUSTED' }, 'api_quota_exceeded', /quota exceeded \(HTTP 429\): Resource has been exhausted/],
-  ['HTTP 500', { httpError: 500, message: 'Internal error encountered.', status: 'INTERNAL' }, 'api_server_error', /server error \(HTTP 500\): Internal error encountered\./],
+  [
+    'HTTP 429',
+    { httpError: 429, message: 'Resource has been exhausted (e.g. check quota).', status: 'RESOURCE_EXHAUSTED' },
+    'api_quota_exceeded',
+    /quota exceeded \(HTTP 429\): Resource has been exhausted/,
+  ],
+  [
+    'HTTP 500',
+    { httpError: 500, message: 'Internal error encountered.', status: 'INTERNAL' },
+    'api_server_error',
+    /server error \(HTTP 500\): Internal error encountered\./,
+  ],
   ['HTTP 403', { httpError: 403, message: 'API key not valid.', status: 'PERMISSION_DENIED' }, 'api_auth_failed', /GEMINI_API_KEY/],
   ['HTTP 404', { httpError: 404, message: 'models/x is not found', status: 'NOT_FOUND' }, 'api_model_not_found', /--model/],
   ['HTTP 400', { httpError: 400, message: 'Invalid JSON payload', status: 'INVALID_ARGUMENT' }, 'api_bad_request', /HTTP 400\): Invalid JSON payload/],

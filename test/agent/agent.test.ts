@@ -1,13 +1,5 @@
 import test from 'ava';
-import {
-  callChunk,
-  callTurn,
-  finishChunk,
-  functionResponsesOf,
-  startFakeGemini,
-  textChunk,
-  textTurn,
-} from '../helpers/fake-gemini.js';
+import { callChunk, callTurn, finishChunk, functionResponsesOf, startFakeGemini, textChunk, textTurn } from '../helpers/fake-gemini.js';
 import { collect, testAgent } from './fixtures.js';
 
 test('a text answer streams as text events and completes', async (t) => {
@@ -41,7 +33,10 @@ test('the request carries the conversation, the key and every FunctionDeclaratio
   t.regex(request.path, /alt=sse/);
   t.deepEqual(request.body.contents, [{ role: 'user', parts: [{ text: 'list things' }] }]);
   const declarations = request.body.tools?.[0]?.functionDeclarations ?? [];
-  t.deepEqual(declarations.map((d) => d.name), ['echo', 'needs_ok', 'wait']);
+  t.deepEqual(
+    declarations.map((d) => d.name),
+    ['echo', 'needs_ok', 'wait'],
+  );
   const echo = declarations.find((d) => d.name === 'echo');
   t.like(echo?.parametersJsonSchema as object, { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] });
 });
@@ -62,13 +57,19 @@ test('a batch of calls runs after the stream and its responses go back in call o
   t.is(outcome.status, 'completed');
   t.is(outcome.turns, 2);
   t.is(outcome.toolCalls, 2);
-  t.deepEqual(log.runs.map((r) => r.params), [{ text: 'one' }, { text: 'two' }]);
+  t.deepEqual(
+    log.runs.map((r) => r.params),
+    [{ text: 'one' }, { text: 'two' }],
+  );
   t.deepEqual(
     events.filter((e) => e.type === 'tool_result').map((e) => (e as { call: { status: string } }).call.status),
     ['success', 'success'],
   );
   const second = fake.requests[1]!;
-  t.deepEqual(second.body.contents?.map((c) => c.role), ['user', 'model', 'user']);
+  t.deepEqual(
+    second.body.contents?.map((c) => c.role),
+    ['user', 'model', 'user'],
+  );
   t.deepEqual(functionResponsesOf(second), [
     { id: 'c1', name: 'echo', response: { output: 'echo:one' } },
     { id: 'c2', name: 'echo', response: { output: 'echo:two' } },
@@ -94,7 +95,10 @@ test('calls spread over several chunks are all collected, and none runs before t
           ranBeforeEnd = log.runs.length > 0;
           release();
         },
-        callChunk([{ name: 'echo', args: { text: 'b' } }, { name: 'echo', args: { text: 'c' } }]),
+        callChunk([
+          { name: 'echo', args: { text: 'b' } },
+          { name: 'echo', args: { text: 'c' } },
+        ]),
         finishChunk(),
       ],
     },
@@ -108,16 +112,24 @@ test('calls spread over several chunks are all collected, and none runs before t
 
   t.is(ranBeforeEnd, false);
   t.is(outcome.status, 'completed');
-  t.deepEqual(log.runs.map((r) => r.params), [{ text: 'a' }, { text: 'b' }, { text: 'c' }]);
-  t.deepEqual(functionResponsesOf(fake.requests[1]).map((r) => r.response), [
-    { output: 'echo:a' },
-    { output: 'echo:b' },
-    { output: 'echo:c' },
-  ]);
+  t.deepEqual(
+    log.runs.map((r) => r.params),
+    [{ text: 'a' }, { text: 'b' }, { text: 'c' }],
+  );
+  t.deepEqual(
+    functionResponsesOf(fake.requests[1]).map((r) => r.response),
+    [{ output: 'echo:a' }, { output: 'echo:b' }, { output: 'echo:c' }],
+  );
 });
 
 test('calls without ids get generated ids, used in their FunctionResponses', async (t) => {
-  const fake = await startFakeGemini(callTurn([{ name: 'echo', args: { text: 'x' } }, { name: 'echo', args: { text: 'y' } }]), textTurn('ok'));
+  const fake = await startFakeGemini(
+    callTurn([
+      { name: 'echo', args: { text: 'x' } },
+      { name: 'echo', args: { text: 'y' } },
+    ]),
+    textTurn('ok'),
+  );
   t.teardown(() => fake.close());
   const { agent } = testAgent(fake);
 
@@ -127,12 +139,18 @@ test('calls without ids get generated ids, used in their FunctionResponses', asy
   t.is(ids.length, 2);
   for (const id of ids) t.regex(id, /^echo-\d+-[0-9a-f]+$/);
   t.not(ids[0], ids[1]);
-  t.deepEqual(functionResponsesOf(fake.requests[1]).map((r) => r.id), ids);
+  t.deepEqual(
+    functionResponsesOf(fake.requests[1]).map((r) => r.id),
+    ids,
+  );
 });
 
 test('an unknown tool and bad arguments are answered to the model as errors, and the loop goes on', async (t) => {
   const fake = await startFakeGemini(
-    callTurn([{ name: 'nope', id: 'n1' }, { name: 'echo', args: { wrong: 1 }, id: 'e1' }]),
+    callTurn([
+      { name: 'nope', id: 'n1' },
+      { name: 'echo', args: { wrong: 1 }, id: 'e1' },
+    ]),
     textTurn('sorry'),
   );
   t.teardown(() => fake.close());
@@ -231,7 +249,10 @@ test('thought summaries are reported apart from the answer and not sent back; th
 
   const { events, outcome } = await collect(agent.send('think'));
 
-  t.deepEqual(events.filter((e) => e.type === 'thought').map((e) => (e as { text: string }).text), ['pondering']);
+  t.deepEqual(
+    events.filter((e) => e.type === 'thought').map((e) => (e as { text: string }).text),
+    ['pondering'],
+  );
   t.is(outcome.text, 'done');
   t.deepEqual(fake.requests[1]!.body.contents?.[1]?.parts, [{ functionCall: { name: 'echo', args: { text: 's' } }, thoughtSignature: 'c2ln' }]);
 });

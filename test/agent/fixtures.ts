@@ -62,7 +62,15 @@ export function testRegistry(log: ToolLog, ws = workspace()): ToolRegistry {
     kind: 'edit',
     parameters: z.object({}),
     async confirm() {
-      return { type: 'edit', title: 'Confirm edit', fileName: 'a.txt', filePath: join(ws.roots[0]!, 'a.txt'), fileDiff: '', originalContent: '', newContent: 'x' };
+      return {
+        type: 'edit',
+        title: 'Confirm edit',
+        fileName: 'a.txt',
+        filePath: join(ws.roots[0]!, 'a.txt'),
+        fileDiff: '',
+        originalContent: '',
+        newContent: 'x',
+      };
     },
     async execute(params) {
       log.runs.push({ name: 'needs_ok', params });

@@ -55,8 +55,14 @@ test('a finished call adds to the count and latency metrics', async (t) => {
 
   const attributes = { function_name: 'read_file', success: true, decision: 'accept' };
   const points = await sdk.points();
-  t.deepEqual(points.find((p) => p.instrument === METRIC_TOOL_CALL_COUNT), { instrument: METRIC_TOOL_CALL_COUNT, attributes, value: 2 });
-  t.deepEqual(points.find((p) => p.instrument === METRIC_TOOL_CALL_LATENCY), { instrument: METRIC_TOOL_CALL_LATENCY, attributes, value: { count: 2, sum: 300 } });
+  t.deepEqual(
+    points.find((p) => p.instrument === METRIC_TOOL_CALL_COUNT),
+    { instrument: METRIC_TOOL_CALL_COUNT, attributes, value: 2 },
+  );
+  t.deepEqual(
+    points.find((p) => p.instrument === METRIC_TOOL_CALL_LATENCY),
+    { instrument: METRIC_TOOL_CALL_LATENCY, attributes, value: { count: 2, sum: 300 } },
+  );
 });
 
 test('without a registered SDK the sink is a silent no-op', (t) => {
@@ -86,7 +92,13 @@ test.serial('through the global API, calls run by the real scheduler are exporte
     new AbortController().signal,
   );
 
-  t.deepEqual(sdk.spans().map((s) => s.name).sort(), ['tool_call echo', 'tool_call needs_ok']);
+  t.deepEqual(
+    sdk
+      .spans()
+      .map((s) => s.name)
+      .sort(),
+    ['tool_call echo', 'tool_call needs_ok'],
+  );
   const counts = (await sdk.points()).filter((p) => p.instrument === METRIC_TOOL_CALL_COUNT).map((p) => p.attributes);
   t.deepEqual(
     counts.sort((x, y) => String(x['function_name']).localeCompare(String(y['function_name']))),

@@ -98,7 +98,9 @@ test.serial('"modify with external editor" opens $EDITOR on the proposal and app
   const editor = join(ws.outside, 'fake-editor.sh');
   writeFileSync(editor, '#!/bin/sh\nprintf "edited by the user\\n" > "$1"\n');
   chmodSync(editor, 0o755);
-  const chat = await startChat(t, [callTurn([writeCall('plan.txt', 'model proposal\n')]), textTurn('Saved your version.')], { env: { EDITOR: editor, VISUAL: '' } });
+  const chat = await startChat(t, [callTurn([writeCall('plan.txt', 'model proposal\n')]), textTurn('Saved your version.')], {
+    env: { EDITOR: editor, VISUAL: '' },
+  });
 
   await prompt(chat, 'write a plan');
   await chat.pty.waitForScreen(/Apply this change\?/);
@@ -110,7 +112,9 @@ test.serial('"modify with external editor" opens $EDITOR on the proposal and app
 
   await chat.pty.waitForTranscript(/Saved your version\./);
   t.is(chat.ws.read('plan.txt'), 'edited by the user\n');
-  t.deepEqual(chat.fake.requests[1]?.body.contents?.[1]?.parts, [{ functionCall: { name: 'write_file', args: { file_path: 'plan.txt', content: 'model proposal\n' } } }]);
+  t.deepEqual(chat.fake.requests[1]?.body.contents?.[1]?.parts, [
+    { functionCall: { name: 'write_file', args: { file_path: 'plan.txt', content: 'model proposal\n' } } },
+  ]);
 });
 
 test.serial('Esc declines: nothing is written and the model is not asked again', async (t) => {

@@ -69,7 +69,10 @@ test('unknown tools, missing, wrongly typed and extra params are responses, not 
     { name: 'read_file', args: { file_path: 42 }, id: 'c' },
     { name: 'read_file', args: { file_path: 'a.txt', surprise: true }, id: 'd' },
   ]);
-  t.deepEqual(parts.map((p) => p.functionResponse?.id), ['a', 'b', 'c', 'd']);
+  t.deepEqual(
+    parts.map((p) => p.functionResponse?.id),
+    ['a', 'b', 'c', 'd'],
+  );
   t.regex(String(parts[0]!.functionResponse!.response['error']), /not found in registry/);
   for (const part of parts.slice(1)) t.regex(String(part.functionResponse!.response['error']), /Invalid parameters for read_file: params/);
   t.regex(String(parts[3]!.functionResponse!.response['error']), /surprise/);

@@ -30,14 +30,22 @@ function responseOf(parts: Awaited<ReturnType<typeof execJson>>['parts'], index 
 test("settings' shell.inactivityTimeoutMs ends a silent command", async (t) => {
   // Long enough for a loaded machine to start bash and print, since the partial output is asserted too.
   const workspace = await workspaceWithSettings({ shell: { inactivityTimeoutMs: 3000 } });
-  const { parts } = await execJson(workspace, [{ name: 'run_shell_command', args: { command: 'echo started; sleep 60' } }], ['--sandbox', 'none', '--approval', 'yolo']);
+  const { parts } = await execJson(
+    workspace,
+    [{ name: 'run_shell_command', args: { command: 'echo started; sleep 60' } }],
+    ['--sandbox', 'none', '--approval', 'yolo'],
+  );
   t.regex(responseOf(parts), /no output for 3 s/);
   t.regex(responseOf(parts), /started/);
 });
 
 test("settings' shell.savedOutputMaxBytes caps a command's saved output; a value under 1 KiB is refused, naming the field", async (t) => {
   const workspace = await workspaceWithSettings({ shell: { savedOutputMaxBytes: 2048 } });
-  const { parts } = await execJson(workspace, [{ name: 'run_shell_command', args: { command: 'seq 1 100000' }, id: 'capped' }], ['--sandbox', 'none', '--approval', 'yolo']);
+  const { parts } = await execJson(
+    workspace,
+    [{ name: 'run_shell_command', args: { command: 'seq 1 100000' }, id: 'capped' }],
+    ['--sandbox', 'none', '--approval', 'yolo'],
+  );
   t.regex(responseOf(parts), /the whole output was 588895 bytes in 100000 lines\. Its first \d+ lines \(\d+ bytes\) are saved at \S+capped\.txt/);
   const file = await readFile(join(workspace, '.toolcell', 'tool-outputs', 'capped.txt'), 'utf8');
   t.true(Buffer.byteLength(file) < 2048 + 300);
@@ -47,7 +55,7 @@ test("settings' shell.savedOutputMaxBytes caps a command's saved output; a value
   t.regex(refused.stderr, /savedOutputMaxBytes/);
 });
 
-test('--timeout also bounds a discovered tool\'s call command', async (t) => {
+test("--timeout also bounds a discovered tool's call command", async (t) => {
   const workspace = await mkdtemp(join(tmpdir(), 'toolcell-settings-'));
   const commands = await writeDiscoveryScripts(workspace);
   await mkdir(join(workspace, '.toolcell'));
@@ -84,11 +92,17 @@ test('with an OpenTelemetry SDK registered through node --import, toolcell exec 
   const spansFile = join(workspace, 'spans.jsonl');
   const register = new URL('../fixtures/otel/register-file-exporter.js', import.meta.url).href;
   const result = await runCli(['exec', '--workspace', workspace, '--json'], {
-    input: JSON.stringify([{ name: 'read_file', args: { file_path: 'a.txt' } }, { name: 'no_such_tool', args: {} }]),
+    input: JSON.stringify([
+      { name: 'read_file', args: { file_path: 'a.txt' } },
+      { name: 'no_such_tool', args: {} },
+    ]),
     env: { NODE_OPTIONS: `--import ${register}`, TOOLCELL_TEST_SPANS_FILE: spansFile },
   });
   t.is(result.code, 0, result.stderr);
-  const spans = (await readFile(spansFile, 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as { name: string; attributes: Record<string, unknown> });
+  const spans = (await readFile(spansFile, 'utf8'))
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as { name: string; attributes: Record<string, unknown> });
   t.deepEqual(spans.map((span) => span.name).sort(), ['tool_call no_such_tool', 'tool_call read_file']);
   t.like(spans.find((span) => span.name === 'tool_call read_file')!.attributes, { 'toolcell.tool.success': true });
 });

@@ -28,13 +28,21 @@ test('calls of a batch run in parallel: three commands that each wait for the ot
   const ws = mkdtempSync(join(tmpdir(), 'toolcell-par-'));
   // Each command marks itself started, then waits (at most 20 s) until all three marks exist:
   // run one at a time, the first would time out instead of printing "met".
-  const command = (i: number) => `touch started_${i}; for n in $(seq 400); do [ $(ls started_* | wc -l) -ge 3 ] && { echo met; exit 0; }; sleep 0.05; done; echo alone; exit 1`;
-  const { parts } = await execJson(ws, [0, 1, 2].map((i) => ({ name: 'run_shell_command', args: { command: command(i) } })), ['--sandbox', 'none', '--approval', 'yolo']);
+  const command = (i: number) =>
+    `touch started_${i}; for n in $(seq 400); do [ $(ls started_* | wc -l) -ge 3 ] && { echo met; exit 0; }; sleep 0.05; done; echo alone; exit 1`;
+  const { parts } = await execJson(
+    ws,
+    [0, 1, 2].map((i) => ({ name: 'run_shell_command', args: { command: command(i) } })),
+    ['--sandbox', 'none', '--approval', 'yolo'],
+  );
   t.is(parts.length, 3);
   for (const part of parts) t.regex(String(part.functionResponse!.response['output']), /met/);
 });
 
-for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+for (const [signal, code] of [
+  ['SIGINT', 130],
+  ['SIGTERM', 143],
+] as const) {
   test(`${signal} during a run cancels the calls, kills their processes, keeps partial output, exits ${code}`, async (t) => {
     const ws = mkdtempSync(join(tmpdir(), 'toolcell-signal-'));
     const calls = [
@@ -55,7 +63,10 @@ for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
     t.true(sent);
     t.is(result.code, code);
     const parts = JSON.parse(result.stdout) as Array<{ functionResponse: { id: string; response: Record<string, unknown> } }>;
-    t.deepEqual(parts.map((p) => p.functionResponse.id), ['one', 'two']);
+    t.deepEqual(
+      parts.map((p) => p.functionResponse.id),
+      ['one', 'two'],
+    );
     for (const part of parts) t.regex(String(part.functionResponse.response['error']), /cancel/i);
     t.regex(JSON.stringify(parts[0]!.functionResponse.response), /partial-output-one/);
     const pids = ['pid1', 'pid2'].map((name) => Number(readFileSync(join(ws, name), 'utf8').trim()));
@@ -66,7 +77,11 @@ for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
 test('a 600,000-line command: the model is told its real size and a file holding every line, line N at line N', async (t) => {
   const ws = mkdtempSync(join(tmpdir(), 'toolcell-long-'));
   t.teardown(() => rmSync(ws, { recursive: true, force: true }));
-  const { parts } = await execJson(ws, [{ name: 'run_shell_command', args: { command: 'seq 1 600000' }, id: 'seq' }], ['--sandbox', 'none', '--approval', 'yolo']);
+  const { parts } = await execJson(
+    ws,
+    [{ name: 'run_shell_command', args: { command: 'seq 1 600000' }, id: 'seq' }],
+    ['--sandbox', 'none', '--approval', 'yolo'],
+  );
   const output = String(parts[0]!.functionResponse!.response['output']);
   const saved = /the whole output was 4088895 bytes in 600000 lines\. The full output is saved at (\S+);/.exec(output)?.[1];
   t.is(saved, join(realpathSync(ws), '.toolcell', 'tool-outputs', 'seq.txt'), output.slice(19_900, 20_400));

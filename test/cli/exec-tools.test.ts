@@ -131,7 +131,8 @@ test('toolcell tools --json lists the built-in FunctionDeclarations with paramet
   t.is(result.code, 0);
   const declarations = JSON.parse(result.stdout) as Array<{ name: string; parametersJsonSchema: { type: string } }>;
   const names = declarations.map((d) => d.name);
-  for (const name of ['list_directory', 'read_file', 'write_file', 'replace', 'glob', 'grep_search', 'read_many_files', 'save_memory']) t.true(names.includes(name), name);
+  for (const name of ['list_directory', 'read_file', 'write_file', 'replace', 'glob', 'grep_search', 'read_many_files', 'save_memory'])
+    t.true(names.includes(name), name);
   t.deepEqual([...names].sort(), names);
   t.true(declarations.every((d) => d.parametersJsonSchema.type === 'object'));
 });

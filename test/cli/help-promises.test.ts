@@ -15,16 +15,34 @@ import { useTempWorkspace } from '../helpers/workspace.js';
 
 /** Gemini CLI's tool names: naming one promises that toolcell has it. */
 const GEMINI_CLI_TOOL_NAMES = [
-  'activate_skill', 'ask_user', 'complete_task', 'enter_plan_mode', 'exit_plan_mode', 'get_internal_docs', 'glob',
-  'google_web_search', 'grep_search', 'invoke_agent', 'list_directory', 'list_mcp_resources', 'read_file',
-  'read_many_files', 'read_mcp_resource', 'replace', 'run_shell_command', 'save_memory', 'search_file_content',
-  'take_snapshot', 'update_topic', 'web_fetch', 'write_file', 'write_todos',
+  'activate_skill',
+  'ask_user',
+  'complete_task',
+  'enter_plan_mode',
+  'exit_plan_mode',
+  'get_internal_docs',
+  'glob',
+  'google_web_search',
+  'grep_search',
+  'invoke_agent',
+  'list_directory',
+  'list_mcp_resources',
+  'read_file',
+  'read_many_files',
+  'read_mcp_resource',
+  'replace',
+  'run_shell_command',
+  'save_memory',
+  'search_file_content',
+  'take_snapshot',
+  'update_topic',
+  'web_fetch',
+  'write_file',
+  'write_todos',
 ];
 
 /** Words that promise a tool of some kind (in help texts and the banner, where they describe what the model can do). */
-const KIND_WORDS: Array<{ pattern: RegExp; kind: string }> = [
-  { pattern: /\b(fetch(es|ed|ing)?|URLs? to fetch|web pages?)\b/i, kind: 'fetch' },
-];
+const KIND_WORDS: Array<{ pattern: RegExp; kind: string }> = [{ pattern: /\b(fetch(es|ed|ing)?|URLs? to fetch|web pages?)\b/i, kind: 'fetch' }];
 
 interface RegisteredTool {
   name: string;
@@ -98,7 +116,10 @@ function brokenPromises(text: string, tools: RegisteredTool[], options: { kindWo
 test('help texts, the chat banner and the docs promise only tools the registry has', async (t) => {
   const ws = useTempWorkspace(t);
   const tools = await registeredTools(ws.root);
-  t.true(tools.some((tool) => tool.name === 'read_file'), 'the tool list was read');
+  t.true(
+    tools.some((tool) => tool.name === 'read_file'),
+    'the tool list was read',
+  );
 
   const helpTexts = await allHelpTexts();
   for (const command of ['toolcell run', 'toolcell chat', 'toolcell sandbox build']) t.true(helpTexts.has(command), `${command} --help is checked`);

@@ -43,7 +43,10 @@ test('Ctrl+C during the sandbox start cancels the start: exit 130, the call canc
   });
   t.teardown(async () => {
     for (const id of (await createEngineClient().listContainers({ all: true, filters: { label: [`${LABELS.ownerPid}=${pid}`] } })).map((c) => c.Id)) {
-      await createEngineClient().getContainer(id).remove({ force: true }).catch(() => undefined);
+      await createEngineClient()
+        .getContainer(id)
+        .remove({ force: true })
+        .catch(() => undefined);
     }
   });
 
@@ -60,6 +63,9 @@ test('Ctrl+C during the sandbox start cancels the start: exit 130, the call canc
   t.deepEqual(await containersOwnedBy(pid), [], 'nothing of the run is left in Docker');
   const creates = proxy.requests.filter((line) => /\/containers\/create\b/.test(line));
   t.is(creates.length, 1, `no spare was started after the interrupt: ${JSON.stringify(proxy.requests)}`);
-  t.false(proxy.requests.some((line) => /\/rename\b/.test(line)), 'the cancelled container was never adopted by the session');
+  t.false(
+    proxy.requests.some((line) => /\/rename\b/.test(line)),
+    'the cancelled container was never adopted by the session',
+  );
   t.false(existsSync(join(workspace, 'ran.txt')), 'the command never ran');
 });

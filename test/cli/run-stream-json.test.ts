@@ -96,7 +96,13 @@ test('stream-json reads with a parser written for Gemini CLI: tool_use and tool_
     ['init', 'message', 'tool_use', 'tool_use', 'tool_result', 'tool_result', 'message', 'result'],
   );
   const uses = events.filter((event) => event.type === 'tool_use');
-  t.deepEqual(uses.map((use) => [use.tool_id, use.tool_name]), [['sh', 'run_shell_command'], ['rf', 'read_file']]);
+  t.deepEqual(
+    uses.map((use) => [use.tool_id, use.tool_name]),
+    [
+      ['sh', 'run_shell_command'],
+      ['rf', 'read_file'],
+    ],
+  );
   t.like(uses[0], { parameters: { command } });
   const results = events.filter((event) => event.type === 'tool_result');
   t.like(results[0], { tool_id: 'sh', status: 'success' });

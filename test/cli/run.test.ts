@@ -110,7 +110,10 @@ test.serial('a quota error is one line with its code, exit 1', async (t) => {
   const result = await runCli(['run', '-w', ws.root, 'hi'], { env });
 
   t.is(result.code, 1);
-  t.is(result.stderr, 'toolcell run: Gemini API quota exceeded (HTTP 429): Quota exceeded for metric generate_content_requests. Wait and retry, or check your plan and rate limits. [api_quota_exceeded]\n');
+  t.is(
+    result.stderr,
+    'toolcell run: Gemini API quota exceeded (HTTP 429): Quota exceeded for metric generate_content_requests. Wait and retry, or check your plan and rate limits. [api_quota_exceeded]\n',
+  );
 });
 
 test.serial('the turn limit ends the run with exit 53', async (t) => {

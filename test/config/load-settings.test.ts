@@ -97,7 +97,10 @@ test('an invalid field is an error naming the file and the field', async (t) => 
 test('an unknown key (a typo) is reported, not ignored', async (t) => {
   const env = await setup({ workspace: { tools: { discoveryComand: 'x' } } });
   t.teardown(env.cleanup);
-  t.regex(invalidSettings(t, () => loadSettings({ workspace: env.workspace, homeDir: env.home })), /tools: Unrecognized key: "discoveryComand"/);
+  t.regex(
+    invalidSettings(t, () => loadSettings({ workspace: env.workspace, homeDir: env.home })),
+    /tools: Unrecognized key: "discoveryComand"/,
+  );
 });
 
 test('a server needs exactly one of command and url', async (t) => {
@@ -190,5 +193,8 @@ test("the user's trustedWorkspaces trusts exactly the listed workspace, also thr
 test('trustedWorkspaces entries must be absolute paths', async (t) => {
   const env = await setup({ home: { trustedWorkspaces: ['relative/path'] } });
   t.teardown(env.cleanup);
-  t.regex(invalidSettings(t, () => loadSettings({ workspace: env.workspace, homeDir: env.home })), /trustedWorkspaces\.0: must be an absolute path/);
+  t.regex(
+    invalidSettings(t, () => loadSettings({ workspace: env.workspace, homeDir: env.home })),
+    /trustedWorkspaces\.0: must be an absolute path/,
+  );
 });

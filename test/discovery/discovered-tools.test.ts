@@ -26,14 +26,17 @@ const noAbort = () => new AbortController().signal;
 
 test('declarations become discovered_tool_<name> tools with Gemini-clean schemas', async (t) => {
   const { tools, tool } = await setup(t);
-  t.deepEqual(tools.map((candidate) => candidate.name), [
-    'discovered_tool_greet',
-    'discovered_tool_fail',
-    'discovered_tool_killself',
-    'discovered_tool_hang',
-    'discovered_tool_ignore_stdin',
-    'discovered_tool_my_tool_with_spaces',
-  ]);
+  t.deepEqual(
+    tools.map((candidate) => candidate.name),
+    [
+      'discovered_tool_greet',
+      'discovered_tool_fail',
+      'discovered_tool_killself',
+      'discovered_tool_hang',
+      'discovered_tool_ignore_stdin',
+      'discovered_tool_my_tool_with_spaces',
+    ],
+  );
   for (const candidate of tools) t.regex(candidate.name, GEMINI_FUNCTION_NAME);
   t.deepEqual(tool('discovered_tool_greet').parametersJsonSchema, { type: 'object', properties: { who: { type: 'string' } }, required: ['who'] });
   t.deepEqual(tool('discovered_tool_greet').source, { type: 'discovered', command: 'sh ./call.sh' });

@@ -9,7 +9,9 @@ function problem(t: { throws: (fn: () => unknown) => unknown }, stdout: string):
 }
 
 test('a bare array of declarations', (t) => {
-  const out = parseFunctionDeclarations(JSON.stringify([{ name: 'greet', description: 'Says hi', parameters: { type: 'OBJECT', properties: { who: { type: 'STRING' } } } }]));
+  const out = parseFunctionDeclarations(
+    JSON.stringify([{ name: 'greet', description: 'Says hi', parameters: { type: 'OBJECT', properties: { who: { type: 'STRING' } } } }]),
+  );
   t.deepEqual(out, [{ name: 'greet', description: 'Says hi', parametersJsonSchema: { type: 'object', properties: { who: { type: 'string' } } } }]);
 });
 
@@ -17,7 +19,10 @@ test('declarations inside functionDeclarations, alone or in a tools list', (t) =
   const one = { name: 'a', parametersJsonSchema: { type: 'object', properties: {} } };
   t.is(parseFunctionDeclarations(JSON.stringify({ functionDeclarations: [one] }))[0]?.name, 'a');
   const list = parseFunctionDeclarations(JSON.stringify([{ functionDeclarations: [one] }, { functionDeclarations: [{ name: 'b' }] }]));
-  t.deepEqual(list.map((d) => d.name), ['a', 'b']);
+  t.deepEqual(
+    list.map((d) => d.name),
+    ['a', 'b'],
+  );
   t.deepEqual(list[1]?.parametersJsonSchema, { type: 'object', properties: {} });
 });
 

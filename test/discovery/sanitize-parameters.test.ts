@@ -23,7 +23,11 @@ test('the input is not modified', (t) => {
 test('default is dropped beside anyOf (Gemini CLI’s rule), oneOf is read as anyOf', (t) => {
   const out = sanitizeParameters({
     type: 'object',
-    properties: { a: { anyOf: [{ type: 'string' }, { type: 'number' }], default: 'x' }, b: { oneOf: [{ type: 'string' }], default: 'y' }, c: { type: 'string', default: 'z' } },
+    properties: {
+      a: { anyOf: [{ type: 'string' }, { type: 'number' }], default: 'x' },
+      b: { oneOf: [{ type: 'string' }], default: 'y' },
+      c: { type: 'string', default: 'z' },
+    },
   });
   t.deepEqual(out['properties'], {
     a: { anyOf: [{ type: 'string' }, { type: 'number' }] },
@@ -35,7 +39,12 @@ test('default is dropped beside anyOf (Gemini CLI’s rule), oneOf is read as an
 test('string formats other than enum and date-time are removed (Gemini CLI’s rule)', (t) => {
   const out = sanitizeParameters({
     type: 'object',
-    properties: { a: { type: 'string', format: 'uri' }, b: { type: 'string', format: 'date-time' }, c: { type: 'integer', format: 'int64' }, d: { type: 'number', format: 'weird' } },
+    properties: {
+      a: { type: 'string', format: 'uri' },
+      b: { type: 'string', format: 'date-time' },
+      c: { type: 'integer', format: 'int64' },
+      d: { type: 'number', format: 'weird' },
+    },
   });
   t.deepEqual(out['properties'], {
     a: { type: 'string' },
@@ -95,12 +104,21 @@ test('allOf members add their properties and required names to the parent (the p
 test('nested items, additionalProperties and $defs are cleaned too', (t) => {
   const out = sanitizeParameters({
     type: 'object',
-    properties: { list: { type: 'array', items: { type: 'object', properties: { u: { type: 'string', format: 'email' } }, additionalProperties: { type: 'string', format: 'uuid' } } }, ref: { $ref: '#/$defs/x' } },
+    properties: {
+      list: {
+        type: 'array',
+        items: { type: 'object', properties: { u: { type: 'string', format: 'email' } }, additionalProperties: { type: 'string', format: 'uuid' } },
+      },
+      ref: { $ref: '#/$defs/x' },
+    },
     $defs: { x: { type: 'string', format: 'hostname', examples: [] } },
   });
   t.deepEqual(out, {
     type: 'object',
-    properties: { list: { type: 'array', items: { type: 'object', properties: { u: { type: 'string' } }, additionalProperties: { type: 'string' } } }, ref: { $ref: '#/$defs/x' } },
+    properties: {
+      list: { type: 'array', items: { type: 'object', properties: { u: { type: 'string' } }, additionalProperties: { type: 'string' } } },
+      ref: { $ref: '#/$defs/x' },
+    },
     $defs: { x: { type: 'string' } },
   });
 });

@@ -14,10 +14,13 @@ async function collect(ws: TempWorkspace, start = ws.root, gitignore = true): Pr
   return { files, report };
 }
 
-test('yields a directory\'s files before its subdirectories, in name order, skipping .git', async (t) => {
+test("yields a directory's files before its subdirectories, in name order, skipping .git", async (t) => {
   const ws = useTempWorkspace(t, { files: { 'b.txt': '', 'a/z.txt': '', 'a/y/x.txt': '', '.git/config': '' } });
   const { files } = await collect(ws);
-  t.deepEqual(files.map((file) => file.relativePath), ['b.txt', 'a/z.txt', 'a/y/x.txt']);
+  t.deepEqual(
+    files.map((file) => file.relativePath),
+    ['b.txt', 'a/z.txt', 'a/y/x.txt'],
+  );
 });
 
 test('respects .gitignore at the root and below, with negation', async (t) => {
@@ -41,7 +44,10 @@ test('respects .gitignore at the root and below, with negation', async (t) => {
 test('respects .git/info/exclude', async (t) => {
   const ws = useTempWorkspace(t, { files: { '.git/info/exclude': 'secret.txt\n', 'secret.txt': '', 'ok.txt': '' } });
   const { files } = await collect(ws);
-  t.deepEqual(files.map((file) => file.relativePath), ['ok.txt']);
+  t.deepEqual(
+    files.map((file) => file.relativePath),
+    ['ok.txt'],
+  );
 });
 
 test('never follows symlinks, to files or directories', async (t) => {
@@ -50,14 +56,20 @@ test('never follows symlinks, to files or directories', async (t) => {
   ws.symlink('out-file', `${ws.outside}/secret.txt`);
   ws.symlink('in-file', 'a.txt');
   const { files, report } = await collect(ws);
-  t.deepEqual(files.map((file) => file.relativePath), ['a.txt']);
+  t.deepEqual(
+    files.map((file) => file.relativePath),
+    ['a.txt'],
+  );
   t.is(report.symlinks, 3);
 });
 
 test('walks from a subdirectory with paths relative to it', async (t) => {
   const ws = useTempWorkspace(t, { files: { '.gitignore': 'src/skip.ts\n', 'src/a.ts': '', 'src/skip.ts': '', 'top.ts': '' } });
   const { files } = await collect(ws, ws.path('src'));
-  t.deepEqual(files.map((file) => [file.relativePath, file.rootRelativePath]), [['a.ts', 'src/a.ts']]);
+  t.deepEqual(
+    files.map((file) => [file.relativePath, file.rootRelativePath]),
+    [['a.ts', 'src/a.ts']],
+  );
 });
 
 test('a file with a non-UTF-8 name is yielded by its bytes', async (t) => {
@@ -73,5 +85,8 @@ test('a file with a non-UTF-8 name is yielded by its bytes', async (t) => {
 test('without a filter, ignored files are yielded too', async (t) => {
   const ws = useTempWorkspace(t, { files: { '.gitignore': '*.log\n', 'a.log': '' } });
   const { files } = await collect(ws, ws.root, false);
-  t.deepEqual(files.map((file) => file.relativePath), ['.gitignore', 'a.log']);
+  t.deepEqual(
+    files.map((file) => file.relativePath),
+    ['.gitignore', 'a.log'],
+  );
 });

@@ -18,7 +18,13 @@ export interface CliResult {
  */
 export function runCli(
   args: string[],
-  options: { input?: string | Buffer; env?: NodeJS.ProcessEnv; cwd?: string; onSpawn?: (pid: number) => void; onStderr?: (text: string, kill: (signal: NodeJS.Signals) => void) => void } = {},
+  options: {
+    input?: string | Buffer;
+    env?: NodeJS.ProcessEnv;
+    cwd?: string;
+    onSpawn?: (pid: number) => void;
+    onStderr?: (text: string, kill: (signal: NodeJS.Signals) => void) => void;
+  } = {},
 ): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [cliPath, ...args], {
@@ -46,7 +52,10 @@ export async function execJson(
   workspace: string,
   calls: unknown,
   extraArgs: string[] = [],
-): Promise<{ result: CliResult; parts: Array<{ functionResponse?: { id: string; name: string; response: Record<string, unknown> }; inlineData?: { mimeType: string; data: string } }> }> {
+): Promise<{
+  result: CliResult;
+  parts: Array<{ functionResponse?: { id: string; name: string; response: Record<string, unknown> }; inlineData?: { mimeType: string; data: string } }>;
+}> {
   const result = await runCli(['exec', '--workspace', workspace, '--json', ...extraArgs], { input: JSON.stringify(calls) });
   if (result.code !== 0) throw new Error(`toolcell exec exited ${result.code}: ${result.stderr}`);
   return { result, parts: JSON.parse(result.stdout) };

@@ -37,7 +37,8 @@ function requestLine(chunk: Buffer): string | undefined {
 }
 
 export async function startDockerProxy(options: { hold: RegExp; engineSocket?: string }): Promise<DockerProxy> {
-  const engineSocket = options.engineSocket ?? (process.env['DOCKER_HOST']?.startsWith('unix://') ? process.env['DOCKER_HOST'].slice(7) : '/var/run/docker.sock');
+  const engineSocket =
+    options.engineSocket ?? (process.env['DOCKER_HOST']?.startsWith('unix://') ? process.env['DOCKER_HOST'].slice(7) : '/var/run/docker.sock');
   const dir = mkdtempSync(join(tmpdir(), 'toolcell-docker-proxy-'));
   const socketPath = join(dir, 'docker.sock');
   const requests: string[] = [];

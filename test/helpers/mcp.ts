@@ -94,7 +94,10 @@ export async function writeWorkspaceSettings(dir: string, settings: unknown): Pr
 }
 
 /** The SDK's own client, connected to `toolcell serve --stdio` started as a process. */
-export async function connectServeStdio(options: { workspace: string; args?: string[] }): Promise<{ client: Client; transport: StdioClientTransport; stderr: () => string }> {
+export async function connectServeStdio(options: {
+  workspace: string;
+  args?: string[];
+}): Promise<{ client: Client; transport: StdioClientTransport; stderr: () => string }> {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [toolcellBin, 'serve', '--stdio', '--workspace', options.workspace, ...(options.args ?? [])],
@@ -111,7 +114,11 @@ export async function connectServeStdio(options: { workspace: string; args?: str
 }
 
 /** `toolcell serve --http` started as a process; resolves once it prints its URL. */
-export async function startServeHttp(options: { workspace: string; args?: string[]; env?: Record<string, string> }): Promise<RunningProcess & { url: string; stderr: () => string }> {
+export async function startServeHttp(options: {
+  workspace: string;
+  args?: string[];
+  env?: Record<string, string>;
+}): Promise<RunningProcess & { url: string; stderr: () => string }> {
   const child = spawn(process.execPath, [toolcellBin, 'serve', '--workspace', options.workspace, ...(options.args ?? ['--http', '127.0.0.1:0'])], {
     env: { ...process.env, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -125,7 +132,10 @@ export async function startServeHttp(options: { workspace: string; args?: string
 }
 
 /** Runs the toolcell CLI to completion. */
-export function runToolcell(args: string[], options: { input?: string; env?: Record<string, string> } = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function runToolcell(
+  args: string[],
+  options: { input?: string; env?: Record<string, string> } = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [toolcellBin, ...args], { env: { ...process.env, ...options.env }, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
@@ -141,7 +151,10 @@ export function runToolcell(args: string[], options: { input?: string; env?: Rec
 /** The text blocks of an MCP tool result, joined by newlines. */
 export function toolResultText(result: unknown): string {
   const content = ((result as { content?: unknown }).content ?? []) as Array<{ type: string; text?: string }>;
-  return content.filter((block) => block.type === 'text').map((block) => block.text ?? '').join('\n');
+  return content
+    .filter((block) => block.type === 'text')
+    .map((block) => block.text ?? '')
+    .join('\n');
 }
 
 /** A temporary workspace for `toolcell serve` whose live updates come every 100 ms; removed at teardown. */

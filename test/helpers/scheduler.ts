@@ -67,7 +67,15 @@ export function testRegistry(workspace: WorkspaceInfo, recorder: Recorder, files
     locations: ({ file }) => [{ path: join(workspace.roots[0]!, file) }],
     async confirm({ file, content }) {
       const original = files.get(file) ?? null;
-      return { type: 'edit', title: `Edit ${file}`, fileName: file, filePath: file, fileDiff: `-${original ?? ''}\n+${content}`, originalContent: original, newContent: content };
+      return {
+        type: 'edit',
+        title: `Edit ${file}`,
+        fileName: file,
+        filePath: file,
+        fileDiff: `-${original ?? ''}\n+${content}`,
+        originalContent: original,
+        newContent: content,
+      };
     },
     async execute({ file, content, turns }) {
       recorder.enter(`${file}:${content}`);

@@ -171,10 +171,7 @@ export class SandboxSession {
       },
     });
     try {
-      const [call] = await scheduler.schedule(
-        [{ callId: `sec-${++callCounter}`, name: 'run_shell_command', args: { command } }],
-        controller.signal,
-      );
+      const [call] = await scheduler.schedule([{ callId: `sec-${++callCounter}`, name: 'run_shell_command', args: { command } }], controller.signal);
       if (!call) throw new Error('no outcome');
       return outcomeOf(call);
     } finally {
@@ -248,7 +245,17 @@ export function runCli(
     trustWorkspace?: boolean;
   },
 ): Promise<CliRun> {
-  const args = [CLI_BIN, 'exec', '-', '--workspace', options.workspace, '--approval', 'yolo', '--timeout', String(options.timeoutSeconds ?? SUITE_TIMEOUT_SECONDS)];
+  const args = [
+    CLI_BIN,
+    'exec',
+    '-',
+    '--workspace',
+    options.workspace,
+    '--approval',
+    'yolo',
+    '--timeout',
+    String(options.timeoutSeconds ?? SUITE_TIMEOUT_SECONDS),
+  ];
   if (options.sandbox !== null) args.push('--sandbox', options.sandbox ?? 'docker');
   if (!options.text) args.push('--json');
   if (options.settings) args.push('--settings', options.settings);
@@ -313,7 +320,10 @@ export function runCli(
 /** The text of one CLI response: output then error. */
 export function responseText(response: Record<string, unknown> | undefined): string {
   if (!response) return '';
-  return [response['output'], response['error']].filter((v) => v !== undefined).map(String).join('\n');
+  return [response['output'], response['error']]
+    .filter((v) => v !== undefined)
+    .map(String)
+    .join('\n');
 }
 
 /**
@@ -328,7 +338,13 @@ const RAW_CONTROL = /[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f\u0080-\u009f]|\r(?!\n)/;
 /** Fails the test when `text` carries a raw terminal control character, showing where. */
 export function assertNoRawControls(t: ExecutionContext, text: string, label: string): void {
   const match = RAW_CONTROL.exec(text);
-  t.is(match, null, match ? `${label} carries a raw control U+${match[0].charCodeAt(0).toString(16).padStart(4, '0')} near ${JSON.stringify(text.slice(Math.max(0, match.index - 20), match.index + 20))}` : label);
+  t.is(
+    match,
+    null,
+    match
+      ? `${label} carries a raw control U+${match[0].charCodeAt(0).toString(16).padStart(4, '0')} near ${JSON.stringify(text.slice(Math.max(0, match.index - 20), match.index + 20))}`
+      : label,
+  );
 }
 
 /** Runs the docker CLI on the host (to inspect, never to change, the sandbox) and returns stdout. */
@@ -347,7 +363,6 @@ export async function dockerInspect(id: string): Promise<Record<string, unknown>
   if (!first) throw new Error(`docker inspect ${id}: nothing`);
   return first;
 }
-
 
 /**
  * Processes of a container that belong to commands, as `pid user args`

@@ -4,7 +4,15 @@ import { callResultToToolResult } from '../../src/mcp/call-result.js';
 const context = { toolName: 't', serverName: 's' };
 
 test('text blocks join into one string', (t) => {
-  const result = callResultToToolResult({ content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] }, context);
+  const result = callResultToToolResult(
+    {
+      content: [
+        { type: 'text', text: 'a' },
+        { type: 'text', text: 'b' },
+      ],
+    },
+    context,
+  );
   t.deepEqual(result, { llmContent: 'a\nb', returnDisplay: 'a\nb' });
 });
 
@@ -19,11 +27,7 @@ test('embedded resources and links are kept', (t) => {
     },
     context,
   );
-  t.deepEqual(result.llmContent, [
-    { text: 'inside' },
-    { inlineData: { mimeType: 'application/pdf', data: 'AAEC' } },
-    { text: 'Resource link: c (file:///c)' },
-  ]);
+  t.deepEqual(result.llmContent, [{ text: 'inside' }, { inlineData: { mimeType: 'application/pdf', data: 'AAEC' } }, { text: 'Resource link: c (file:///c)' }]);
 });
 
 test('structured content without a matching text block is added as JSON', (t) => {
@@ -39,10 +43,19 @@ test('empty content says so', (t) => {
 
 test('isError keeps media parts after the error text', (t) => {
   const result = callResultToToolResult(
-    { isError: true, content: [{ type: 'text', text: 'bad' }, { type: 'image', data: 'AA==', mimeType: 'image/png' }] },
+    {
+      isError: true,
+      content: [
+        { type: 'text', text: 'bad' },
+        { type: 'image', data: 'AA==', mimeType: 'image/png' },
+      ],
+    },
     context,
   );
   t.is(result.error?.type, 'mcp_tool_error');
   t.is(result.error?.message, 'MCP tool "t" on server "s" reported an error: bad');
-  t.deepEqual(result.llmContent, [{ text: 'Error: MCP tool "t" on server "s" reported an error: bad' }, { inlineData: { mimeType: 'image/png', data: 'AA==' } }]);
+  t.deepEqual(result.llmContent, [
+    { text: 'Error: MCP tool "t" on server "s" reported an error: bad' },
+    { inlineData: { mimeType: 'image/png', data: 'AA==' } },
+  ]);
 });

@@ -204,7 +204,10 @@ test('a server that cannot start is a problem, not a crash, and the others still
   t.is(env.problems.length, 2);
   t.regex(env.problems[0] ?? '', /MCP server "broken" could not connect/);
   t.regex(env.problems[1] ?? '', /MCP server "exits" could not connect.*boom: no config/);
-  t.deepEqual(env.tools.map((tool) => tool.name), ['mcp_fixture_echo']);
+  t.deepEqual(
+    env.tools.map((tool) => tool.name),
+    ['mcp_fixture_echo'],
+  );
   const status = env.manager.status();
   t.is(status.find((server) => server.name === 'broken')?.state, 'failed');
 });

@@ -18,10 +18,13 @@ test('mcp list shows each server, its state and its tools', async (t) => {
 
   const json = await runToolcell(['mcp', 'list', '--workspace', workspace.dir, '--json'], { env: { HOME: workspace.dir } });
   const servers = JSON.parse(json.stdout) as Array<{ name: string; state: string; tools: Array<{ name: string }> }>;
-  t.deepEqual(servers.map((server) => [server.name, server.state, server.tools.length]), [
-    ['fx', 'connected', 2],
-    ['gone', 'failed', 0],
-  ]);
+  t.deepEqual(
+    servers.map((server) => [server.name, server.state, server.tools.length]),
+    [
+      ['fx', 'connected', 2],
+      ['gone', 'failed', 0],
+    ],
+  );
 });
 
 test('mcp list with --settings reads only that file; invalid settings exit 2 naming the field', async (t) => {

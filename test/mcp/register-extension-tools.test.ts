@@ -10,11 +10,26 @@ import { createLocalTool } from '../../src/tools/defined-tool.js';
 import { writeDiscoveryScripts } from '../discovery/discovery-scripts.js';
 import { fixtureStdioSettings, tempWorkspace } from '../helpers/mcp.js';
 
-const settings = (partial: Partial<Settings>): Settings => ({ tools: {}, mcpServers: {}, sandbox: {}, shell: {}, sources: [], workspaceTrusted: true, warnings: [], ...partial });
+const settings = (partial: Partial<Settings>): Settings => ({
+  tools: {},
+  mcpServers: {},
+  sandbox: {},
+  shell: {},
+  sources: [],
+  workspaceTrusted: true,
+  warnings: [],
+  ...partial,
+});
 
 function localTool(name: string, workspace: string) {
   return createLocalTool(
-    defineTool({ name, description: 'A local tool.', kind: 'read', parameters: z.object({}), execute: async () => ({ llmContent: 'local', returnDisplay: 'local' }) }),
+    defineTool({
+      name,
+      description: 'A local tool.',
+      kind: 'read',
+      parameters: z.object({}),
+      execute: async () => ({ llmContent: 'local', returnDisplay: 'local' }),
+    }),
     { workspace: { roots: [workspace], stateDir: `${workspace}/.toolcell` } },
   );
 }
@@ -34,7 +49,10 @@ test('discovered and MCP tools are registered without replacing existing tools',
 
   const extensions = await registerExtensionTools({
     registry,
-    settings: settings({ tools: commands, mcpServers: { fx: fixtureStdioSettings({ includeTools: ['echo', 'pid'] }), down: { command: '/nonexistent/server' } } }),
+    settings: settings({
+      tools: commands,
+      mcpServers: { fx: fixtureStdioSettings({ includeTools: ['echo', 'pid'] }), down: { command: '/nonexistent/server' } },
+    }),
     workspace: workspace.dir,
     commandRunner: shellCommandRunner(session),
   });
@@ -46,10 +64,13 @@ test('discovered and MCP tools are registered without replacing existing tools',
   t.is(registry.get('discovered_tool_greet')?.source?.type, 'local');
   t.is(registry.get('discovered_tool_greet_2')?.source?.type, 'discovered');
   t.true(registry.has('mcp_fx_pid'));
-  t.deepEqual(extensions.mcpClients.status().map((server) => [server.name, server.state]), [
-    ['fx', 'connected'],
-    ['down', 'failed'],
-  ]);
+  t.deepEqual(
+    extensions.mcpClients.status().map((server) => [server.name, server.state]),
+    [
+      ['fx', 'connected'],
+      ['down', 'failed'],
+    ],
+  );
 });
 
 test('half a discovery configuration, or no runner, is a problem, not a crash', async (t) => {
@@ -58,7 +79,11 @@ test('half a discovery configuration, or no runner, is a problem, not a crash', 
   const registry = new ToolRegistry();
   const half = await registerExtensionTools({ registry, settings: settings({ tools: { discoveryCommand: 'x' } }), workspace: workspace.dir });
   t.regex(half.problems[0] ?? '', /needs both tools\.discoveryCommand and tools\.callCommand/);
-  const noRunner = await registerExtensionTools({ registry, settings: settings({ tools: { discoveryCommand: 'x', callCommand: 'y' } }), workspace: workspace.dir });
+  const noRunner = await registerExtensionTools({
+    registry,
+    settings: settings({ tools: { discoveryCommand: 'x', callCommand: 'y' } }),
+    workspace: workspace.dir,
+  });
   t.regex(noRunner.problems[0] ?? '', /Tool discovery command "x" was not run: no sandbox session/);
   t.deepEqual(registry.list(), []);
 });
@@ -80,10 +105,19 @@ test('a failing discovery command is reported by name and the MCP tools still lo
   });
   t.teardown(extensions.close);
   t.deepEqual(extensions.problems, ['Tool discovery command "exit 9" exited with code 9']);
-  t.deepEqual(registry.list().map((tool) => tool.name), ['mcp_fx_echo']);
+  t.deepEqual(
+    registry.list().map((tool) => tool.name),
+    ['mcp_fx_echo'],
+  );
 });
 
 test('bad options are TypeErrors naming the option', async (t) => {
-  await t.throwsAsync(registerExtensionTools({ registry: {} as ToolRegistry, settings: settings({}), workspace: '/tmp' }), { instanceOf: TypeError, message: /options\.registry/ });
-  await t.throwsAsync(registerExtensionTools({ registry: new ToolRegistry(), settings: settings({}), workspace: '' }), { instanceOf: TypeError, message: /options\.workspace/ });
+  await t.throwsAsync(registerExtensionTools({ registry: {} as ToolRegistry, settings: settings({}), workspace: '/tmp' }), {
+    instanceOf: TypeError,
+    message: /options\.registry/,
+  });
+  await t.throwsAsync(registerExtensionTools({ registry: new ToolRegistry(), settings: settings({}), workspace: '' }), {
+    instanceOf: TypeError,
+    message: /options\.workspace/,
+  });
 });

@@ -44,7 +44,13 @@ async function start(t: { teardown: (fn: () => Promise<void>) => void }, options
   const base = new ToolRegistry();
   base.register(
     createLocalTool(
-      defineTool({ name: 'shared', description: 'A shared tool.', kind: 'read', parameters: z.object({}), execute: async () => ({ llmContent: 'shared', returnDisplay: 'shared' }) }),
+      defineTool({
+        name: 'shared',
+        description: 'A shared tool.',
+        kind: 'read',
+        parameters: z.object({}),
+        execute: async () => ({ llmContent: 'shared', returnDisplay: 'shared' }),
+      }),
       { workspace },
     ),
   );
@@ -71,7 +77,7 @@ async function connect(url: string): Promise<{ client: Client; transport: Stream
   return { client, transport };
 }
 
-const text = (result: unknown) => ((result as { content: Array<{ text?: string }> }).content[0]?.text ?? '');
+const text = (result: unknown) => (result as { content: Array<{ text?: string }> }).content[0]?.text ?? '';
 
 test('each MCP session gets its own sandbox session, closed when the client ends the session', async (t) => {
   const { server, opened, closed } = await start(t);
@@ -129,7 +135,9 @@ test('a session with a running call is not idle', async (t) => {
   const a = await connect(server.url);
   t.teardown(() => a.client.close());
   const controller = new AbortController();
-  const pending = a.client.callTool({ name: 'whoami', arguments: { wait: true } }, undefined, { signal: controller.signal, timeout: 60_000 }).catch(() => 'cancelled');
+  const pending = a.client
+    .callTool({ name: 'whoami', arguments: { wait: true } }, undefined, { signal: controller.signal, timeout: 60_000 })
+    .catch(() => 'cancelled');
   for (let i = 0; i < 500 && waiting.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
   await new Promise((resolve) => setTimeout(resolve, 5000));
   t.deepEqual(closed, []);

@@ -28,10 +28,13 @@ test('a shell command runs and its live output arrives as progress', async (t) =
   });
   t.falsy(result.isError);
   t.regex(toolResultText(result), /first\r?\nsecond/);
-  t.true(messages.some((message) => message.includes('first')), messages.join(' | '));
+  t.true(
+    messages.some((message) => message.includes('first')),
+    messages.join(' | '),
+  );
 });
 
-test('MCP cancellation kills the command\'s processes', async (t) => {
+test("MCP cancellation kills the command's processes", async (t) => {
   const dir = await serveWorkspace(t, 'toolcell-serve-shell-');
   const { client } = await connectServeStdio({ workspace: dir, args: ['--approval', 'yolo', '--sandbox', 'none'] });
   t.teardown(() => client.close());

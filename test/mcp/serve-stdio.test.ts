@@ -37,7 +37,10 @@ test('a call returns the tool output as MCP content', async (t) => {
   const image = await client.callTool({ name: 'mcp_fx_image', arguments: {} });
   const blocks = image.content as Array<{ type: string; mimeType?: string; text?: string }>;
   t.true(blocks.some((block) => block.type === 'text' && block.text === 'an image:'));
-  t.like(blocks.find((block) => block.type === 'image'), { type: 'image', mimeType: 'image/png' });
+  t.like(
+    blocks.find((block) => block.type === 'image'),
+    { type: 'image', mimeType: 'image/png' },
+  );
 });
 
 test('bad arguments are an isError result naming the problem', async (t) => {

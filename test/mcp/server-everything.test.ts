@@ -54,7 +54,11 @@ maybe('stdio: tools listed, text, image, structured content and progress', async
   const structured = await call(env.tool('mcp_everything_get-structured-content'), { location: 'Chicago' });
   t.is(structured.error, undefined);
   t.regex(String(structured.llmContent), /temperature/);
-  t.deepEqual((env.tool('mcp_everything_get-structured-content').parametersJsonSchema['properties'] as Record<string, any>)['location'].enum, ['New York', 'Chicago', 'Los Angeles']);
+  t.deepEqual((env.tool('mcp_everything_get-structured-content').parametersJsonSchema['properties'] as Record<string, any>)['location'].enum, [
+    'New York',
+    'Chicago',
+    'Los Angeles',
+  ]);
 
   const updates: string[] = [];
   const long = await call(env.tool('mcp_everything_trigger-long-running-operation'), { duration: 0.6, steps: 3 }, updates);

@@ -7,7 +7,13 @@ import { createLocalTool } from '../../src/tools/defined-tool.js';
 const workspace = { roots: ['/tmp'], stateDir: '/tmp/.toolcell' };
 const make = (name: string) =>
   createLocalTool(
-    defineTool({ name, description: `${name} tool`, kind: 'read', parameters: z.object({ n: z.number().default(1) }), execute: async () => ({ llmContent: '', returnDisplay: '' }) }),
+    defineTool({
+      name,
+      description: `${name} tool`,
+      kind: 'read',
+      parameters: z.object({ n: z.number().default(1) }),
+      execute: async () => ({ llmContent: '', returnDisplay: '' }),
+    }),
     { workspace },
   );
 
@@ -15,7 +21,10 @@ test('lists tools sorted by name and gives their FunctionDeclarations', (t) => {
   const registry = new ToolRegistry();
   registry.register(make('zeta'));
   registry.register(make('alpha'));
-  t.deepEqual(registry.list().map((tool) => tool.name), ['alpha', 'zeta']);
+  t.deepEqual(
+    registry.list().map((tool) => tool.name),
+    ['alpha', 'zeta'],
+  );
   const [decl] = registry.functionDeclarations();
   t.is(decl?.name, 'alpha');
   t.is((decl?.parametersJsonSchema as { type: string }).type, 'object');
@@ -48,6 +57,12 @@ test('unregisterWhere removes matching tools', (t) => {
   registry.register(make('a1'));
   registry.register(make('a2'));
   registry.register(make('b1'));
-  t.is(registry.unregisterWhere((tool) => tool.name.startsWith('a')), 2);
-  t.deepEqual(registry.list().map((tool) => tool.name), ['b1']);
+  t.is(
+    registry.unregisterWhere((tool) => tool.name.startsWith('a')),
+    2,
+  );
+  t.deepEqual(
+    registry.list().map((tool) => tool.name),
+    ['b1'],
+  );
 });

@@ -34,14 +34,26 @@ test('autoEdit approves edits but still asks about commands', async (t) => {
   const { asked, confirm } = answering('proceed_once');
   const { scheduler } = testScheduler(t, { approvalMode: 'autoEdit', confirm });
   const results = await scheduler.schedule([call('fake_edit', { file: 'f', content: 'x' }), call('fake_exec', { command: 'ls' })], never);
-  t.deepEqual(results.map((r) => r.status), ['success', 'success']);
-  t.deepEqual(asked.map((a) => a.details.type), ['exec']);
+  t.deepEqual(
+    results.map((r) => r.status),
+    ['success', 'success'],
+  );
+  t.deepEqual(
+    asked.map((a) => a.details.type),
+    ['exec'],
+  );
 });
 
 test('plan mode runs read-only tools and refuses the rest with policy_violation', async (t) => {
   const { scheduler, files } = testScheduler(t, { approvalMode: 'plan', confirm: async () => ({ outcome: 'proceed_once' }) });
-  const results = await scheduler.schedule([call('wait', { label: 'r', turns: 1 }), call('fake_edit', { file: 'f', content: 'x' }), call('fake_exec', { command: 'ls' })], never);
-  t.deepEqual(results.map((r) => r.response.error?.type), [undefined, 'policy_violation', 'policy_violation']);
+  const results = await scheduler.schedule(
+    [call('wait', { label: 'r', turns: 1 }), call('fake_edit', { file: 'f', content: 'x' }), call('fake_exec', { command: 'ls' })],
+    never,
+  );
+  t.deepEqual(
+    results.map((r) => r.response.error?.type),
+    [undefined, 'policy_violation', 'policy_violation'],
+  );
   t.false(files.has('f'));
 });
 
@@ -63,7 +75,10 @@ test('proceed_always is remembered for the session, narrowed to the tool and roo
   const [other] = await scheduler.schedule([call('fake_exec', { command: 'rm x' })], never);
   t.is(again?.status, 'success');
   t.is(other?.status, 'success');
-  t.deepEqual(asked.map((a) => (a.details.type === 'exec' ? a.details.command : '')), ['ls -l', 'rm x']);
+  t.deepEqual(
+    asked.map((a) => (a.details.type === 'exec' ? a.details.command : '')),
+    ['ls -l', 'rm x'],
+  );
 });
 
 test('cancel cancels this call and the rest of the batch', async (t) => {
@@ -73,7 +88,10 @@ test('cancel cancels this call and the rest of the batch', async (t) => {
     [call('fake_edit', { file: 'a', content: '1' }), call('fake_exec', { command: 'ls' }), call('wait', { label: 'w' })],
     never,
   );
-  t.deepEqual(results.map((r) => r.status), ['cancelled', 'cancelled', 'cancelled']);
+  t.deepEqual(
+    results.map((r) => r.status),
+    ['cancelled', 'cancelled', 'cancelled'],
+  );
   t.is(asked.length, 1);
   t.is(files.size, 0);
   t.is(results[0]?.decision, 'reject');
@@ -111,7 +129,10 @@ test('aborting while a confirmation is pending cancels the batch', async (t) => 
     },
   });
   const results = await scheduler.schedule([call('fake_edit', { file: 'f', content: 'x' }), call('wait', { label: 'w' })], controller.signal);
-  t.deepEqual(results.map((r) => r.status), ['cancelled', 'cancelled']);
+  t.deepEqual(
+    results.map((r) => r.status),
+    ['cancelled', 'cancelled'],
+  );
   t.false(files.has('f'));
 });
 

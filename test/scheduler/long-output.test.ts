@@ -20,7 +20,12 @@ async function shellScheduler(t: ExecutionContext, options: { onOutput?: (callId
   const registry = new ToolRegistry();
   registerShellTool(registry, { session, workspace: workspace.info });
   const saveDir = join(workspace.info.stateDir, 'tool-outputs');
-  const scheduler = new Scheduler({ registry, approvalMode: 'yolo', output: { saveDir, workspace: workspace.info }, ...(options.onOutput ? { onOutput: options.onOutput } : {}) });
+  const scheduler = new Scheduler({
+    registry,
+    approvalMode: 'yolo',
+    output: { saveDir, workspace: workspace.info },
+    ...(options.onOutput ? { onOutput: options.onOutput } : {}),
+  });
   return { scheduler, workspace, saveDir };
 }
 
@@ -29,7 +34,8 @@ function responseOf(done: CompletedToolCall): Record<string, unknown> {
   return part.functionResponse.response;
 }
 
-const NOTE = /\n\.\.\. \[The middle of the output is omitted here: the whole output was (\d+) bytes in (\d+) lines\. The full output is saved at (\S+); read it with read_file and a line range\.\] \.\.\.\n\n/;
+const NOTE =
+  /\n\.\.\. \[The middle of the output is omitted here: the whole output was (\d+) bytes in (\d+) lines\. The full output is saved at (\S+); read it with read_file and a line range\.\] \.\.\.\n\n/;
 
 test('600,000 lines: the model gets half the budget from each end, the real size and the path of a file holding every line', async (t) => {
   const { scheduler, saveDir } = await shellScheduler(t);
@@ -62,7 +68,10 @@ test('a cancelled call: the model gets the start and end of what was written and
   const { scheduler, saveDir, workspace } = await shellScheduler(t, {
     onOutput: (_id, output) => typeof output === 'string' && output.includes('all-printed') && controller.abort(),
   });
-  const [done] = await scheduler.schedule([{ callId: 'seq-3', name: 'run_shell_command', args: { command: 'seq 1 100000; echo all-printed; sleep 60' } }], controller.signal);
+  const [done] = await scheduler.schedule(
+    [{ callId: 'seq-3', name: 'run_shell_command', args: { command: 'seq 1 100000; echo all-printed; sleep 60' } }],
+    controller.signal,
+  );
   t.is(done!.status, 'cancelled');
   const output = String(responseOf(done!)['output']);
   t.true(output.length < 41_000, `${output.length} characters`);

@@ -25,11 +25,11 @@ test('an unknown tool gives a tool_not_registered response', async (t) => {
 
 test('missing, wrongly typed and extra params give invalid_tool_params naming the field', async (t) => {
   const { scheduler } = testScheduler(t);
-  const results = await scheduler.schedule(
-    [call('wait', {}), call('wait', { label: 5 }), call('wait', { label: 'a', extra: true })],
-    never,
+  const results = await scheduler.schedule([call('wait', {}), call('wait', { label: 5 }), call('wait', { label: 'a', extra: true })], never);
+  t.deepEqual(
+    results.map((r) => r.response.error?.type),
+    ['invalid_tool_params', 'invalid_tool_params', 'invalid_tool_params'],
   );
-  t.deepEqual(results.map((r) => r.response.error?.type), ['invalid_tool_params', 'invalid_tool_params', 'invalid_tool_params']);
   t.regex(results[0]!.response.error!.message, /params\/label/);
   t.regex(results[1]!.response.error!.message, /params\/label/);
   t.regex(results[2]!.response.error!.message, /extra/);
@@ -66,10 +66,16 @@ for (const size of [2, 40]) {
     setMaxListeners(10, controller.signal); // Node's default, which the test runner raises
     // Listeners the caller itself holds, as an agent loop does.
     for (let i = 0; i < 6; i++) controller.signal.addEventListener('abort', () => {});
-    const running = scheduler.schedule(Array.from({ length: size }, () => call('slow', { ms: 60_000 })), controller.signal);
+    const running = scheduler.schedule(
+      Array.from({ length: size }, () => call('slow', { ms: 60_000 })),
+      controller.signal,
+    );
     setTimeout(() => controller.abort(), 200);
     const results = await running;
-    t.true(results.every((r) => r.status === 'cancelled'), results.map((r) => r.status).join());
+    t.true(
+      results.every((r) => r.status === 'cancelled'),
+      results.map((r) => r.status).join(),
+    );
     await new Promise((resolve) => setImmediate(resolve));
     t.false(warnings.includes('MaxListenersExceededWarning'));
   });
@@ -125,14 +131,11 @@ test('every finished call is recorded in telemetry with decision and outcome', a
   const events: ToolCallEvent[] = [];
   const { scheduler } = testScheduler(t, { telemetry: { record: (e) => events.push(e) } });
   await scheduler.schedule([call('wait', { label: 'a', turns: 1 }), call('nope'), call('fake_edit', { file: 'f', content: 'c' })], never);
-  t.deepEqual(
-    events.map((e) => [e.tool, e.outcome, e.decision, e.errorType]).sort(),
-    [
-      ['fake_edit', 'error', 'denied', 'confirmation_required'],
-      ['nope', 'error', 'denied', 'tool_not_registered'],
-      ['wait', 'success', 'auto', undefined],
-    ],
-  );
+  t.deepEqual(events.map((e) => [e.tool, e.outcome, e.decision, e.errorType]).sort(), [
+    ['fake_edit', 'error', 'denied', 'confirmation_required'],
+    ['nope', 'error', 'denied', 'tool_not_registered'],
+    ['wait', 'success', 'auto', undefined],
+  ]);
   t.true(events.every((e) => e.event === 'tool_call' && typeof e.durationMs === 'number'));
 });
 

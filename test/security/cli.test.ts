@@ -7,14 +7,7 @@
 import anyTest from 'ava';
 import { join } from 'node:path';
 import { requireDocker } from '../helpers/docker.js';
-import {
-  assertNoRawControls,
-  dockerText,
-  makeTempDir,
-  nonce,
-  responseText,
-  runCli,
-} from '../helpers/security.js';
+import { assertNoRawControls, dockerText, makeTempDir, nonce, responseText, runCli } from '../helpers/security.js';
 
 const docker = await requireDocker(anyTest, 'security/cli');
 const test = docker.serial;
@@ -65,7 +58,13 @@ test("a batch of attacks through the CLI: the CLI's secret env is invisible, not
 test('SIGINT cancels running calls (setsid and nohup children included), exits 130, and leaves no container', async (t) => {
   const workspace = await makeTempDir(t);
   const run = await runCli(
-    [{ id: 'long', name: 'run_shell_command', args: { command: 'cat /etc/hostname; setsid sleep 3001 & nohup sleep 3002 >/dev/null 2>&1 & touch started; sleep 1000' } }],
+    [
+      {
+        id: 'long',
+        name: 'run_shell_command',
+        args: { command: 'cat /etc/hostname; setsid sleep 3001 & nohup sleep 3002 >/dev/null 2>&1 & touch started; sleep 1000' },
+      },
+    ],
     { workspace, interruptWhenExists: join(workspace, 'started'), timeoutSeconds: 60 },
   );
   t.is(run.exitCode, 130, run.stderr);
@@ -73,7 +72,10 @@ test('SIGINT cancels running calls (setsid and nohup children included), exits 1
   t.regex(String(response?.['error'] ?? ''), /cancel/i);
   const id = hostnameIn(responseText(response));
   t.truthy(id, `the partial output is kept: ${responseText(response)}`);
-  t.false((await allContainers()).some((full) => full.startsWith(id ?? '-')), 'the container is removed when the CLI exits');
+  t.false(
+    (await allContainers()).some((full) => full.startsWith(id ?? '-')),
+    'the container is removed when the CLI exits',
+  );
 });
 
 test('a CLI killed outright (SIGKILL) leaves no sandbox running: the supervisor ends with its stdin', async (t) => {
@@ -127,7 +129,13 @@ test('discovered tools configured by the user run in the sandbox, not on the hos
   const { writeFile } = await import('node:fs/promises');
   await writeFile(
     settingsFile,
-    JSON.stringify({ tools: { discoveryCommand: `echo '${declarations}'`, callCommand: `touch ${marker} 2>/dev/null; echo "uid=$(id -u) host=$(cat /etc/hostname)"; true`, discoveryTrusted: true } }),
+    JSON.stringify({
+      tools: {
+        discoveryCommand: `echo '${declarations}'`,
+        callCommand: `touch ${marker} 2>/dev/null; echo "uid=$(id -u) host=$(cat /etc/hostname)"; true`,
+        discoveryTrusted: true,
+      },
+    }),
   );
   const run = await runCli([{ id: 'probe', name: 'discovered_tool_probe', args: {} }], { workspace, env: {}, timeoutSeconds: 30, settings: settingsFile });
   const { existsSync } = await import('node:fs');
@@ -140,8 +148,21 @@ test('containers left by a dead toolcell process are removed when toolcell next 
   const image = (await dockerText(['images', '--format', '{{.Repository}}:{{.Tag}}', 'toolcell-sandbox'])).split('\n')[0]!;
   const leftover = (
     await dockerText([
-      'run', '-d', '--network', 'none', '--label', 'dev.toolcell.sandbox=1', '--label', 'dev.toolcell.owner-pid=2147483646',
-      '--label', 'dev.toolcell.owner-start=1', '--label', `dev.toolcell.owner-host=${hostname()}`, image, 'sleep', '600',
+      'run',
+      '-d',
+      '--network',
+      'none',
+      '--label',
+      'dev.toolcell.sandbox=1',
+      '--label',
+      'dev.toolcell.owner-pid=2147483646',
+      '--label',
+      'dev.toolcell.owner-start=1',
+      '--label',
+      `dev.toolcell.owner-host=${hostname()}`,
+      image,
+      'sleep',
+      '600',
     ])
   ).trim();
   t.teardown(() => dockerText(['rm', '-f', leftover]).catch(() => ''));
@@ -151,11 +172,15 @@ test('containers left by a dead toolcell process are removed when toolcell next 
   t.false((await allContainers()).includes(leftover), 'the leftover container is still there');
 });
 
-test('escape sequences in the model\'s own arguments and call ids never reach people\'s terminal raw', async (t) => {
+test("escape sequences in the model's own arguments and call ids never reach people's terminal raw", async (t) => {
   const workspace = await makeTempDir(t);
   const run = await runCli(
     [
-      { id: 'id\u001b]0;pwned\u0007', name: 'run_shell_command', args: { command: 'echo "arg\u001b]52;c;cHduZWQ=\u0007\u001b[2J\u009b31mtext"', description: 'desc\u001b[8mhidden' } },
+      {
+        id: 'id\u001b]0;pwned\u0007',
+        name: 'run_shell_command',
+        args: { command: 'echo "arg\u001b]52;c;cHduZWQ=\u0007\u001b[2J\u009b31mtext"', description: 'desc\u001b[8mhidden' },
+      },
       { id: 'w', name: 'write_file', args: { file_path: 'esc.txt', content: 'line\u001b]0;title\u0007\n' } },
       { id: 'ok', name: 'run_shell_command', args: { command: 'echo benign-after' } },
     ],

@@ -86,11 +86,17 @@ test("the host's environment does not reach commands: a secret env var of the to
   t.regex(outcome.output, /GIT_TERMINAL_PROMPT=0/);
   const names = await session.shell("env | cut -d= -f1 | sort | tr '\\n' ' '");
   const allowlist = new Set(['COLUMNS', 'GIT_PAGER', 'GIT_TERMINAL_PROMPT', 'HOME', 'LANG', 'LINES', 'PAGER', 'PATH', 'TERM', 'TOOLCELL', 'PWD', 'SHLVL', '_']);
-  const extra = names.output.trim().split(/\s+/).filter((name) => !allowlist.has(name));
+  const extra = names.output
+    .trim()
+    .split(/\s+/)
+    .filter((name) => !allowlist.has(name));
   t.deepEqual(extra, [], 'only allowlisted variables reach a command');
   const inspect = await dockerInspect(containerId);
   const env = ((inspect['Config'] as Record<string, unknown>)['Env'] as string[] | null) ?? [];
-  t.false(env.some((entry) => entry.includes(CANARY)), "the container's own environment does not carry it either");
+  t.false(
+    env.some((entry) => entry.includes(CANARY)),
+    "the container's own environment does not carry it either",
+  );
   await assertContained(t, 'host env');
 });
 
@@ -110,7 +116,7 @@ test('writes outside the workspace fail: read-only root, no host path, sibling f
   for (const key of ['root', 'etc', 'usr', 'parent']) t.regex(outcome.output, new RegExp(`${key}=1`), `${key}: ${outcome.output}`);
   t.regex(outcome.output, /Read-only file system/);
   const hostParent = await readdir(dirname(session.workspace));
-  t.false(hostParent.includes('pwned'), "nothing appeared beside the workspace on the host");
+  t.false(hostParent.includes('pwned'), 'nothing appeared beside the workspace on the host');
   t.false(hostParent.includes(sibling.split('/').pop()!), 'no sibling folder appeared on the host');
   await assertContained(t, 'outside writes');
 });
@@ -143,10 +149,20 @@ test('the session container carries the hardening defaults (inspected from the h
   t.is(host['Privileged'], false, 'not privileged');
   t.is(host['NetworkMode'], 'none', 'network none');
   t.is(host['ReadonlyRootfs'], true, 'read-only root');
-  t.true(((host['CapDrop'] as string[] | null) ?? []).some((cap) => /^(CAP_)?ALL$/i.test(cap)), 'all capabilities dropped');
+  t.true(
+    ((host['CapDrop'] as string[] | null) ?? []).some((cap) => /^(CAP_)?ALL$/i.test(cap)),
+    'all capabilities dropped',
+  );
   const added = ((host['CapAdd'] as string[] | null) ?? []).map((cap) => cap.replace(/^CAP_/i, '').toUpperCase());
-  t.deepEqual(added.filter((cap) => !['SETUID', 'SETGID', 'KILL', 'CHOWN', 'DAC_OVERRIDE', 'FOWNER'].includes(cap)), [], `only the supervisor's capabilities are added: ${added.join(',')}`);
-  t.true(((host['SecurityOpt'] as string[] | null) ?? []).some((opt) => /no-new-privileges(:true|=true)?$/.test(opt)), 'no-new-privileges');
+  t.deepEqual(
+    added.filter((cap) => !['SETUID', 'SETGID', 'KILL', 'CHOWN', 'DAC_OVERRIDE', 'FOWNER'].includes(cap)),
+    [],
+    `only the supervisor's capabilities are added: ${added.join(',')}`,
+  );
+  t.true(
+    ((host['SecurityOpt'] as string[] | null) ?? []).some((opt) => /no-new-privileges(:true|=true)?$/.test(opt)),
+    'no-new-privileges',
+  );
   t.true(Number(host['PidsLimit']) > 0, 'pids limit');
   t.true(Number(host['Memory']) > 0, 'memory limit');
   t.is(host['MemorySwap'], host['Memory'], 'no swap beyond the memory limit');
@@ -177,9 +193,12 @@ test('the session container carries the hardening defaults (inspected from the h
   binds.forEach((m, i) => t.regex(m.Source, expectedSources[i]!, m.Destination));
   t.true(
     mounts.some((m) => m.Type === 'tmpfs' && m.Destination === '/workspace/.toolcell' && m.RW === false),
-    "the state folder is covered by a read-only tmpfs",
+    'the state folder is covered by a read-only tmpfs',
   );
-  t.false(mounts.some((m) => /docker\.sock/.test(m.Source)), 'no Docker socket');
+  t.false(
+    mounts.some((m) => /docker\.sock/.test(m.Source)),
+    'no Docker socket',
+  );
   t.is(config['Tty'], false);
   t.truthy(config['Labels'], 'containers carry labels');
 });

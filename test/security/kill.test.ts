@@ -118,7 +118,10 @@ test('is_background keeps a job running after its call, and the job ends with th
   const outcome = await own.shell(`sleep ${sleep.seconds}`, { background: true });
   t.is(outcome.status, 'success', outcome.output);
   const running = await commandProcesses(ownId);
-  t.true(running.some((row) => sleep.pattern.test(row)), `the background job runs: ${running.join('; ')}`);
+  t.true(
+    running.some((row) => sleep.pattern.test(row)),
+    `the background job runs: ${running.join('; ')}`,
+  );
   await own.assertAlive(t);
   await own.close();
   closed = true;

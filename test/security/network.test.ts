@@ -40,7 +40,10 @@ except OSError as e:
 
 test('only the loopback interface exists', async (t) => {
   const outcome = await session.shell("cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d ' '; cat /proc/net/route | wc -l");
-  const interfaces = outcome.output.split('\n').map((l) => l.trim()).filter((l) => /^[a-z]/.test(l));
+  const interfaces = outcome.output
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => /^[a-z]/.test(l));
   t.deepEqual(interfaces, ['lo'], outcome.output);
   await assertContained(t, 'interfaces');
 });

@@ -131,7 +131,9 @@ test('terminal escapes (OSC 52 clipboard, title, hyperlinks, DCS, C1 CSI, cursor
 });
 
 test('a stdin prompt gets end-of-file at once instead of hanging until the timeout', async (t) => {
-  const outcome = await session.shell(`read -r -p 'Password: ' answer; echo "read-exit=$? answer=[$answer]"; python3 -c 'input()' 2>&1 | tail -1; cat; echo cat-done`);
+  const outcome = await session.shell(
+    `read -r -p 'Password: ' answer; echo "read-exit=$? answer=[$answer]"; python3 -c 'input()' 2>&1 | tail -1; cat; echo cat-done`,
+  );
   t.is(outcome.status, 'success', outcome.output);
   t.regex(outcome.output, /read-exit=1 answer=\[\]/);
   t.regex(outcome.output, /EOFError/);

@@ -98,7 +98,7 @@ for name, pid in targets.items():
   await assertContained(t, 'ptrace');
 });
 
-test('signals to the supervisor, the reaper and init are refused; kill -9 -1 reaches only the caller\'s own processes', async (t) => {
+test("signals to the supervisor, the reaper and init are refused; kill -9 -1 reaches only the caller's own processes", async (t) => {
   // The reaper's start-up window is attacked in reaper.test.ts; here the command signals once it runs.
   const outcome = await session.shell('sleep 0.2; kill -STOP $PPID; echo "ppid=$?"; kill -9 1; echo "init=$?"; sleep 300 & kill -9 -1; echo "all=$?"');
   t.regex(outcome.output, /ppid=1/);
@@ -112,8 +112,8 @@ test("the supervisor's and reapers' file descriptors (its protocol stream) canno
     `for p in /proc/[0-9]*; do [ "$(stat -c %u "$p" 2>/dev/null)" = 0 ] || continue; ls "$p/fd" >/dev/null 2>&1 && echo "listed $p"; for f in "$p"/fd/* "$p"/fd/0 "$p"/fd/1; do [ -e "$f" ] || continue; printf 'forged' > "$f" 2>/dev/null && echo "wrote $f"; done; done; cat /proc/1/fd/0 </dev/null 2>&1 | head -c 100; echo; echo forge-done`,
   );
   t.true(outcome.output.includes('forge-done'), outcome.output.slice(0, 500));
-  t.notRegex(outcome.output, /^listed /m, 'a root process\'s fd table was listed');
-  t.notRegex(outcome.output, /^wrote /m, 'a root process\'s fd was written');
+  t.notRegex(outcome.output, /^listed /m, "a root process's fd table was listed");
+  t.notRegex(outcome.output, /^wrote /m, "a root process's fd was written");
   await assertContained(t, 'protocol forgery');
 });
 
@@ -136,7 +136,7 @@ test('mount and unshare (user, mount, network, pid namespaces) are refused', asy
 test('kernel knobs used by container escapes are read-only: core_pattern, release_agent, sysrq, sysfs', async (t) => {
   const outcome = await session.shell(
     [
-      "echo '|/tmp/x' > /proc/sys/kernel/core_pattern; echo \"core=$?\"",
+      'echo \'|/tmp/x\' > /proc/sys/kernel/core_pattern; echo "core=$?"',
       'echo 1 > /proc/sysrq-trigger; echo "sysrq=$?"',
       'for f in /sys/fs/cgroup/release_agent /sys/fs/cgroup/*/release_agent; do echo /tmp/x > "$f"; done 2>/dev/null; echo "release=$?"',
       'echo 1 > /sys/kernel/mm/transparent_hugepage/enabled; echo "sysfs=$?"',

@@ -68,7 +68,10 @@ test('a command that SIGKILLs its reaper at start leaves no process behind and t
   const { session, containerId } = await freshSession(t);
   const problems: string[] = [];
   for (let round = 0; round < ROUNDS; round++) {
-    const outcome = await shellOrHung(session, `kill -KILL $PPID 2>/dev/null; echo "kill=$?"; setsid sleep 30${round} & nohup sleep 31${round} >/dev/null 2>&1 &`);
+    const outcome = await shellOrHung(
+      session,
+      `kill -KILL $PPID 2>/dev/null; echo "kill=$?"; setsid sleep 30${round} & nohup sleep 31${round} >/dev/null 2>&1 &`,
+    );
     if (outcome === 'hung') {
       problems.push(`round ${round}: hung`);
       break;

@@ -27,10 +27,7 @@ let patient: SandboxSession;
 const containerOf = new Map<SandboxSession, string>();
 
 docker.before(async () => {
-  [session, patient] = await Promise.all([
-    SandboxSession.open({ timeoutSeconds: WALL_SECONDS }),
-    SandboxSession.open({ timeoutSeconds: BACKSTOP_SECONDS }),
-  ]);
+  [session, patient] = await Promise.all([SandboxSession.open({ timeoutSeconds: WALL_SECONDS }), SandboxSession.open({ timeoutSeconds: BACKSTOP_SECONDS })]);
   for (const opened of [session, patient]) containerOf.set(opened, (await opened.containerIds())[0] ?? '');
 });
 docker.after.always(async () => {
@@ -57,9 +54,7 @@ test('a fork bomb hits the pids limit and leaves nothing behind when its call en
   const before = await pidsEvents(patient);
   t.is(before.max, 256, 'the pids limit is the default 256');
   // The call ends once fork has failed at the limit (the counter moved), read with builtins only, since fork fails meanwhile.
-  const outcome = await patient.shell(
-    `{ :(){ :|:& };: ; } 2>/dev/null; while read -r _ now < ${PIDS_EVENTS}; [ "$now" = "${before.hits}" ]; do :; done`,
-  );
+  const outcome = await patient.shell(`{ :(){ :|:& };: ; } 2>/dev/null; while read -r _ now < ${PIDS_EVENTS}; [ "$now" = "${before.hits}" ]; do :; done`);
   t.not(outcome.status, 'cancelled', outcome.text.slice(-300));
   const after = await pidsEvents(patient);
   t.true(after.hits > before.hits, `fork failed at the pids limit (${before.hits} → ${after.hits})`);
@@ -82,7 +77,7 @@ while True:
   // 137 = SIGKILL from the OOM killer; a MemoryError (exit 1) is also a contained outcome.
   t.regex(outcome.output, /exit=(137|1)\b/, outcome.output.slice(0, 500));
   const adj = await patient.shell('cat /proc/self/oom_score_adj');
-  t.is(adj.output.trim(), '1000', 'commands are the OOM killer\'s first choice, before the supervisor');
+  t.is(adj.output.trim(), '1000', "commands are the OOM killer's first choice, before the supervisor");
   await assertContained(t, 'memory bomb', patient);
 });
 

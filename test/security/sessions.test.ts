@@ -39,12 +39,15 @@ test("one session cannot see another's /tmp files, processes or workspace, nor s
   );
   t.false(look.output.includes(secret), `bob saw alice's data: ${look.output}`);
   t.false(look.output.includes(seconds), "bob saw alice's process");
-  t.regex(look.output, /pkill=1/, 'no process matched in bob\'s session');
+  t.regex(look.output, /pkill=1/, "no process matched in bob's session");
 
   const [aliceId = ''] = await alice.containerIds();
   const [bobId = ''] = await bob.containerIds();
   t.not(aliceId, bobId, 'each session has its own container');
-  t.true((await commandProcesses(aliceId)).some((row) => row.includes(seconds)), "alice's job still runs");
+  t.true(
+    (await commandProcesses(aliceId)).some((row) => row.includes(seconds)),
+    "alice's job still runs",
+  );
   await alice.assertAlive(t, 'alice');
   await bob.assertAlive(t, 'bob');
 });

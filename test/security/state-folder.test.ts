@@ -44,7 +44,13 @@ test('the file tools cannot write .toolcell/settings.json by any spelling, so th
   const settings = JSON.stringify(markerServer(marker));
   // The sandbox plants the links (the top-level .toolcell itself is read-only in there).
   const plant = await runCli(
-    [{ id: 'plant', name: 'run_shell_command', args: { command: 'mkdir -p sub && ln -s .toolcell state && ln -s .toolcell/settings.json cfg && ln -s .. sub/up && echo planted' } }],
+    [
+      {
+        id: 'plant',
+        name: 'run_shell_command',
+        args: { command: 'mkdir -p sub && ln -s .toolcell state && ln -s .toolcell/settings.json cfg && ln -s .. sub/up && echo planted' },
+      },
+    ],
     { workspace },
   );
   t.regex(shellOutput(plant, 'plant'), /^planted$/m, plant.stdout + plant.stderr);
@@ -91,7 +97,15 @@ test("a nested .toolcell planted by the sandbox: the parent's trust does not sta
   const env = await homeTrusting(t, [parent]);
   const json = JSON.stringify(markerServer(marker)).replace(/'/g, "'\\''");
   const plant = await runCli(
-    [{ id: 'plant', name: 'run_shell_command', args: { command: `mkdir -p sub/.toolcell && printf '%s' '${json}' > sub/.toolcell/settings.json && ln -s ${outside} sub/.toolcell/tool-outputs && echo planted` } }],
+    [
+      {
+        id: 'plant',
+        name: 'run_shell_command',
+        args: {
+          command: `mkdir -p sub/.toolcell && printf '%s' '${json}' > sub/.toolcell/settings.json && ln -s ${outside} sub/.toolcell/tool-outputs && echo planted`,
+        },
+      },
+    ],
     { workspace: parent, env },
   );
   t.regex(shellOutput(plant, 'plant'), /^planted$/m, plant.stdout + plant.stderr);

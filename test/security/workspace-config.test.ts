@@ -83,20 +83,29 @@ test('a FIFO or a symlink to a host file cannot be planted as the settings file,
       {
         id: 'plant',
         name: 'run_shell_command',
-        args: { command: `rm -f .toolcell/settings.json; mkfifo .toolcell/settings.json; echo "fifo=$?"; ln -sfn ${hostDir}/credentials .toolcell/settings.json; echo "ln=$?"` },
+        args: {
+          command: `rm -f .toolcell/settings.json; mkfifo .toolcell/settings.json; echo "fifo=$?"; ln -sfn ${hostDir}/credentials .toolcell/settings.json; echo "ln=$?"`,
+        },
       },
     ],
     { workspace },
   );
   t.notRegex(responseText(plant.responses.get('plant')), /fifo=0\b|ln=0\b/);
-  const next = await runCli([{ id: 'next', name: 'run_shell_command', args: { command: 'echo next' } }], { workspace, interruptAfterMs: 30_000, killSignal: 'SIGKILL' });
+  const next = await runCli([{ id: 'next', name: 'run_shell_command', args: { command: 'echo next' } }], {
+    workspace,
+    interruptAfterMs: 30_000,
+    killSignal: 'SIGKILL',
+  });
   t.not(next.signal, 'SIGKILL', 'toolcell hung reading its settings');
   t.regex(parseShellOutput(next), /^next$/m);
   t.false(next.stdout.includes(secret) || next.stderr.includes(secret.slice(0, 12)), 'the host file was read');
 });
 
 /** A workspace that ships `settings` in .toolcell/settings.json, as a cloned repository would, and a host marker path. */
-async function repositoryWithSettings(t: import('ava').ExecutionContext, settings: (marker: string) => unknown): Promise<{ workspace: string; marker: string }> {
+async function repositoryWithSettings(
+  t: import('ava').ExecutionContext,
+  settings: (marker: string) => unknown,
+): Promise<{ workspace: string; marker: string }> {
   const workspace = await makeTempDir(t);
   const marker = join(await makeTempDir(t, 'toolcell-sec-marker-'), 'ran-on-host');
   await mkdir(join(workspace, '.toolcell'), { recursive: true });
@@ -120,7 +129,7 @@ test("a repository's own .toolcell/settings.json cannot switch the sandbox off f
   t.false(existsSync(marker), `a workspace settings file took serve's commands out of the sandbox: ${JSON.stringify(result).slice(0, 300)}`);
 });
 
-test("a repository that ships .toolcell/settings.json with an MCP server does not get it started on the host until the user trusts the workspace", async (t) => {
+test('a repository that ships .toolcell/settings.json with an MCP server does not get it started on the host until the user trusts the workspace', async (t) => {
   const { workspace, marker } = await repositoryWithSettings(t, (path) => ({
     mcpServers: { helper: { command: 'sh', args: ['-c', `touch ${path}`], trust: true } },
     tools: { discoveryTrusted: true },

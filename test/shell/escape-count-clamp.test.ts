@@ -41,10 +41,24 @@ test('a repeat count past a screenful keeps a screenful, and the count modulo th
 
 test('clamping changes nothing a terminal shows', async (t) => {
   const attacks = [
-    '\x1b[5;3H\x1b[5000S', '\x1b[5;3H\x1b[5000T', '\x1b[5;3H\x1b[5000L', '\x1b[5;3H\x1b[5000M', '\x1b[3;8r\x1b[5;3H\x1b[5000S',
-    '\x1b[5;3H\x1b[5000I', '\x1b[5;30H\x1b[5000Z', '\x1b[5;3H\x1b[5000@', '\x1b[5;3H\x1b[5000P', '\x1b[5;3H\x1b[5000X',
-    "\x1b[5;3H\x1b[5000'}", "\x1b[5;3H\x1b[5000'~", '\x1b[5;3H\x1b[5000 @', '\x1b[5;3H\x1b[5000 A', '\x1b[5;3H\x1b[5000A',
-    '\x1b[5;3Hy\x1b[5003b', '\x1b[5;3H\u00e9\x1b[4321b', '\x1b[?7l\x1b[5;3Hz\x1b[5000b',
+    '\x1b[5;3H\x1b[5000S',
+    '\x1b[5;3H\x1b[5000T',
+    '\x1b[5;3H\x1b[5000L',
+    '\x1b[5;3H\x1b[5000M',
+    '\x1b[3;8r\x1b[5;3H\x1b[5000S',
+    '\x1b[5;3H\x1b[5000I',
+    '\x1b[5;30H\x1b[5000Z',
+    '\x1b[5;3H\x1b[5000@',
+    '\x1b[5;3H\x1b[5000P',
+    '\x1b[5;3H\x1b[5000X',
+    "\x1b[5;3H\x1b[5000'}",
+    "\x1b[5;3H\x1b[5000'~",
+    '\x1b[5;3H\x1b[5000 @',
+    '\x1b[5;3H\x1b[5000 A',
+    '\x1b[5;3H\x1b[5000A',
+    '\x1b[5;3Hy\x1b[5003b',
+    '\x1b[5;3H\u00e9\x1b[4321b',
+    '\x1b[?7l\x1b[5;3Hz\x1b[5000b',
   ];
   for (const attack of attacks) {
     const original = `${fill}${attack}!`;
@@ -53,7 +67,15 @@ test('clamping changes nothing a terminal shows', async (t) => {
 });
 
 test('other sequences, and counts within the screen, pass unchanged', (t) => {
-  for (const text of ['\x1b[1;31mred\x1b[0m', '\x1b[?1049h\x1b[?2004l', '\x1b[38;2;255;128;0m', '\x1b[999;999H', '\x1b[5S\x1b[39C', '\x1b]0;title\x07', 'plain\ttext\r\n']) {
+  for (const text of [
+    '\x1b[1;31mred\x1b[0m',
+    '\x1b[?1049h\x1b[?2004l',
+    '\x1b[38;2;255;128;0m',
+    '\x1b[999;999H',
+    '\x1b[5S\x1b[39C',
+    '\x1b]0;title\x07',
+    'plain\ttext\r\n',
+  ]) {
     t.is(clamp(text), text);
   }
 });

@@ -49,7 +49,12 @@ test('past the cap the file ends at the last whole line that fits, then says whe
   t.is(lines.slice(0, -2).join('\n') + '\n', numbered(1, lines.length - 2), 'every line before the cut is whole and in place');
   t.true(Buffer.byteLength(file) - Buffer.byteLength(last) - 1 <= 4096);
   t.like(saved, { cut: true, lines: 100_000, savedLines: lines.length - 2 });
-  t.regex(last, new RegExp(`^\\[\\.\\.\\. saved output cut here, after line ${lines.length - 2}, at its size cap of 4096 bytes .*: ${100_000 - (lines.length - 2)} more lines were not saved`));
+  t.regex(
+    last,
+    new RegExp(
+      `^\\[\\.\\.\\. saved output cut here, after line ${lines.length - 2}, at its size cap of 4096 bytes .*: ${100_000 - (lines.length - 2)} more lines were not saved`,
+    ),
+  );
   t.true(saved!.excerpt.endsWith('99999\n100000\n'), 'the excerpt ends with the end of the output, past the cap');
 });
 

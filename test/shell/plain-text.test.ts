@@ -67,7 +67,13 @@ test('line feeds are counted in any alignment and mix of bytes', (t) => {
   const bytes = new Uint8Array(4099);
   for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 7919) % 5 === 0 ? 0x0a : (i * 31) % 256;
   const slow = (part: Uint8Array): number => part.reduce((n, byte) => n + (byte === 0x0a ? 1 : 0), 0);
-  for (const [start, end] of [[0, 4099], [1, 4099], [2, 4098], [3, 7], [5, 5]] as const) {
+  for (const [start, end] of [
+    [0, 4099],
+    [1, 4099],
+    [2, 4098],
+    [3, 7],
+    [5, 5],
+  ] as const) {
     const part = bytes.subarray(start, end);
     t.is(countLineFeeds(part), slow(part), `${start}..${end}`);
   }

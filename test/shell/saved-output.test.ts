@@ -29,7 +29,10 @@ test('a flood past the disk cap: the file keeps whole lines up to the cap, then 
   const closing = lines.pop()!;
   t.true(lines.length >= 8192 / 90 - 1 && lines.length * 90 <= 8192, `${lines.length} lines kept`);
   t.true(lines.every((line) => line === '0'.repeat(89)));
-  t.is(closing, `[... saved output cut here, after line ${lines.length}, at its size cap of 8192 bytes (shell.savedOutputMaxBytes): ${50_000 - lines.length} more lines were not saved (the whole output was 4500000 bytes in 50000 lines) ...]`);
+  t.is(
+    closing,
+    `[... saved output cut here, after line ${lines.length}, at its size cap of 8192 bytes (shell.savedOutputMaxBytes): ${50_000 - lines.length} more lines were not saved (the whole output was 4500000 bytes in 50000 lines) ...]`,
+  );
   t.like(result.savedOutput, { path, cut: true, bytes: 4_500_000, lines: 50_000, savedLines: lines.length });
 });
 
@@ -47,7 +50,10 @@ test('an output under the threshold, or a binary one, leaves no file', async (t)
   const { session, workspace } = await useShellSession(t);
   const short = await session.run({ command: 'echo short', saveOutput: { path: workspace.path('.toolcell/tool-outputs/short.txt'), afterChars: 1000 } });
   t.is(short.savedOutput, undefined);
-  const binary = await session.run({ command: 'head -c 300000 /dev/urandom', saveOutput: { path: workspace.path('.toolcell/tool-outputs/binary.txt'), afterChars: 1000 } });
+  const binary = await session.run({
+    command: 'head -c 300000 /dev/urandom',
+    saveOutput: { path: workspace.path('.toolcell/tool-outputs/binary.txt'), afterChars: 1000 },
+  });
   t.truthy(binary.binary);
   t.is(binary.savedOutput, undefined);
   t.false(workspace.exists('.toolcell/tool-outputs') && workspace.list('.toolcell/tool-outputs').length > 0, 'no file, no temporary file');
@@ -65,7 +71,10 @@ test('a cancelled command leaves a finished file that says it was cancelled, and
 
 test('saveOutput and savedOutputMaxBytes are checked', async (t) => {
   const { session } = await useShellSession(t);
-  await t.throwsAsync(session.run({ command: 'true', saveOutput: { path: 'relative.txt', afterChars: 10 } }), { instanceOf: TypeError, message: /saveOutput\.path/ });
+  await t.throwsAsync(session.run({ command: 'true', saveOutput: { path: 'relative.txt', afterChars: 10 } }), {
+    instanceOf: TypeError,
+    message: /saveOutput\.path/,
+  });
   await t.throwsAsync(session.run({ command: 'true', saveOutput: { path: '/tmp/x.txt', afterChars: 0 } }), { instanceOf: RangeError, message: /afterChars/ });
   const { ShellService } = await import('../../src/shell/shell-service.js');
   await t.throwsAsync(ShellService.create({ savedOutputMaxBytes: 10 }), { instanceOf: RangeError, message: /savedOutputMaxBytes/ });

@@ -183,7 +183,10 @@ test('live updates replace each other and show the latest lines while the comman
   t.is(result.output, 'step 1\nstep 2\nstep 3', JSON.stringify(updates));
   t.is(updates[0], 'step 1');
   t.true(updates.includes('step 1\nstep 2'), 'a later update replaces the earlier one with the whole current state');
-  t.true(updates.every((update) => update.split('\n').length <= 2), 'each update holds the last lines only');
+  t.true(
+    updates.every((update) => update.split('\n').length <= 2),
+    'each update holds the last lines only',
+  );
 });
 
 test('inactivity timeout ends a silent command and keeps its output', async (t) => {

@@ -24,7 +24,11 @@ class EchoTool extends BaseTool<{ text: string }> {
 
 test('a class-based tool states its fields once and gets the declaration and the defaults', async (t) => {
   const tool = new EchoTool();
-  t.deepEqual(tool.declaration(), { name: 'echo', description: 'Echoes text.', parametersJsonSchema: { type: 'object', properties: { text: { type: 'string' } } } });
+  t.deepEqual(tool.declaration(), {
+    name: 'echo',
+    description: 'Echoes text.',
+    parametersJsonSchema: { type: 'object', properties: { text: { type: 'string' } } },
+  });
   t.is(tool.displayName, 'echo', 'the display name defaults to the name');
   t.false(tool.canUpdateOutput);
   t.false(tool.isOutputMarkdown);

@@ -5,7 +5,11 @@ import type { LiveOutput, Tool } from '../../src/tools/tool.js';
 import { createStyle, sanitize } from '../../src/ui/style.js';
 
 const plain = createStyle(false);
-const tool = { name: 'run_shell_command', describe: (p: { command: string }) => p.command, validateParams: (raw: unknown) => ({ ok: true, params: raw }) } as unknown as Tool<unknown>;
+const tool = {
+  name: 'run_shell_command',
+  describe: (p: { command: string }) => p.command,
+  validateParams: (raw: unknown) => ({ ok: true, params: raw }),
+} as unknown as Tool<unknown>;
 
 function executing(callId: string): ExecutingToolCall {
   return { status: 'executing', request: { callId, name: 'run_shell_command', args: { command: 'make' } }, tool, params: { command: 'make' }, startTime: 0 };
@@ -36,9 +40,17 @@ test('finished calls: results are cut, errors and cancellations say their type',
   const base = { request: { callId: 'a', name: 'run_shell_command', args: { command: 'make' } }, tool, startTime: 0, durationMs: 1500 };
   const success: CompletedToolCall = { ...base, status: 'success', response: { callId: 'a', responseParts: [], resultDisplay: 'a\nb\nc\nd' } };
   t.deepEqual(completedCallLines(success, plain, { resultLines: 2 }), ['✓ run_shell_command make (1.5 s)', '  a', '  b', '  … 2 more line(s)']);
-  const failed: CompletedToolCall = { ...base, status: 'error', response: { callId: 'a', responseParts: [], error: { type: 'shell_execute_error', message: 'exit 2' } } };
+  const failed: CompletedToolCall = {
+    ...base,
+    status: 'error',
+    response: { callId: 'a', responseParts: [], error: { type: 'shell_execute_error', message: 'exit 2' } },
+  };
   t.deepEqual(completedCallLines(failed, plain, { resultLines: 2 }), ['✗ run_shell_command make (1.5 s)', '  shell_execute_error: exit 2']);
-  const cancelled: CompletedToolCall = { ...base, status: 'cancelled', response: { callId: 'a', responseParts: [], error: { type: 'cancelled', message: 'User cancelled tool execution.' } } };
+  const cancelled: CompletedToolCall = {
+    ...base,
+    status: 'cancelled',
+    response: { callId: 'a', responseParts: [], error: { type: 'cancelled', message: 'User cancelled tool execution.' } },
+  };
   t.is(completedCallLines(cancelled, plain, { resultLines: 2 })[1], '  cancelled: User cancelled tool execution.');
 });
 

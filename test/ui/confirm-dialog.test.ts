@@ -11,10 +11,25 @@ function request(details: ConfirmationRequest['details']): ConfirmationRequest {
   return { callId: 'c', toolName: 'tool', params: {}, description: 'does a thing', details };
 }
 
-const exec = request({ type: 'exec', title: 'Confirm Shell Command', command: 'npm test -- --watch', rootCommand: 'npm', directory: '/work/app', sandbox: 'docker (toolcell-sandbox:1)' });
+const exec = request({
+  type: 'exec',
+  title: 'Confirm Shell Command',
+  command: 'npm test -- --watch',
+  rootCommand: 'npm',
+  directory: '/work/app',
+  sandbox: 'docker (toolcell-sandbox:1)',
+});
 const mcp = request({ type: 'mcp', title: 'Confirm MCP Tool', serverName: 'github', toolName: 'create_issue', toolDisplayName: 'Create issue' });
 const info = request({ type: 'info', title: 'Confirm Web Fetch', prompt: 'Summarise these pages', urls: ['https://a.example/x', 'https://b.example/y'] });
-const edit = request({ type: 'edit', title: 'Confirm Edit: a.txt', fileName: 'a.txt', filePath: '/w/a.txt', fileDiff: '--- a.txt\n+++ a.txt\n@@ -1 +1 @@\n-old\n+new\n', originalContent: 'old\n', newContent: 'new\n' });
+const edit = request({
+  type: 'edit',
+  title: 'Confirm Edit: a.txt',
+  fileName: 'a.txt',
+  filePath: '/w/a.txt',
+  fileDiff: '--- a.txt\n+++ a.txt\n@@ -1 +1 @@\n-old\n+new\n',
+  originalContent: 'old\n',
+  newContent: 'new\n',
+});
 
 test('exec shows the command and where it runs', (t) => {
   const text = detailsBlock(exec, plain).join('\n');
@@ -23,14 +38,20 @@ test('exec shows the command and where it runs', (t) => {
   t.regex(text, /Runs in: {3}docker \(toolcell-sandbox:1\)/);
   const dialog = dialogFor(exec, { canModify: false });
   t.is(dialog.question, 'Allow execution of "npm"?');
-  t.deepEqual(dialog.choices.map((c) => c.outcome), ['proceed_once', 'proceed_always', 'cancel']);
+  t.deepEqual(
+    dialog.choices.map((c) => c.outcome),
+    ['proceed_once', 'proceed_always', 'cancel'],
+  );
 });
 
 test('mcp shows the server and the tool, with per-tool and per-server "always"', (t) => {
   const text = detailsBlock(mcp, plain).join('\n');
   t.regex(text, /MCP server: github/);
   t.regex(text, /Tool: +create_issue \(Create issue\)/);
-  t.deepEqual(dialogFor(mcp, { canModify: false }).choices.map((c) => c.outcome), ['proceed_once', 'proceed_always_tool', 'proceed_always_server', 'cancel']);
+  t.deepEqual(
+    dialogFor(mcp, { canModify: false }).choices.map((c) => c.outcome),
+    ['proceed_once', 'proceed_always_tool', 'proceed_always_server', 'cancel'],
+  );
 });
 
 test('info shows the URLs', (t) => {
@@ -43,7 +64,10 @@ test('edit shows a coloured unified diff, and offers the editor only for modifia
   t.true(coloured.includes('\x1b[32m+new'));
   t.true(coloured.includes('\x1b[31m-old'));
   t.true(coloured.includes('\x1b[36m@@ -1 +1 @@'));
-  t.deepEqual(dialogFor(edit, { canModify: true }).choices.map((c) => c.outcome), ['proceed_once', 'proceed_always', 'modify_with_editor', 'cancel']);
+  t.deepEqual(
+    dialogFor(edit, { canModify: true }).choices.map((c) => c.outcome),
+    ['proceed_once', 'proceed_always', 'modify_with_editor', 'cancel'],
+  );
   t.false(dialogFor(edit, { canModify: false }).choices.some((c) => c.outcome === 'modify_with_editor'));
 });
 

@@ -36,15 +36,18 @@ test('warnings are error lines of severity warning; quiet events have no line', 
 
 test('a turn-limit stop is an error line and a result with status error', (t) => {
   const { out, lines } = writer();
-  out.result({
-    status: 'max_turns',
-    text: 'partial',
-    turns: 3,
-    toolCalls: 3,
-    usage: { promptTokens: 1, outputTokens: 2, cachedTokens: 0, totalTokens: 3 },
-    durationMs: 10,
-    error: { code: 'max_turns_exceeded', message: 'Stopped after 3 model turn(s)' },
-  }, { model: 'gemini-test' });
+  out.result(
+    {
+      status: 'max_turns',
+      text: 'partial',
+      turns: 3,
+      toolCalls: 3,
+      usage: { promptTokens: 1, outputTokens: 2, cachedTokens: 0, totalTokens: 3 },
+      durationMs: 10,
+      error: { code: 'max_turns_exceeded', message: 'Stopped after 3 model turn(s)' },
+    },
+    { model: 'gemini-test' },
+  );
   t.like(lines[0], { type: 'error', severity: 'error', code: 'max_turns_exceeded' });
   t.like(lines[1], {
     type: 'result',

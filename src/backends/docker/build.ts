@@ -4,15 +4,7 @@ import type Docker from 'dockerode';
 import { ToolcellError, ToolErrorType } from '../../errors.js';
 import { BuildOutputSplitter, type BuildProgressEvent } from './build-progress.js';
 import { createEngineClient, engineCall, engineUnavailableError, type EngineOptions } from './engine.js';
-import {
-  OFFLINE_BASE_IMAGE,
-  REGISTRY_BASE_IMAGE,
-  imageExists,
-  sandboxImageTag,
-  sandboxRecipeDir,
-  sandboxRecipeFiles,
-  sandboxRecipeHash,
-} from './image.js';
+import { OFFLINE_BASE_IMAGE, REGISTRY_BASE_IMAGE, imageExists, sandboxImageTag, sandboxRecipeDir, sandboxRecipeFiles, sandboxRecipeHash } from './image.js';
 import { probeDocker } from './probe.js';
 
 /** Options of `buildSandboxImage`. */

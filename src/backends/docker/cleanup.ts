@@ -24,10 +24,7 @@ export async function removeContainer(docker: Docker, id: string): Promise<void>
  * or, with `all`, every toolcell sandbox container, also those of live owners.
  * `labels` narrows the pass to containers that also carry these labels.
  */
-export async function removeLeftoverContainers(
-  docker: Docker,
-  options: { all?: boolean; labels?: Record<string, string> } = {},
-): Promise<CleanupResult> {
+export async function removeLeftoverContainers(docker: Docker, options: { all?: boolean; labels?: Record<string, string> } = {}): Promise<CleanupResult> {
   const filters = [`${LABELS.sandbox}=1`, ...Object.entries(options.labels ?? {}).map(([key, value]) => `${key}=${value}`)];
   const containers = await docker.listContainers({ all: true, filters: { label: filters } });
   const result: CleanupResult = { removed: [], kept: 0 };

@@ -188,7 +188,9 @@ async function assertRuntime(docker: Docker, runtime: string): Promise<void> {
   throw new ToolcellError(
     ToolErrorType.SANDBOX_UNAVAILABLE,
     `The Docker engine has no runtime named ${runtime} (it has: ${known.join(', ') || 'none'}). ` +
-      (runtime === 'runsc' ? 'Install gVisor and register it with `runsc install`, then restart dockerd.' : 'Register it in /etc/docker/daemon.json and restart dockerd.'),
+      (runtime === 'runsc'
+        ? 'Install gVisor and register it with `runsc install`, then restart dockerd.'
+        : 'Register it in /etc/docker/daemon.json and restart dockerd.'),
   );
 }
 

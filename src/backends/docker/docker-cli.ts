@@ -45,7 +45,12 @@ export function probeDockerCli(options: EngineOptions & { timeoutMs?: number } =
         return;
       }
       const api = typeof client.ApiVersion === 'string' ? client.ApiVersion : '';
-      resolve({ found: true, version: client.Version, apiVersion: api, defaultApiVersion: typeof client.DefaultAPIVersion === 'string' ? client.DefaultAPIVersion : api });
+      resolve({
+        found: true,
+        version: client.Version,
+        apiVersion: api,
+        defaultApiVersion: typeof client.DefaultAPIVersion === 'string' ? client.DefaultAPIVersion : api,
+      });
     });
   });
 }

@@ -23,13 +23,7 @@ export class DockerProcess implements SpawnedProcess {
   #settle!: (status: ExitStatus) => void;
   #status: ExitStatus | undefined;
 
-  constructor(input: {
-    connection: SupervisorConnection;
-    callId: number;
-    pid: number;
-    logPath?: string;
-    early: Array<[Buffer, Stream]>;
-  }) {
+  constructor(input: { connection: SupervisorConnection; callId: number; pid: number; logPath?: string; early: Array<[Buffer, Stream]> }) {
     this.#connection = input.connection;
     this.#callId = input.callId;
     this.pid = input.pid;
@@ -105,7 +99,10 @@ export function startDockerProcess(
       },
       onExit(status) {
         if (started) started.finish(status);
-        else reject(new ToolcellError(ToolErrorType.SHELL_EXECUTE_ERROR, `The command could not start: ${connection.endReason || 'the sandbox container ended'}.`));
+        else
+          reject(
+            new ToolcellError(ToolErrorType.SHELL_EXECUTE_ERROR, `The command could not start: ${connection.endReason || 'the sandbox container ended'}.`),
+          );
       },
       onSpawnFailed(message) {
         reject(new ToolcellError(ToolErrorType.SHELL_EXECUTE_ERROR, `Cannot start the command in the sandbox: ${message}`));

@@ -36,7 +36,11 @@ export async function ensureSandboxImage(options: EnsureSandboxImageOptions = {}
   const tag = sandboxImageTag();
   if (await imageExists(engine, tag)) return tag;
   if (options.build) {
-    options.onProgress?.({ type: 'phase', phase: 'image', message: `${tag} is not built yet: building it now, once for this version of toolcell (about a minute)` });
+    options.onProgress?.({
+      type: 'phase',
+      phase: 'image',
+      message: `${tag} is not built yet: building it now, once for this version of toolcell (about a minute)`,
+    });
     const built = await buildSandboxImage({
       ...engine,
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),

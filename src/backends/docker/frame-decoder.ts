@@ -18,11 +18,7 @@ export class FrameDecoder {
   #pendingHeader: Buffer | null = null;
   #pendingLength = 0;
 
-  constructor(options: {
-    headerSize: number;
-    payloadLength: (header: Buffer) => number;
-    onFrame: (header: Buffer, payload: Buffer) => void;
-  }) {
+  constructor(options: { headerSize: number; payloadLength: (header: Buffer) => number; onFrame: (header: Buffer, payload: Buffer) => void }) {
     this.#headerSize = options.headerSize;
     this.#payloadLength = options.payloadLength;
     this.#onFrame = options.onFrame;

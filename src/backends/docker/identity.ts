@@ -18,11 +18,7 @@ export interface SandboxIdentity {
  *   10001, granted access through POSIX ACLs (when `grantAcl` allows);
  * - an explicit `{uid, gid}` policy: exactly that, no ACLs.
  */
-export function resolveSandboxIdentity(
-  owner: { uid: number; gid: number },
-  policy: SandboxUserPolicy,
-  grantAcl: boolean,
-): SandboxIdentity {
+export function resolveSandboxIdentity(owner: { uid: number; gid: number }, policy: SandboxUserPolicy, grantAcl: boolean): SandboxIdentity {
   if (policy !== 'auto') return { uid: policy.uid, gid: policy.gid, grantAcl: false };
   const info = owner;
   if (info.uid !== 0) return { uid: info.uid, gid: info.gid !== 0 ? info.gid : SANDBOX_GID, grantAcl: false };

@@ -220,8 +220,18 @@ function resolveUser(value: unknown): SandboxUserPolicy {
 }
 
 const KNOWN_OPTIONS = [
-  'image', 'limits', 'hardening', 'runtime', 'socketPath', 'user', 'grantWorkspaceAcl',
-  'warmPool', 'prewarmWorkspace', 'removeLeftovers', 'startTimeoutMs', 'buildIfMissing',
+  'image',
+  'limits',
+  'hardening',
+  'runtime',
+  'socketPath',
+  'user',
+  'grantWorkspaceAcl',
+  'warmPool',
+  'prewarmWorkspace',
+  'removeLeftovers',
+  'startTimeoutMs',
+  'buildIfMissing',
 ] as const satisfies ReadonlyArray<keyof DockerBackendOptions>;
 
 /** Validates options and fills defaults. Throws TypeError/RangeError naming the bad option. */

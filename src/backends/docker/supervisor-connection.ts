@@ -178,7 +178,12 @@ export class SupervisorConnection {
         this.#onLog({ level: String(message['level']), message: String(message['message']) });
         return;
       case SupervisorFrame.REFUSED:
-        this.#rejectReady(new ToolcellError(ToolErrorType.SANDBOX_UNAVAILABLE, `Refusing to start the sandbox: ${String(message['message'] ?? 'the supervisor refused to start')}.`));
+        this.#rejectReady(
+          new ToolcellError(
+            ToolErrorType.SANDBOX_UNAVAILABLE,
+            `Refusing to start the sandbox: ${String(message['message'] ?? 'the supervisor refused to start')}.`,
+          ),
+        );
         return;
       default:
         return;

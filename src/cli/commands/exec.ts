@@ -4,7 +4,16 @@ import { isToolcellError } from '../../errors.js';
 import { EXIT_OK, EXIT_USAGE, exitCodeForSignal } from '../exit-codes.js';
 import { formatCompletedCalls } from '../format-calls.js';
 import { colorEnabled } from '../../ui/style.js';
-import { approvalOption, type RunnerCliOptions, sandboxOption, settingsOption, trustWorkspaceOption, timeoutOption, workspaceOption, runtimeOptionsFrom } from '../options.js';
+import {
+  approvalOption,
+  type RunnerCliOptions,
+  sandboxOption,
+  settingsOption,
+  trustWorkspaceOption,
+  timeoutOption,
+  workspaceOption,
+  runtimeOptionsFrom,
+} from '../options.js';
 import { MAX_INPUT_BYTES, parseFunctionCalls } from '../read-calls.js';
 import { readInput } from '../read-input.js';
 import type { Runtime } from '../../runtime/runtime.js';

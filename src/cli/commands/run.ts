@@ -32,7 +32,9 @@ export function registerRunCommand(program: Command): void {
     .argument('[prompt]', 'the prompt; omit it or give - to read it from stdin')
     .addOption(workspaceOption())
     .addOption(modelOption())
-    .addOption(new Option('-o, --output <format>', 'text | json | stream-json (one JSON event per line)').choices(['text', 'json', 'stream-json']).default('text'))
+    .addOption(
+      new Option('-o, --output <format>', 'text | json | stream-json (one JSON event per line)').choices(['text', 'json', 'stream-json']).default('text'),
+    )
     .addOption(approvalOption())
     .addOption(maxTurnsOption())
     .addOption(sandboxOption())
@@ -124,7 +126,16 @@ async function runPrompt(promptArg: string | undefined, options: RunOptions): Pr
     }
     const { agent, runtime } = setup;
     const style = createStyle(colorEnabled(process.stderr));
-    const text = options.output === 'text' ? new TextReporter({ out, err: (t) => void process.stderr.write(t), style, prefix: 'toolcell run', describe: (r) => describeRequest(runtime.registry, r) }) : undefined;
+    const text =
+      options.output === 'text'
+        ? new TextReporter({
+            out,
+            err: (t) => void process.stderr.write(t),
+            style,
+            prefix: 'toolcell run',
+            describe: (r) => describeRequest(runtime.registry, r),
+          })
+        : undefined;
     const json = options.output === 'json' ? new JsonResultCollector() : undefined;
 
     streamJson?.emit({ type: 'init', session_id: sessionId, model: options.model, workspace: runtime.workspace.roots[0]!, approval_mode: options.approval });

@@ -26,7 +26,10 @@ function fail(command: string, error: unknown): void {
 
 /** Sandbox containers in the engine: those of live toolcell processes and leftovers of dead ones. */
 async function countContainers(engine: EngineOptions): Promise<{ live: number; leftovers: number }> {
-  const [{ createEngineClient }, { LABELS, ownerAlive }] = await Promise.all([import('../../backends/docker/engine.js'), import('../../backends/docker/labels.js')]);
+  const [{ createEngineClient }, { LABELS, ownerAlive }] = await Promise.all([
+    import('../../backends/docker/engine.js'),
+    import('../../backends/docker/labels.js'),
+  ]);
   const docker = createEngineClient(engine);
   const containers = await docker.listContainers({ all: true, filters: { label: [`${LABELS.sandbox}=1`] } });
   const leftovers = containers.filter((info) => !ownerAlive(info.Labels ?? {})).length;
@@ -39,7 +42,12 @@ function describeClient(client: DockerCliProbe): string {
   return `client:     docker ${client.version} (API ${client.defaultApiVersion}${negotiated})`;
 }
 
-function describeStatus(status: SandboxImageStatus, client: DockerCliProbe, containers: { live: number; leftovers: number } | undefined, address: string): string {
+function describeStatus(
+  status: SandboxImageStatus,
+  client: DockerCliProbe,
+  containers: { live: number; leftovers: number } | undefined,
+  address: string,
+): string {
   const lines: string[] = [];
   const { engine } = status;
   const oldest = engine.minApiVersion ? `; accepts API ${engine.minApiVersion} and later` : '';
@@ -127,10 +135,10 @@ function registerSetup(sandbox: Command): void {
   sandbox
     .command('setup')
     .description(
-      'Make the sandbox ready on this machine: start the Docker engine, installing Debian\'s docker.io first when there is no dockerd ' +
+      "Make the sandbox ready on this machine: start the Docker engine, installing Debian's docker.io first when there is no dockerd " +
         '(needs root; nothing is installed when an engine already answers), then build the sandbox image when it is missing.',
     )
-    .option('--offline', 'build the image\'s base from Debian packages instead of pulling it')
+    .option('--offline', "build the image's base from Debian packages instead of pulling it")
     .option('--verbose', 'print every line the build prints')
     .option('--socket <path>', 'Docker engine socket (default: DOCKER_HOST or /var/run/docker.sock)')
     .exitOverride()
@@ -145,7 +153,9 @@ function registerSetup(sandbox: Command): void {
       // The script talks to a person: its stdout joins stderr, so stdout stays ours.
       const script = spawnSync('sh', [join(sandboxRecipeDir(), 'setup-engine.sh')], { env, stdio: ['inherit', process.stderr, process.stderr] });
       if (script.status !== 0) {
-        process.stderr.write(`toolcell sandbox setup: the Docker engine is not ready (setup-engine.sh exited ${script.status ?? script.signal ?? script.error?.message})\n`);
+        process.stderr.write(
+          `toolcell sandbox setup: the Docker engine is not ready (setup-engine.sh exited ${script.status ?? script.signal ?? script.error?.message})\n`,
+        );
         process.exitCode = EXIT_FAILURE;
         return;
       }
@@ -194,7 +204,7 @@ function registerStatus(sandbox: Command): void {
   sandbox
     .command('status')
     .description(
-      'Say whether the Docker engine answers (its version and API, and the docker client\'s, which may differ and negotiate down), ' +
+      "Say whether the Docker engine answers (its version and API, and the docker client's, which may differ and negotiate down), " +
         'whether the sandbox image for this version is built or stale, and list leftover containers. Exit code 0 when ready, 1 when not.',
     )
     .option('--json', 'print the status as JSON')
@@ -220,10 +230,16 @@ function registerClean(sandbox: Command): void {
     .action(async (options: EngineCliOptions & { all?: boolean; json?: boolean }) => {
       const engine = engineOptions(options);
       try {
-        const [{ engineCall, createEngineClient }, { removeLeftoverContainers }] = await Promise.all([import('../../backends/docker/engine.js'), import('../../backends/docker/cleanup.js')]);
+        const [{ engineCall, createEngineClient }, { removeLeftoverContainers }] = await Promise.all([
+          import('../../backends/docker/engine.js'),
+          import('../../backends/docker/cleanup.js'),
+        ]);
         const result = await engineCall(engine, () => removeLeftoverContainers(createEngineClient(engine), { all: options.all === true }));
         if (options.json) process.stdout.write(`${JSON.stringify(result)}\n`);
-        else process.stdout.write(`removed ${result.removed.length} container(s)${result.removed.length ? `: ${result.removed.join(' ')}` : ''}; kept ${result.kept} in use\n`);
+        else
+          process.stdout.write(
+            `removed ${result.removed.length} container(s)${result.removed.length ? `: ${result.removed.join(' ')}` : ''}; kept ${result.kept} in use\n`,
+          );
         process.exitCode = EXIT_OK;
       } catch (error) {
         fail('clean', error);

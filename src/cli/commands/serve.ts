@@ -4,7 +4,16 @@ import { isAcceptableToken, isLoopbackHost, TOKEN_RULE } from '../../mcp/server/
 import type { ShellService } from '../../shell/shell-service.js';
 import type { ToolServerOptions } from '../../mcp/server/create-tool-server.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from '../exit-codes.js';
-import { approvalOption, type RunnerCliOptions, sandboxOption, settingsOption, trustWorkspaceOption, timeoutOption, workspaceOption, runtimeOptionsFrom } from '../options.js';
+import {
+  approvalOption,
+  type RunnerCliOptions,
+  sandboxOption,
+  settingsOption,
+  trustWorkspaceOption,
+  timeoutOption,
+  workspaceOption,
+  runtimeOptionsFrom,
+} from '../options.js';
 import type { Runtime } from '../../runtime/runtime.js';
 import { shellServiceOptions } from '../../runtime/shell-settings.js';
 
@@ -20,7 +29,7 @@ interface ServeOptions extends RunnerCliOptions {
 export function registerServeCommand(program: Command): void {
   program
     .command('serve')
-    .description('Serve the workspace\'s tools (built-in, discovered, MCP) as an MCP server; shell commands run in a sandbox per MCP session.')
+    .description("Serve the workspace's tools (built-in, discovered, MCP) as an MCP server; shell commands run in a sandbox per MCP session.")
     .option('--stdio', 'serve one session over stdin/stdout')
     .option('--http <[host:]port>', 'serve Streamable HTTP at http://host:port/mcp (host default 127.0.0.1)', parseHostPort)
     .option('--token <token>', 'bearer token clients must send (required off loopback; default $TOOLCELL_SERVE_TOKEN)')
@@ -129,7 +138,9 @@ async function runServe(options: ServeOptions): Promise<number> {
     } catch (error) {
       return isToolcellError(error) || error instanceof RangeError ? usageError(error) : failure(error);
     }
-    process.stderr.write(`toolcell serve: MCP over Streamable HTTP at ${running.url} (workspace ${runtime.workspace.roots[0]}, approval ${options.approval})\n`);
+    process.stderr.write(
+      `toolcell serve: MCP over Streamable HTTP at ${running.url} (workspace ${runtime.workspace.roots[0]}, approval ${options.approval})\n`,
+    );
     if (!stop.signal.aborted) await new Promise((resolve) => stop.signal.addEventListener('abort', resolve, { once: true }));
     await running.close();
     return EXIT_OK;

@@ -40,7 +40,14 @@ function partToContent(part: Part): ContentBlock[] {
     return [{ type: 'resource', resource: { uri: `toolcell://inline/${mimeType}`, mimeType, blob: data } }];
   }
   if (part.fileData?.fileUri) {
-    return [{ type: 'resource_link', uri: part.fileData.fileUri, name: part.fileData.displayName ?? part.fileData.fileUri, ...(part.fileData.mimeType ? { mimeType: part.fileData.mimeType } : {}) }];
+    return [
+      {
+        type: 'resource_link',
+        uri: part.fileData.fileUri,
+        name: part.fileData.displayName ?? part.fileData.fileUri,
+        ...(part.fileData.mimeType ? { mimeType: part.fileData.mimeType } : {}),
+      },
+    ];
   }
   if (typeof part.text === 'string') return [{ type: 'text', text: part.text }];
   return [];

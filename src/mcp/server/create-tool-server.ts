@@ -70,9 +70,7 @@ export function createToolServer(options: ToolServerOptions): Server {
     const onOutput = (id: string, output: LiveOutput): void => {
       if (id !== callId || progressToken === undefined || extra.signal.aborted) return;
       progress++;
-      extra
-        .sendNotification({ method: 'notifications/progress', params: { progressToken, progress, message: progressMessage(output) } })
-        .catch(() => {});
+      extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress, message: progressMessage(output) } }).catch(() => {});
     };
     const scheduler = options.createScheduler({ registry, onOutput });
     const [completed] = await scheduler.schedule([{ callId, name: geminiName, args: request.params.arguments ?? {} }], extra.signal);

@@ -195,14 +195,18 @@ export class OutputPipeline {
   }
 
   #truncatedNote(): string {
-    return `[... output truncated: the command wrote ${this.#totalBytes} bytes (${formatBytes(this.#totalBytes)}); ` +
-      `the first ${this.#renderedBytes} bytes are shown above and the end below ...]`;
+    return (
+      `[... output truncated: the command wrote ${this.#totalBytes} bytes (${formatBytes(this.#totalBytes)}); ` +
+      `the first ${this.#renderedBytes} bytes are shown above and the end below ...]`
+    );
   }
 
   #stoppedNote(): string {
     const seconds = ((this.#limits.renderBudgetMs ?? DEFAULT_RENDER_BUDGET_MS) / 1000).toString();
-    return `[... output truncated: the command wrote ${this.#totalBytes} bytes (${formatBytes(this.#totalBytes)}) whose escape sequences ` +
-      `took more than ${seconds} s to render; what was rendered is shown above and the end below ...]`;
+    return (
+      `[... output truncated: the command wrote ${this.#totalBytes} bytes (${formatBytes(this.#totalBytes)}) whose escape sequences ` +
+      `took more than ${seconds} s to render; what was rendered is shown above and the end below ...]`
+    );
   }
 
   #publish(): void {

@@ -16,7 +16,7 @@ interface DockerModule {
 export type ResolvedSandbox = { ok: true; backend: ShellBackend } | { ok: false; error: ToolcellError };
 
 const HOW_TO_ENABLE =
-  'Run `toolcell sandbox setup` (starts Docker, installing Debian\'s docker.io when there is no engine, and builds the image), or point DOCKER_HOST at an engine; ' +
+  "Run `toolcell sandbox setup` (starts Docker, installing Debian's docker.io when there is no engine, and builds the image), or point DOCKER_HOST at an engine; " +
   'or pass `--sandbox none` to run commands on the host WITHOUT a sandbox, knowingly.';
 
 /**
@@ -45,7 +45,10 @@ export class SandboxResolver {
       if (!available.ok) {
         return {
           ok: false,
-          error: new ToolcellError(ToolErrorType.SANDBOX_UNAVAILABLE, joinSentences(`No sandbox is available for shell commands: ${available.reason}`, HOW_TO_ENABLE)),
+          error: new ToolcellError(
+            ToolErrorType.SANDBOX_UNAVAILABLE,
+            joinSentences(`No sandbox is available for shell commands: ${available.reason}`, HOW_TO_ENABLE),
+          ),
         };
       }
     }
@@ -60,7 +63,13 @@ export class SandboxResolver {
   async close(): Promise<void> {
     const closing: Array<Promise<void>> = [];
     if (this.#host) closing.push(this.#host.close());
-    if (this.#docker) closing.push(this.#docker.then((backend) => backend.close(), () => {}));
+    if (this.#docker)
+      closing.push(
+        this.#docker.then(
+          (backend) => backend.close(),
+          () => {},
+        ),
+      );
     await Promise.allSettled(closing);
   }
 

@@ -140,7 +140,15 @@ class ShellThread {
       cols: settings.limits.cols,
       rows: settings.limits.rows,
     });
-    await runCommand({ session: session.shell, request, env, port, limits: settings.limits, killGraceMs: settings.killGraceMs, savedOutputMaxBytes: settings.savedOutputMaxBytes });
+    await runCommand({
+      session: session.shell,
+      request,
+      env,
+      port,
+      limits: settings.limits,
+      killGraceMs: settings.killGraceMs,
+      savedOutputMaxBytes: settings.savedOutputMaxBytes,
+    });
   }
 
   /** Cancels an opening still under way (which removes what it started), then closes the shell. */

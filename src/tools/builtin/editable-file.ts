@@ -36,7 +36,10 @@ export async function loadEditableFile(
   if (options.toolcellState !== true) assertNotToolcellState(workspace, resolved.real, filePath);
   else if (resolved.real !== resolve(workspace.roots[0]!, filePath)) {
     // toolcell's own file must be where it says: a state folder (or file) that is a link was planted.
-    throw new ToolcellError(ToolErrorType.PATH_NOT_IN_WORKSPACE, `${filePath}: it is a symbolic link or lies under one; toolcell writes its state only in a plain .toolcell folder.`);
+    throw new ToolcellError(
+      ToolErrorType.PATH_NOT_IN_WORKSPACE,
+      `${filePath}: it is a symbolic link or lies under one; toolcell writes its state only in a plain .toolcell folder.`,
+    );
   }
   if (!resolved.exists) return { resolved, text: null, encoding: 'utf8', binary: false };
   const { bytes } = await readConfinedFile(workspace, resolved.real, { maxBytes: MAX_FILE_BYTES, ...(signal ? { signal } : {}) });

@@ -8,9 +8,7 @@ import { selectLines, type LineWindow } from './text-lines.js';
 
 /** A file prepared for the model: text lines, an inline media part, or a binary file to skip. */
 export type FileForModel =
-  | { kind: 'text'; window: LineWindow }
-  | { kind: 'media'; mimeType: string; part: Part; size: number }
-  | { kind: 'binary'; size: number };
+  { kind: 'text'; window: LineWindow } | { kind: 'media'; mimeType: string; part: Part; size: number } | { kind: 'binary'; size: number };
 
 export interface ReadForModelOptions {
   /** Set for images/PDFs (see `inlineMediaType`): the bytes go to the model as inlineData. */

@@ -51,7 +51,10 @@ export const globTool = defineTool({
       if (!directory.exists) return toolErrorResult(ToolErrorType.FILE_NOT_FOUND, `Directory not found: ${params.dir_path}`);
       const pattern = relativePattern(params.pattern, directory.real);
       if (pattern === null) {
-        return toolErrorResult(ToolErrorType.PATH_NOT_IN_WORKSPACE, `The pattern must be relative to the search directory, or absolute inside it: ${params.pattern}`);
+        return toolErrorResult(
+          ToolErrorType.PATH_NOT_IN_WORKSPACE,
+          `The pattern must be relative to the search directory, or absolute inside it: ${params.pattern}`,
+        );
       }
       if (pattern.split('/').includes('..')) {
         return toolErrorResult(ToolErrorType.INVALID_TOOL_PARAMS, `Glob patterns must not climb out with '..': ${params.pattern}`);

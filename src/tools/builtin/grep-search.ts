@@ -38,7 +38,9 @@ const parameters = z.object({
   pattern: z
     .string()
     .min(1)
-    .describe("The regular expression (regex) pattern to search for within file contents (e.g., 'function\\s+myFunction', 'import\\s+\\{.*\\}\\s+from\\s+.*'). Matching is case-insensitive."),
+    .describe(
+      "The regular expression (regex) pattern to search for within file contents (e.g., 'function\\s+myFunction', 'import\\s+\\{.*\\}\\s+from\\s+.*'). Matching is case-insensitive.",
+    ),
   dir_path: z
     .string()
     .min(1)
@@ -51,7 +53,9 @@ const parameters = z.object({
       error: "is matched against paths below dir_path: it cannot start with '/' or contain a '..' segment",
     })
     .optional()
-    .describe("Optional: A glob pattern to filter which files are searched (e.g., '*.js', '*.{ts,tsx}', 'src/**'). If omitted, searches all files (respecting .gitignore)."),
+    .describe(
+      "Optional: A glob pattern to filter which files are searched (e.g., '*.js', '*.{ts,tsx}', 'src/**'). If omitted, searches all files (respecting .gitignore).",
+    ),
 });
 
 /**

@@ -10,10 +10,7 @@ import { renderLineWindow } from './text-lines.js';
 import { failureResult } from './tool-failure.js';
 
 const parameters = z.object({
-  file_path: z
-    .string()
-    .min(1)
-    .describe('The path to the file to read: relative to the workspace root, or absolute inside the workspace.'),
+  file_path: z.string().min(1).describe('The path to the file to read: relative to the workspace root, or absolute inside the workspace.'),
   start_line: z.number().int().min(1).optional().describe('Optional: The 1-based line number to start reading from.'),
   end_line: z.number().int().min(1).optional().describe('Optional: The 1-based line number to end reading at (inclusive).'),
 });

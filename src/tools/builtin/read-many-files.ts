@@ -24,10 +24,7 @@ const parameters = z.object({
     .array(z.string().min(1))
     .min(1)
     .describe('An array of glob patterns or paths, relative to the workspace root. Examples: ["src/**/*.ts"], ["README.md", "docs/"]'),
-  exclude: z
-    .array(z.string().min(1))
-    .optional()
-    .describe('Optional. Glob patterns for files/directories to exclude. Example: ["**/*.log", "temp/"]'),
+  exclude: z.array(z.string().min(1)).optional().describe('Optional. Glob patterns for files/directories to exclude. Example: ["**/*.log", "temp/"]'),
 });
 
 type ReadManyParams = z.output<typeof parameters>;
@@ -128,8 +125,7 @@ async function gather(candidates: Candidate[], include: string[], workspace: Wor
         continue;
       }
       totalBytes += size;
-      const part: Part | string =
-        content.kind === 'media' ? content.part : `--- ${candidate.path} ---\n\n${renderLineWindow(content.window)}\n\n`;
+      const part: Part | string = content.kind === 'media' ? content.part : `--- ${candidate.path} ---\n\n${renderLineWindow(content.window)}\n\n`;
       gathered.parts.push(part);
       gathered.read.push(candidate.shown);
     } catch (error) {
@@ -151,14 +147,20 @@ function summary(gathered: Gathered): string {
   let text = '### ReadManyFiles Result\n\n';
   if (gathered.read.length > 0) {
     text += `Read and concatenated content from **${gathered.read.length} file(s)**.\n\n**Processed Files:**\n`;
-    text += gathered.read.slice(0, 10).map((path) => `- \`${path}\``).join('\n');
+    text += gathered.read
+      .slice(0, 10)
+      .map((path) => `- \`${path}\``)
+      .join('\n');
     if (gathered.read.length > 10) text += `\n- ...and ${gathered.read.length - 10} more.`;
   } else {
     text += 'No files were read.';
   }
   if (gathered.skipped.length > 0) {
     text += `\n\n**Skipped ${gathered.skipped.length} item(s):**\n`;
-    text += gathered.skipped.slice(0, 5).map((item) => `- \`${item.path}\` (${item.reason})`).join('\n');
+    text += gathered.skipped
+      .slice(0, 5)
+      .map((item) => `- \`${item.path}\` (${item.reason})`)
+      .join('\n');
     if (gathered.skipped.length > 5) text += `\n- ...and ${gathered.skipped.length - 5} more.`;
   }
   return text;

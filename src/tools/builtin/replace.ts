@@ -12,10 +12,7 @@ import { applyReplacement } from './replacement.js';
 import { failureResult } from './tool-failure.js';
 
 const parameters = z.object({
-  file_path: z
-    .string()
-    .min(1)
-    .describe('The path to the file to modify: relative to the workspace root, or absolute inside the workspace.'),
+  file_path: z.string().min(1).describe('The path to the file to modify: relative to the workspace root, or absolute inside the workspace.'),
   old_string: z
     .string()
     .describe(

@@ -8,9 +8,7 @@ export interface ReplacementRequest {
   allowMultiple: boolean;
 }
 
-export type ReplacementOutcome =
-  | { ok: true; newText: string; occurrences: number; created: boolean }
-  | { ok: false; type: ErrorCode; message: string };
+export type ReplacementOutcome = { ok: true; newText: string; occurrences: number; created: boolean } | { ok: false; type: ErrorCode; message: string };
 
 /**
  * The exact-match edit `replace` makes, as a pure function. Rules (Gemini

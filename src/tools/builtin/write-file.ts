@@ -10,13 +10,12 @@ import { editConfirmation, makeFileDiff } from './file-diff.js';
 import { failureResult } from './tool-failure.js';
 
 const parameters = z.object({
-  file_path: z
-    .string()
-    .min(1)
-    .describe('The path to the file to write to: relative to the workspace root, or absolute inside the workspace.'),
+  file_path: z.string().min(1).describe('The path to the file to write to: relative to the workspace root, or absolute inside the workspace.'),
   content: z
     .string()
-    .describe("The content to write to the file. Do not use omission placeholders like '(rest of methods ...)', '...', or 'unchanged code'; provide complete literal content."),
+    .describe(
+      "The content to write to the file. Do not use omission placeholders like '(rest of methods ...)', '...', or 'unchanged code'; provide complete literal content.",
+    ),
 });
 
 type WriteFileParams = z.output<typeof parameters>;
@@ -64,9 +63,7 @@ export const writeFileTool = defineTool({
         createParents: true,
       });
       const where = displayPath(workspace, file.resolved.real);
-      const llmContent = created
-        ? `Successfully created and wrote to new file: ${file.resolved.real}.`
-        : `Successfully overwrote file: ${file.resolved.real}.`;
+      const llmContent = created ? `Successfully created and wrote to new file: ${file.resolved.real}.` : `Successfully overwrote file: ${file.resolved.real}.`;
       return { llmContent, returnDisplay: diff, summary: `${created ? 'Created' : 'Wrote'} ${where}` };
     } catch (error) {
       return failureResult(error, ToolErrorType.FILE_WRITE_FAILURE);

@@ -40,7 +40,8 @@ export function formatShellResult(facts: ShellCallFacts, result: ShellRunResult)
     ...(result.truncated ? { displayLines: countLines(returnDisplay) - countLines(result.output) + result.totalLines } : {}),
   };
   // A timeout is a failure of the call (unlike a non-zero exit): typed, so clients and telemetry see it; the partial output stays in llmContent.
-  if (result.timedOut) return { llmContent, returnDisplay, error: { type: ToolErrorType.EXECUTION_TIMEOUT, message: lead || 'The command timed out.' }, ...extra };
+  if (result.timedOut)
+    return { llmContent, returnDisplay, error: { type: ToolErrorType.EXECUTION_TIMEOUT, message: lead || 'The command timed out.' }, ...extra };
   return { llmContent, returnDisplay, ...extra };
 }
 

@@ -22,10 +22,7 @@ const parameters = z
       .refine((value) => value.trim().length > 0, 'Command cannot be empty.')
       .refine((value) => !value.includes('\0'), 'Command must not contain NUL characters.')
       .describe('Exact bash command to execute as `bash -c <command>`.'),
-    description: z
-      .string()
-      .optional()
-      .describe('Brief description of the command for the user. Be specific and concise; one sentence.'),
+    description: z.string().optional().describe('Brief description of the command for the user. Be specific and concise; one sentence.'),
     dir_path: z
       .string()
       .optional()
@@ -33,7 +30,9 @@ const parameters = z
     is_background: z
       .boolean()
       .optional()
-      .describe('Run the command in the background (servers, watchers, anything that does not finish). Returns its PID and a log file at once; it runs until the session ends.'),
+      .describe(
+        'Run the command in the background (servers, watchers, anything that does not finish). Returns its PID and a log file at once; it runs until the session ends.',
+      ),
   })
   .strict();
 

@@ -48,7 +48,16 @@ export function activeCallLines(
         lines.push(header(style.dim('…'), call, style));
         break;
       case 'awaiting_approval':
-        lines.push(header(style.yellow('?'), call, style, style.yellow(call.confirmationDetails.type === 'edit' && call.confirmationDetails.isModifying ? '  editing in external editor…' : '  waiting for approval')));
+        lines.push(
+          header(
+            style.yellow('?'),
+            call,
+            style,
+            style.yellow(
+              call.confirmationDetails.type === 'edit' && call.confirmationDetails.isModifying ? '  editing in external editor…' : '  waiting for approval',
+            ),
+          ),
+        );
         break;
       case 'scheduled':
         lines.push(header(style.dim('○'), call, style));

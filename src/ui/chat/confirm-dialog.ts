@@ -49,11 +49,7 @@ export function dialogFor(request: ConfirmationRequest, options: { canModify: bo
     case 'info':
       return {
         question: 'Do you want to proceed?',
-        choices: [
-          { label: 'Yes, allow once', outcome: 'proceed_once' },
-          { label: 'Yes, allow always', outcome: 'proceed_always' },
-          no,
-        ],
+        choices: [{ label: 'Yes, allow once', outcome: 'proceed_once' }, { label: 'Yes, allow always', outcome: 'proceed_always' }, no],
       };
   }
 }

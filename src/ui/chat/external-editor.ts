@@ -36,7 +36,9 @@ export function createExternalEditor(options: ExternalEditorOptions): ExternalEd
     try {
       const result = await runEditor(editorCommand(env), file, env, signal);
       if (result !== 0) {
-        options.onError?.(`The editor (${editorCommand(env)}) ${result === 'aborted' ? 'was stopped' : `exited with ${String(result)}`}; the proposal is unchanged.`);
+        options.onError?.(
+          `The editor (${editorCommand(env)}) ${result === 'aborted' ? 'was stopped' : `exited with ${String(result)}`}; the proposal is unchanged.`,
+        );
         return null;
       }
       return await readFile(file, 'utf8');

@@ -2,11 +2,7 @@ import { APPROVAL_MODES, type ApprovalMode, isApprovalMode } from '../../schedul
 
 /** What a `/command` line asks for. */
 export type SlashCommand =
-  | { type: 'quit' }
-  | { type: 'help' }
-  | { type: 'clear' }
-  | { type: 'approval'; mode?: ApprovalMode }
-  | { type: 'unknown'; message: string };
+  { type: 'quit' } | { type: 'help' } | { type: 'clear' } | { type: 'approval'; mode?: ApprovalMode } | { type: 'unknown'; message: string };
 
 export const HELP_TEXT = `Commands:
   /approval [MODE]  show or set the approval mode: ${APPROVAL_MODES.join(' | ')}

@@ -28,13 +28,25 @@ test('recent files come first, newest first; older ones alphabetically', async (
   age(ws, 'new.md', 60_000);
   age(ws, 'newer.md', 1_000);
   const result = await runTool(localTool(globTool, ws), { pattern: '*.md' });
-  t.deepEqual(paths(llmText(result)), ['newer.md', 'new.md', 'old-a.md', 'old-b.md'].map((name) => ws.path(name)));
+  t.deepEqual(
+    paths(llmText(result)),
+    ['newer.md', 'new.md', 'old-a.md', 'old-b.md'].map((name) => ws.path(name)),
+  );
 });
 
 test('sortByRecency keeps its rule for equal times', (t) => {
   const now = 10 * DAY;
-  const sorted = sortByRecency([{ path: '/b', mtimeMs: now }, { path: '/a', mtimeMs: now }], now);
-  t.deepEqual(sorted.map((match) => match.path), ['/a', '/b']);
+  const sorted = sortByRecency(
+    [
+      { path: '/b', mtimeMs: now },
+      { path: '/a', mtimeMs: now },
+    ],
+    now,
+  );
+  t.deepEqual(
+    sorted.map((match) => match.path),
+    ['/a', '/b'],
+  );
 });
 
 test('matches case-insensitively and includes dotfiles', async (t) => {

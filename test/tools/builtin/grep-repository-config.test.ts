@@ -24,7 +24,16 @@ function plantRepository(ws: TempWorkspace): void {
 
 /** Pathspecs that name host files: relative ones climbing out, git's magic, absolute, and globs over the work tree. */
 function includePatterns(ws: TempWorkspace): string[] {
-  return ['../../../../../../../etc/passwd', ':(top)etc/passwd', ':(top,glob)**/passwd', '/etc/passwd', '../outside/secret.txt', `:(top)${ws.outside.slice(1)}/secret.txt`, '**/passwd', '**/secret.txt'];
+  return [
+    '../../../../../../../etc/passwd',
+    ':(top)etc/passwd',
+    ':(top,glob)**/passwd',
+    '/etc/passwd',
+    '../outside/secret.txt',
+    `:(top)${ws.outside.slice(1)}/secret.txt`,
+    '**/passwd',
+    '**/secret.txt',
+  ];
 }
 
 /** What the model reads back: the result, or the reason the call was refused. */
@@ -34,7 +43,10 @@ async function searchText(tool: Tool<unknown>, params: Record<string, unknown>):
   return llmText(await tool.execute(validated.params, new AbortController().signal));
 }
 
-const PASSWD_ROOT_LINE = readFileSync('/etc/passwd', 'utf8').split('\n').find((line) => line.startsWith('root:')) ?? 'root:x:0:0:';
+const PASSWD_ROOT_LINE =
+  readFileSync('/etc/passwd', 'utf8')
+    .split('\n')
+    .find((line) => line.startsWith('root:')) ?? 'root:x:0:0:';
 
 for (const engine of ['auto', 'javascript', 'ripgrep'] as const satisfies readonly GrepEngineChoice[]) {
   for (const pattern of ['(?=r)root:', 'root:']) {

@@ -1,7 +1,13 @@
 import test from 'ava';
 import { writeFileSync } from 'node:fs';
 import { findExecutable } from '../../../src/tools/builtin/grep/find-executable.js';
-import { GREP_MAX_MATCHES, createGrepSearchTool, grepSearchTool, searchFileContentTool, type GrepEngineChoice } from '../../../src/tools/builtin/grep-search.js';
+import {
+  GREP_MAX_MATCHES,
+  createGrepSearchTool,
+  grepSearchTool,
+  searchFileContentTool,
+  type GrepEngineChoice,
+} from '../../../src/tools/builtin/grep-search.js';
 import { llmText, localTool, runTool, useTempWorkspace } from '../../helpers/workspace.js';
 
 const FILES = {

@@ -94,7 +94,13 @@ test('replace refuses every spelling, for edits and for creating a file', async 
 test('files in the state folder stay readable: a saved output, the settings', async (t) => {
   const ws = stateWorkspace(t);
   const read = localTool(readFileTool, ws);
-  t.is(llmText(await runTool(read, { file_path: '.toolcell/tool-outputs/call-1.txt', start_line: 2, end_line: 2 })).trim().split('\n').pop(), 'line 2');
+  t.is(
+    llmText(await runTool(read, { file_path: '.toolcell/tool-outputs/call-1.txt', start_line: 2, end_line: 2 }))
+      .trim()
+      .split('\n')
+      .pop(),
+    'line 2',
+  );
   t.is((await runTool(read, { file_path: '.toolcell/settings.json' })).error, undefined);
 });
 

@@ -71,8 +71,10 @@ class LoopImageCap implements DiskCap {
  */
 export async function createLoopImageCap(options: LoopImageCapOptions): Promise<DiskCap> {
   const { image, mountPoint, limitBytes } = options;
-  if (!Number.isInteger(limitBytes) || limitBytes < 16 * MiB) throw new RangeError('createLoopImageCap: options.limitBytes must be an integer of at least 16 MiB');
-  if (options.files !== undefined && (!Number.isInteger(options.files) || options.files < 16)) throw new RangeError('createLoopImageCap: options.files must be an integer of at least 16');
+  if (!Number.isInteger(limitBytes) || limitBytes < 16 * MiB)
+    throw new RangeError('createLoopImageCap: options.limitBytes must be an integer of at least 16 MiB');
+  if (options.files !== undefined && (!Number.isInteger(options.files) || options.files < 16))
+    throw new RangeError('createLoopImageCap: options.files must be an integer of at least 16');
   if (process.getuid?.() !== 0) throw new Error('createLoopImageCap: mounting a filesystem image needs root');
   await mkdir(mountPoint, { recursive: true, mode: 0o755 });
   if (!(await mountedAt(mountPoint))) {
