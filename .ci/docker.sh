@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Makes the Docker sandbox usable on a fresh CI machine, idempotently:
 #  1. installs what is missing, judged by the programs themselves:
-#     debootstrap, ripgrep and git (grep_search's engines: their tests must
+#     debootstrap and git (their tests must
 #     run in CI), python3-pytest for the supervisor's own tests;
 #  2. makes the engine answer with sandbox/setup-engine.sh: installs docker.io
 #     when there is no `dockerd` (a new machine ships the Docker *client*
@@ -20,7 +20,6 @@ as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 missing=()
 command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
-command -v rg >/dev/null 2>&1 || missing+=(ripgrep)
 command -v git >/dev/null 2>&1 || missing+=(git)
 # Debian's python3 (the supervisor's, as in the image), not a pyenv shim.
 /usr/bin/python3 -c 'import pytest' >/dev/null 2>&1 || missing+=(python3-pytest)

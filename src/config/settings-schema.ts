@@ -62,6 +62,12 @@ export const toolsSettingsSchema = z.strictObject({
   discoveryTimeoutMs: positiveMs.optional(),
   /** Limit for one call command (default 300 s). */
   callTimeoutMs: positiveMs.optional(),
+  /**
+   * Wall-clock limit of one built-in file tool call (read_file, grep_search,
+   * …), default 120 s: past it the call ends with `execution_timeout` and its
+   * worker thread is replaced, whatever it was waiting on.
+   */
+  fileTimeoutMs: positiveMs.optional(),
 });
 
 export const sandboxSettingsSchema = z.strictObject({

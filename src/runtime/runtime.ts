@@ -88,7 +88,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   for (const warning of settings.warnings) onWarning(warning);
   const sandbox = resolveSandboxMode(options.sandbox, settings, onWarning);
   const registry = new ToolRegistry({ onWarning });
-  const pool = new WorkerPool(options.pool);
+  const fileTimeoutMs = settings.tools.fileTimeoutMs;
+  const pool = new WorkerPool({ ...(fileTimeoutMs !== undefined ? { callTimeoutMs: fileTimeoutMs } : {}), ...options.pool });
   const telemetry = combineSinks(new OtelTelemetrySink(), ...(options.telemetry ? [options.telemetry] : []));
   // Run last first: the telemetry sinks close after everything that reports to them.
   const closers: Array<() => Promise<void>> = [async () => telemetry.close?.(), () => pool.close()];

@@ -156,6 +156,55 @@ test('a symlink swapped in and out while host tools run (TOCTOU race) never lets
   await session.assertAlive(t);
 });
 
+test('a folder and a symlink exchanged in a loop (renameat2 RENAME_EXCHANGE) never let any file tool read, list or search outside', async (t) => {
+  // The folder holds only `inside-only.txt`: `secret.txt` or `victim.txt` in any answer was listed outside.
+  await plant(t, `rm -rf xrace xrace-swap; mkdir xrace && echo inside > xrace/inside-only.txt && ln -s ${outside} xrace-swap`);
+  const swapper = [
+    'import ctypes, os',
+    'libc = ctypes.CDLL(None, use_errno=True)',
+    "while not os.path.exists('stop-xrace'):",
+    "    libc.renameat2(-100, b'xrace', -100, b'xrace-swap', 2)",
+  ].join('\n');
+  const started = await session.shell(`rm -f stop-xrace; python3 -c "${swapper}"`, { background: true });
+  t.is(started.status, 'success', started.output);
+  const leaked: string[] = [];
+  const secretName = /\b(secret|victim)\.txt\b/;
+  for (let round = 0; round < 40; round++) {
+    const outcomes = await session.batch([
+      { name: 'read_file', args: { file_path: 'xrace/inside-only.txt' } },
+      { name: 'grep_search', args: { pattern: 'outside-secret', dir_path: 'xrace' } },
+      { name: 'grep_search', args: { pattern: 'outside-secret', include_pattern: 'xrace/**' } },
+      { name: 'glob', args: { pattern: 'xrace/*' } },
+      { name: 'list_directory', args: { dir_path: 'xrace' } },
+      { name: 'read_many_files', args: { include: ['xrace/*'] } },
+      { name: 'write_file', args: { file_path: 'xrace/inside-only.txt', content: `round ${round}\n` } },
+      { name: 'replace', args: { file_path: 'xrace/inside-only.txt', old_string: 'round', new_string: 'ROUND', allow_multiple: true } },
+    ]);
+    for (const [index, outcome] of outcomes.entries()) {
+      if (outcome.text.includes(SECRET) || outcome.display.includes(SECRET) || secretName.test(outcome.text))
+        leaked.push(`round ${round}, call ${index}: ${outcome.text.slice(0, 200)}`);
+    }
+  }
+  await session.shell('touch stop-xrace; sleep 0.5; rm -rf xrace xrace-swap stop-xrace');
+  t.deepEqual(leaked, [], 'a file tool read, listed or searched the host folder swapped in');
+  await assertOutsideUntouched(t);
+  await session.assertAlive(t);
+});
+
+test('a FIFO named .gitignore, and FIFOs among the files, do not hang grep_search or glob', async (t) => {
+  await plant(
+    t,
+    'rm -rf fifo-tree; mkdir -p fifo-tree/sub && echo needle > fifo-tree/sub/a.txt && mkfifo fifo-tree/.gitignore fifo-tree/sub/.gitignore fifo-tree/sub/pipe.txt',
+  );
+  const grep = await session.tool('grep_search', { pattern: 'needle', dir_path: 'fifo-tree' });
+  t.is(grep.status, 'success', grep.output);
+  t.regex(grep.text, /File: sub\/a\.txt\nL1: needle/);
+  const glob = await session.tool('glob', { pattern: 'fifo-tree/**/*.txt' });
+  t.not(glob.status, 'cancelled');
+  await plant(t, 'rm -rf fifo-tree');
+  await session.assertAlive(t);
+});
+
 test("the state folder's subfolders (.toolcell/tool-outputs, settings) cannot be replaced by a symlink; saved outputs stay inside", async (t) => {
   const target = await makeTempDir(t, 'toolcell-sec-outputs-');
   const attempt = await session.shell(

@@ -1,38 +1,34 @@
 import { stat } from 'node:fs/promises';
-import { join } from 'node:path';
 import { z } from 'zod';
-import { ToolErrorType, isToolcellError } from '../../errors.js';
+import { ToolErrorType } from '../../errors.js';
 import { absoluteWorkspacePath, resolveWorkspacePath } from '../../fs/workspace-paths.js';
-import { defineTool, type WorkspaceInfo } from '../define-tool.js';
+import { defineTool } from '../define-tool.js';
 import { toolErrorResult } from '../results.js';
-import type { GrepEngine, GrepEngineName, GrepMatch, GrepOutcome, GrepRequest } from './grep/grep-types.js';
+import type { GrepRequest } from './grep/grep-types.js';
 import { formatMatches } from './grep/format-matches.js';
 import { searchWithJavaScript } from './grep/js-grep.js';
-import { searchWithRipgrep } from './grep/ripgrep.js';
 import { failureResult } from './tool-failure.js';
 
 /** The search stops after this many matching lines. */
 export const GREP_MAX_MATCHES = 500;
 
 /**
- * Which engine searches: `auto` tries ripgrep, then JavaScript. There is no
- * git grep engine: git takes its work tree, file names and pathspec magic
- * from the repository's own configuration, which whoever controls the
- * workspace writes (a `core.worktree = /` made it search the host), and the
- * JavaScript engine already covers what it was for (patterns ripgrep's
- * dialect refuses, hosts without ripgrep).
+ * Which engine searches. There is one: JavaScript, reading each file through
+ * a descriptor opened without following links and verified to lie inside the
+ * workspace, as read_file does. External engines open files by path, and a
+ * workspace a sandbox can write is a workspace whose paths change under
+ * them: ripgrep, with a folder and a symlink swapped in a loop
+ * (renameat2 RENAME_EXCHANGE), returned a host file's lines, and waited
+ * for ever on a FIFO named `.gitignore`; git grep took its work tree and
+ * pathspec magic from the repository's own configuration (a
+ * `core.worktree = /` searched the host). `auto` stays accepted.
  */
-export type GrepEngineChoice = 'auto' | 'ripgrep' | 'javascript';
+export type GrepEngineChoice = 'auto' | 'javascript';
 
-const ENGINE_CHOICES: readonly GrepEngineChoice[] = ['auto', 'ripgrep', 'javascript'];
+const ENGINE_CHOICES: readonly GrepEngineChoice[] = ['auto', 'javascript'];
 
 /** Environment variable that picks the engine when the definition does not (e.g. `javascript`). */
 export const GREP_ENGINE_ENV = 'TOOLCELL_GREP_ENGINE';
-
-const ENGINES: Readonly<Record<Exclude<GrepEngineChoice, 'auto'>, { name: GrepEngineName; run: GrepEngine }>> = {
-  ripgrep: { name: 'ripgrep', run: searchWithRipgrep },
-  javascript: { name: 'javascript', run: searchWithJavaScript },
-};
 
 const parameters = z.object({
   pattern: z
@@ -93,18 +89,16 @@ export function createGrepSearchTool(options: { name: string; engine?: GrepEngin
           return toolErrorResult(ToolErrorType.PATH_IS_NOT_A_DIRECTORY, `Not a directory: ${params.dir_path}`);
         }
         const request: GrepRequest = { workspace, directory, pattern: params.pattern, include: params.include_pattern, maxMatches: GREP_MAX_MATCHES, signal };
-        const searched = await search(choice, request);
-        if (searched === null) return toolErrorResult(ToolErrorType.SEARCH_FAILED, `The ${choice} search engine is not available here.`);
-        const matches =
-          searched.engine === 'javascript' ? searched.outcome.matches : await keepInsideWorkspace(workspace, directory.real, searched.outcome.matches);
+        const outcome = await searchWithJavaScript(request);
+        const { matches } = outcome;
         const llmContent = formatMatches({
           pattern: params.pattern,
           where: params.dir_path ?? '.',
           include: params.include_pattern,
           matches,
-          truncated: searched.outcome.truncated,
+          truncated: outcome.truncated,
         });
-        return { llmContent, returnDisplay: `Found ${matches.length} match${matches.length === 1 ? '' : 'es'} (${searched.engine})` };
+        return { llmContent, returnDisplay: `Found ${matches.length} match${matches.length === 1 ? '' : 'es'} (javascript)` };
       } catch (error) {
         return failureResult(error, ToolErrorType.SEARCH_FAILED);
       }
@@ -112,42 +106,10 @@ export function createGrepSearchTool(options: { name: string; engine?: GrepEngin
   });
 }
 
-async function search(choice: GrepEngineChoice, request: GrepRequest): Promise<{ outcome: GrepOutcome; engine: GrepEngineName } | null> {
-  const order = choice === 'auto' ? (['ripgrep', 'javascript'] as const) : [choice];
-  for (const key of order) {
-    const engine = ENGINES[key];
-    const outcome = await engine.run(request);
-    if (outcome !== null) return { outcome, engine: engine.name };
-  }
-  return null;
-}
-
 function engineFromEnvironment(): GrepEngineChoice | null {
   const value = process.env[GREP_ENGINE_ENV];
   if (value === undefined || value === '') return 'auto';
   return ENGINE_CHOICES.includes(value as GrepEngineChoice) ? (value as GrepEngineChoice) : null;
-}
-
-/**
- * External engines read files themselves; drop any match whose file does not
- * (any longer) resolve inside the workspace, as a second line of defence.
- */
-async function keepInsideWorkspace(workspace: WorkspaceInfo, directory: string, matches: GrepMatch[]): Promise<GrepMatch[]> {
-  const verdicts = new Map<string, Promise<boolean>>();
-  const inside = (file: string): Promise<boolean> => {
-    let verdict = verdicts.get(file);
-    if (verdict === undefined) {
-      verdict = resolveWorkspacePath(workspace, join(directory, file)).then(
-        () => true,
-        (error: unknown) => !(isToolcellError(error) && error.code === ToolErrorType.PATH_NOT_IN_WORKSPACE),
-      );
-      verdicts.set(file, verdict);
-    }
-    return verdict;
-  };
-  const kept: GrepMatch[] = [];
-  for (const match of matches) if (await inside(match.file)) kept.push(match);
-  return kept;
 }
 
 /** `grep_search`. */

@@ -33,7 +33,7 @@ export interface GrepOutcome {
 /** An engine runs a search, or returns null when it cannot (not installed, not a repo, regex dialect). */
 export type GrepEngine = (request: GrepRequest) => Promise<GrepOutcome | null>;
 
-export type GrepEngineName = 'ripgrep' | 'javascript';
+export type GrepEngineName = 'javascript';
 
 /** Files larger than this are not searched (all engines). */
 export const GREP_MAX_FILE_BYTES = 10 * 1024 * 1024;
