@@ -1,4 +1,6 @@
 import type { FunctionDeclaration, GenerateContentConfig, Part } from '@google/genai';
+import { z } from 'zod';
+import { objectWithMethods, parseOptions } from '../contracts/parse-options.js';
 import type { CompletedToolCall, ToolCallRequest } from '../scheduler/tool-call.js';
 import { AgentErrorCode, classifyApiError } from './api-errors.js';
 import { toToolCallRequest } from './call-ids.js';
@@ -23,16 +25,18 @@ export interface DeclarationSource {
   functionDeclarations(): FunctionDeclaration[];
 }
 
-export interface AgentOptions {
+const agentOptionsSchema = z.object({
   /** `createGeminiClient().models`, or anything with the same `generateContentStream`. */
-  client: ContentGenerator;
-  model: string;
-  scheduler: AgentScheduler;
-  registry: DeclarationSource;
+  client: objectWithMethods<ContentGenerator>('generateContentStream'),
+  model: z.string().refine((model) => model.trim() !== '', { error: 'must be a non-empty string' }),
+  scheduler: objectWithMethods<AgentScheduler>('schedule'),
+  registry: objectWithMethods<DeclarationSource>('functionDeclarations'),
   /** Model requests allowed per `send` (default 100). When reached with calls still pending, `send` stops with `max_turns`. */
-  maxTurns?: number;
-  systemInstruction?: string;
-}
+  maxTurns: z.number().int().min(1).default(DEFAULT_MAX_TURNS),
+  systemInstruction: z.string().optional(),
+});
+
+export type AgentOptions = z.input<typeof agentOptionsSchema>;
 
 export interface SendOptions {
   /** Aborting stops the stream and cancels running calls; `send` then ends with `cancelled`. */
@@ -59,23 +63,13 @@ export class Agent {
   #busy = false;
 
   constructor(options: AgentOptions) {
-    if (typeof options !== 'object' || options === null) throw new TypeError('Agent: options must be an object');
-    if (typeof options.client?.generateContentStream !== 'function') {
-      throw new TypeError("Agent: options.client must have generateContentStream (a GoogleGenAI client's models)");
-    }
-    if (typeof options.model !== 'string' || options.model.trim() === '') throw new TypeError('Agent: options.model must be a non-empty string');
-    if (typeof options.scheduler?.schedule !== 'function') throw new TypeError('Agent: options.scheduler must have schedule()');
-    if (typeof options.registry?.functionDeclarations !== 'function') {
-      throw new TypeError('Agent: options.registry must have functionDeclarations()');
-    }
-    const maxTurns = options.maxTurns ?? DEFAULT_MAX_TURNS;
-    if (!Number.isInteger(maxTurns) || maxTurns < 1) throw new RangeError('Agent: options.maxTurns must be an integer >= 1');
-    this.model = options.model;
-    this.#client = options.client;
-    this.#scheduler = options.scheduler;
-    this.#registry = options.registry;
+    const { client, model, scheduler, registry, maxTurns, systemInstruction } = parseOptions(agentOptionsSchema, options, 'Agent');
+    this.model = model;
+    this.#client = client;
+    this.#scheduler = scheduler;
+    this.#registry = registry;
     this.#maxTurns = maxTurns;
-    this.#systemInstruction = options.systemInstruction;
+    this.#systemInstruction = systemInstruction;
   }
 
   /** True while a `send` is running. */

@@ -1,4 +1,6 @@
 import { GoogleGenAI } from '@google/genai';
+import { z } from 'zod';
+import { parseOptions } from '../contracts/parse-options.js';
 import { ToolcellError, ToolErrorType } from '../errors.js';
 import { AgentErrorCode } from './api-errors.js';
 
@@ -7,18 +9,20 @@ export { DEFAULT_MODEL } from './defaults.js';
 /** The part of the @google/genai client the turn loop uses (so tests and wrappers can stand in). */
 export type ContentGenerator = Pick<GoogleGenAI['models'], 'generateContentStream'>;
 
-export interface GeminiClientOptions {
+const geminiClientOptionsSchema = z.object({
   /** Defaults to GEMINI_API_KEY, then GOOGLE_API_KEY, from `env`. */
-  apiKey?: string;
+  apiKey: z.string().min(1).optional(),
   /**
    * Where the Gemini REST API lives. Defaults to GOOGLE_GEMINI_BASE_URL from
    * `env`, then Google's endpoint. (@google/genai 2 reads that variable from
    * process.env itself; passing it explicitly also honours a custom `env`.)
    */
-  baseUrl?: string;
+  baseUrl: z.string().optional(),
   /** Environment to read keys and the base URL from; defaults to process.env. */
-  env?: NodeJS.ProcessEnv;
-}
+  env: z.custom<NodeJS.ProcessEnv>((value) => typeof value === 'object' && value !== null, { error: 'must be an object of variables' }).optional(),
+});
+
+export type GeminiClientOptions = z.input<typeof geminiClientOptionsSchema>;
 
 /**
  * The API key from the environment, or a `api_key_missing` ToolcellError
@@ -40,12 +44,9 @@ export function resolveApiKey(env: NodeJS.ProcessEnv = process.env): string {
  * GOOGLE_GENAI_USE_VERTEXAI says). Requests are not retried by the SDK: the
  * turn loop reports failures at once, with a stable code.
  */
-export function createGeminiClient(options: GeminiClientOptions = {}): GoogleGenAI {
-  if (typeof options !== 'object' || options === null) throw new TypeError('createGeminiClient: options must be an object');
+export function createGeminiClient(raw: GeminiClientOptions = {}): GoogleGenAI {
+  const options = parseOptions(geminiClientOptionsSchema, raw, 'createGeminiClient');
   const env = options.env ?? process.env;
-  if (options.apiKey !== undefined && (typeof options.apiKey !== 'string' || options.apiKey.length === 0)) {
-    throw new TypeError('createGeminiClient: options.apiKey must be a non-empty string');
-  }
   const apiKey = options.apiKey ?? resolveApiKey(env);
   const baseUrl = options.baseUrl ?? (env.GOOGLE_GEMINI_BASE_URL?.trim() || undefined);
   if (baseUrl !== undefined) assertHttpUrl(baseUrl);

@@ -1,6 +1,7 @@
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import type { z } from 'zod';
+import { z } from 'zod';
+import { parseOptions } from '../contracts/parse-options.js';
 import { ToolcellError, ToolErrorType } from '../errors.js';
 import { parseSettingsJson, readSettingsText, type SettingsFileOrigin } from './settings-file.js';
 import { settingsSchema } from './settings-schema.js';
@@ -10,23 +11,25 @@ import type { Settings, SettingsFile } from './settings-schema.js';
 /** Where settings live, relative to a workspace root or a home folder. */
 export const SETTINGS_RELATIVE_PATH = join('.toolcell', 'settings.json');
 
-export interface LoadSettingsOptions {
+const loadSettingsOptionsSchema = z.object({
   /** The workspace root; its `.toolcell/settings.json` wins over the user's. */
-  workspace: string;
+  workspace: z.string().min(1),
   /**
    * An explicit settings file (`--settings FILE`). When given it is the only
    * file read: neither the workspace's nor the user's file is merged in, so a
    * run is fully described by the file named on the command line.
    */
-  settingsFile?: string;
+  settingsFile: z.string().min(1).optional(),
   /** The user's home folder (default `os.homedir()`); tests point it elsewhere. */
-  homeDir?: string;
+  homeDir: z.string().optional(),
   /**
    * Apply the workspace's own settings file in full, as if the workspace were
    * listed in the user's `trustedWorkspaces` (`--trust-workspace`).
    */
-  trustWorkspace?: boolean;
-}
+  trustWorkspace: z.boolean().optional(),
+});
+
+export type LoadSettingsOptions = z.input<typeof loadSettingsOptionsSchema>;
 
 /**
  * Reads and validates the settings that apply to a workspace: the user's
@@ -39,17 +42,8 @@ export interface LoadSettingsOptions {
  * malformed or invalid file throws a ToolcellError `invalid_settings` naming
  * the file and the field, never falls back silently.
  */
-export function loadSettings(options: LoadSettingsOptions): Settings {
-  if (typeof options !== 'object' || options === null) throw new TypeError('loadSettings: options must be an object');
-  if (typeof options.workspace !== 'string' || options.workspace === '') {
-    throw new TypeError('loadSettings: options.workspace must be a non-empty string');
-  }
-  if (options.settingsFile !== undefined && (typeof options.settingsFile !== 'string' || options.settingsFile === '')) {
-    throw new TypeError('loadSettings: options.settingsFile must be a non-empty string');
-  }
-  if (options.homeDir !== undefined && typeof options.homeDir !== 'string') {
-    throw new TypeError('loadSettings: options.homeDir must be a string');
-  }
+export function loadSettings(raw: LoadSettingsOptions): Settings {
+  const options = parseOptions(loadSettingsOptionsSchema, raw, 'loadSettings');
 
   const settings: Settings = { tools: {}, mcpServers: {}, sandbox: {}, shell: {}, sources: [], workspaceTrusted: true, warnings: [] };
   if (options.settingsFile !== undefined) {

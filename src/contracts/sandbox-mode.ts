@@ -3,4 +3,5 @@
  * Docker is unavailable), `none` (the host, only when named), or `auto`
  * (Docker when the engine answers, otherwise shell calls are refused).
  */
-export type SandboxMode = 'docker' | 'none' | 'auto';
+export const SANDBOX_MODES = ['docker', 'none', 'auto'] as const;
+export type SandboxMode = (typeof SANDBOX_MODES)[number];

@@ -1,3 +1,5 @@
+import { z } from 'zod';
+import { objectWithMethods, parseOptions } from '../contracts/parse-options.js';
 import type { Settings } from '../config/settings-schema.js';
 import type { CommandRunner } from '../discovery/command-runner.js';
 import { discoverCommandTools } from '../discovery/discover-command-tools.js';
@@ -7,19 +9,21 @@ import { McpClientManager } from '../mcp/mcp-client-manager.js';
 import type { McpTool } from '../mcp/mcp-tool.js';
 import type { ToolRegistry } from '../registry/tool-registry.js';
 
-export interface RegisterExtensionToolsOptions {
-  registry: ToolRegistry;
+const registerExtensionToolsOptionsSchema = z.object({
+  registry: objectWithMethods<ToolRegistry>('register', 'list'),
   /** From `loadSettings`. */
-  settings: Settings;
+  settings: z.custom<Settings>((value) => typeof value === 'object' && value !== null, { error: 'must be Settings (from loadSettings)' }),
   /** The workspace root (real path): relative MCP `cwd`s resolve against it. */
-  workspace: string;
+  workspace: z.string().min(1),
   /**
    * Runs the discovery and call commands: the shell session of the runtime
    * (the sandbox by default; see `shellCommandRunner`). Without it, a
    * configured discovery command is reported as a problem and skipped.
    */
-  commandRunner?: CommandRunner;
-}
+  commandRunner: z.custom<CommandRunner>().optional(),
+});
+
+export type RegisterExtensionToolsOptions = z.input<typeof registerExtensionToolsOptionsSchema>;
 
 /** The extension tools of one runtime; `close` ends MCP connections (and stdio servers). */
 export interface ExtensionTools {
@@ -39,10 +43,8 @@ export interface ExtensionTools {
  * collected in `problems`, never thrown, so one broken server does not take
  * the built-in tools down with it.
  */
-export async function registerExtensionTools(options: RegisterExtensionToolsOptions): Promise<ExtensionTools> {
-  if (typeof options?.registry?.register !== 'function') throw new TypeError('registerExtensionTools: options.registry must be a ToolRegistry');
-  if (typeof options.settings !== 'object' || options.settings === null) throw new TypeError('registerExtensionTools: options.settings must be Settings');
-  if (typeof options.workspace !== 'string' || options.workspace === '') throw new TypeError('registerExtensionTools: options.workspace must be a path');
+export async function registerExtensionTools(raw: RegisterExtensionToolsOptions): Promise<ExtensionTools> {
+  const options = parseOptions(registerExtensionToolsOptionsSchema, raw, 'registerExtensionTools');
   const { registry, settings } = options;
   const problems: string[] = [];
   const taken = new Set(registry.list().map((tool) => tool.name));

@@ -4,7 +4,7 @@ import { SANDBOX_PATHS } from '../backends/docker/sandbox-paths.js';
 const CONTAINER_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
 /** A name an environment variable may have (and `passEnv`/`env` may use). */
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 export interface ShellEnvironmentOptions {
   /** Where the command runs: host values are only meaningful on the host. */

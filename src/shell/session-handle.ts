@@ -1,8 +1,8 @@
-import { isAbsolute } from 'node:path';
 import { ToolErrorType, ToolcellError } from '../errors.js';
-import { assertEnvName } from './environment.js';
+import { parseOptions } from '../contracts/parse-options.js';
 import type { OpenedSession, RunRequest } from './protocol.js';
-import { DEFAULT_INACTIVITY_TIMEOUT_MS, type SandboxMode, type ShellRunOptions, type ShellRunResult } from './run-types.js';
+import { shellRunOptionsSchema, type ShellRunOptions } from './run-options.js';
+import type { SandboxMode, ShellRunResult } from './run-types.js';
 import { fromWire, type ShellThreadClient } from './thread-client.js';
 
 /**
@@ -79,53 +79,19 @@ export class ShellSessionHandle {
   }
 }
 
-function toRunRequest(options: ShellRunOptions): RunRequest {
-  if (typeof options !== 'object' || options === null) throw new TypeError('run: options must be an object');
-  const { command } = options;
-  if (typeof command !== 'string' || command.trim().length === 0) throw new TypeError('run: command must be a non-empty string');
-  if (command.includes('\0')) throw new TypeError('run: command must not contain NUL characters');
-  const cwd = options.cwd ?? '';
-  if (typeof cwd !== 'string' || cwd.includes('\0')) throw new TypeError('run: cwd must be a string without NUL characters');
-  const mode = options.mode ?? 'pty';
-  if (mode !== 'pty' && mode !== 'pipes') throw new TypeError("run: mode must be 'pty' or 'pipes'");
-  let stdin: Uint8Array | undefined;
-  if (options.stdin !== undefined) {
-    if (mode !== 'pipes') throw new TypeError("run: stdin needs mode 'pipes' (a PTY's stdin always reads end-of-file)");
-    if (typeof options.stdin === 'string') stdin = new TextEncoder().encode(options.stdin);
-    else if (options.stdin instanceof Uint8Array) stdin = options.stdin;
-    else throw new TypeError('run: stdin must be a string or a Uint8Array');
-  }
-  const env: Record<string, string> = {};
-  for (const [name, value] of Object.entries(options.env ?? {})) {
-    assertEnvName(name, 'run: env');
-    if (typeof value !== 'string' || value.includes('\0')) throw new TypeError(`run: env.${name} must be a string without NUL characters`);
-    env[name] = value;
-  }
-  const inactivityMs = options.timeouts?.inactivityMs ?? DEFAULT_INACTIVITY_TIMEOUT_MS;
-  if (!Number.isFinite(inactivityMs) || inactivityMs < 0) throw new RangeError('run: timeouts.inactivityMs must be a number >= 0');
-  const wallMs = options.timeouts?.wallMs;
-  if (wallMs !== undefined && (!Number.isFinite(wallMs) || wallMs <= 0)) throw new RangeError('run: timeouts.wallMs must be a number > 0');
-  if (options.onOutput !== undefined && typeof options.onOutput !== 'function') throw new TypeError('run: onOutput must be a function');
-  const saveOutput = checkSaveOutput(options.saveOutput);
+function toRunRequest(raw: ShellRunOptions): RunRequest {
+  const options = parseOptions(shellRunOptionsSchema, raw, 'run');
+  const { stdin, timeouts, saveOutput } = options;
   return {
-    command,
-    cwd,
-    env,
-    mode,
-    ...(stdin ? { stdin } : {}),
-    background: options.background === true,
-    inactivityMs,
-    ...(wallMs !== undefined ? { wallMs } : {}),
-    live: typeof options.onOutput === 'function',
+    command: options.command,
+    cwd: options.cwd,
+    env: options.env,
+    mode: options.mode,
+    ...(stdin !== undefined ? { stdin: typeof stdin === 'string' ? new TextEncoder().encode(stdin) : stdin } : {}),
+    background: options.background,
+    inactivityMs: timeouts.inactivityMs,
+    ...(timeouts.wallMs !== undefined ? { wallMs: timeouts.wallMs } : {}),
+    live: options.onOutput !== undefined,
     ...(saveOutput ? { saveOutput } : {}),
   };
-}
-
-function checkSaveOutput(value: ShellRunOptions['saveOutput']): RunRequest['saveOutput'] {
-  if (value === undefined) return undefined;
-  if (typeof value !== 'object' || value === null) throw new TypeError('run: saveOutput must be an object');
-  const { path, afterChars } = value;
-  if (typeof path !== 'string' || !isAbsolute(path) || path.includes('\0')) throw new TypeError('run: saveOutput.path must be an absolute path');
-  if (!Number.isInteger(afterChars) || afterChars < 1) throw new RangeError('run: saveOutput.afterChars must be an integer >= 1');
-  return { path, afterChars };
 }

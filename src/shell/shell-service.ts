@@ -1,12 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { isAbsolute } from 'node:path';
 import { ToolErrorType, ToolcellError } from '../errors.js';
 import { DEFAULT_SNIFF_BYTES } from './output/binary-sniffer.js';
-import { shellServiceOptionsSchema, type ShellServiceOptions } from './shell-service-options.js';
+import { openSessionOptionsSchema, shellServiceOptionsSchema, type OpenSessionOptions, type ShellServiceOptions } from './shell-service-options.js';
 import type { OutputLimits } from './output/output-pipeline.js';
 import { assertEnvName } from './environment.js';
 import type { OpenedSession, ShellThreadSettings } from './protocol.js';
-import type { SandboxMode } from './run-types.js';
 import { ShellSessionHandle } from './session-handle.js';
 import { ShellThreadClient } from './thread-client.js';
 import { parseOptions } from '../contracts/parse-options.js';
@@ -49,21 +47,10 @@ export class ShellService {
    * run fails with `sandbox_unavailable` until the sandbox can be reached:
    * nothing silently runs unsandboxed.
    */
-  async openSession(options: { sandbox?: SandboxMode; workspaceRoot: string; sessionId?: string }): Promise<ShellSessionHandle> {
-    if (typeof options !== 'object' || options === null) throw new TypeError('openSession: options must be an object');
-    const sandbox = options.sandbox ?? 'auto';
-    if (sandbox !== 'docker' && sandbox !== 'none' && sandbox !== 'auto') {
-      throw new TypeError("openSession: sandbox must be 'docker', 'none' or 'auto'");
-    }
-    if (typeof options.workspaceRoot !== 'string' || !isAbsolute(options.workspaceRoot)) {
-      throw new TypeError('openSession: workspaceRoot must be an absolute path');
-    }
-    const sessionId = options.sessionId ?? randomUUID();
-    if (typeof sessionId !== 'string' || !/^[A-Za-z0-9._-]{1,128}$/.test(sessionId)) {
-      throw new TypeError('openSession: sessionId must be 1-128 characters of A-Z a-z 0-9 . _ -');
-    }
+  async openSession(raw: OpenSessionOptions): Promise<ShellSessionHandle> {
+    const { sandbox, workspaceRoot, sessionId = randomUUID() } = parseOptions(openSessionOptionsSchema, raw, 'openSession');
     if (this.#closing) throw new ToolcellError(ToolErrorType.SHELL_EXECUTE_ERROR, 'The shell service is closed.');
-    const opened = await this.#client.request<OpenedSession>({ type: 'open', sessionId, sandbox, workspaceRoot: options.workspaceRoot });
+    const opened = await this.#client.request<OpenedSession>({ type: 'open', sessionId, sandbox, workspaceRoot });
     const handle: ShellSessionHandle = new ShellSessionHandle({
       client: this.#client,
       opened,
@@ -92,7 +79,6 @@ export class ShellService {
 }
 
 function toThreadSettings(raw: ShellServiceOptions): ShellThreadSettings {
-  if (typeof raw !== 'object' || raw === null) throw new TypeError('ShellService.create: options must be an object');
   const options = parseOptions(shellServiceOptionsSchema, raw, 'ShellService.create');
   const limits: OutputLimits = {
     maxBytes: options.maxOutputBytes,

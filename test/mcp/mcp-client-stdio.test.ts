@@ -146,7 +146,9 @@ test('a call over the server timeout fails as execution_timeout and is cancelled
   t.regex(result.error?.message ?? '', /did not answer within 200 ms/);
   let stats = { cancelled: 0 };
   for (let i = 0; i < 50 && stats.cancelled === 0; i++) {
-    stats = JSON.parse(String((await call(env.tool('mcp_fixture_stats'))).llmContent));
+    // The stats call has the same 200 ms limit: on a loaded machine it can time out too, and is then asked again.
+    const answer = await call(env.tool('mcp_fixture_stats'));
+    if (answer.error === undefined) stats = JSON.parse(String(answer.llmContent));
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   t.is(stats.cancelled, 1);

@@ -21,19 +21,23 @@ test('limits are merged over the defaults', (t) => {
 });
 
 const bad: Array<[string, unknown, RegExp, typeof TypeError | typeof RangeError]> = [
-  ['not an object', 42, /^options must be an object/, TypeError],
+  ['not an object', 42, /^createDockerBackend: options must be an object/, TypeError],
   ['unknown option', { memory: 1 }, /options\.memory is not a known option/, TypeError],
   ['unknown limit', { limits: { swap: 1 } }, /options\.limits\.swap is not a known option/, TypeError],
   ['memory as a string', { limits: { memoryBytes: '1g' } }, /options\.limits\.memoryBytes must be a number/, TypeError],
-  ['memory too small', { limits: { memoryBytes: 1024 } }, /options\.limits\.memoryBytes must be between/, RangeError],
+  ['memory too small', { limits: { memoryBytes: 1024 } }, /options\.limits\.memoryBytes must be at least 16777216/, RangeError],
   ['fractional pids', { limits: { pids: 10.5 } }, /options\.limits\.pids must be an integer/, TypeError],
-  ['zero cpus', { limits: { cpus: 0 } }, /options\.limits\.cpus must be between/, RangeError],
-  ['root user', { user: { uid: 0, gid: 0 } }, /options\.user\.uid must be between 1/, RangeError],
+  ['zero cpus', { limits: { cpus: 0 } }, /options\.limits\.cpus must be at least 0\.01/, RangeError],
+  ['root user', { user: { uid: 0, gid: 0 } }, /options\.user\.uid must be at least 1/, RangeError],
   ['user as a name', { user: 'nobody' }, /options\.user must be 'auto' or \{uid, gid\}/, TypeError],
   ['runtime with spaces', { runtime: 'run sc' }, /options\.runtime/, TypeError],
-  ['warm pool too big', { warmPool: 100 }, /options\.warmPool must be between 0 and 8/, RangeError],
+  ['warm pool too big', { warmPool: 100 }, /options\.warmPool must be at most 8/, RangeError],
   ['relative prewarm path', { prewarmWorkspace: 'ws' }, /options\.prewarmWorkspace must be an absolute path/, TypeError],
   ['no-new-privileges smuggled as securityOpt', { hardening: { securityOpt: ['no-new-privileges:false'] } }, /noNewPrivileges/, TypeError],
+  ['user missing its gid', { user: { uid: 1000 } }, /options\.user\.gid must be a number/, TypeError],
+  ['user with a stray key', { user: { uid: 1000, gid: 1000, root: true } }, /options\.user\.root is not a known option/, TypeError],
+  ['an empty securityOpt entry', { hardening: { securityOpt: [''] } }, /options\.hardening\.securityOpt\.0 must not be empty/, TypeError],
+  ['null options', null, /options must be an object/, TypeError],
   ['readOnlyRoot as a string', { hardening: { readOnlyRoot: 'no' } }, /options\.hardening\.readOnlyRoot must be a boolean/, TypeError],
 ];
 

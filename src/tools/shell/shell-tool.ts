@@ -1,6 +1,7 @@
 import { stat } from 'node:fs/promises';
 import { relative } from 'node:path';
 import { z } from 'zod';
+import { objectWithMethods, parseOptions } from '../../contracts/parse-options.js';
 import { ToolErrorType, ToolcellError, errorMessage, isToolcellError } from '../../errors.js';
 import { resolveWorkspacePath } from '../../fs/workspace-paths.js';
 import type { ShellSessionHandle } from '../../shell/session-handle.js';
@@ -47,16 +48,20 @@ const DESCRIPTION = `Runs a shell command as \`bash -c <command>\` in the worksp
 
 The result lists: Command, Directory, Output, Error, Exit Code, Signal, Background PIDs, Process Group PGID.`;
 
-export interface ShellToolOptions {
+const shellToolOptionsSchema = z.object({
   /** The sandbox session commands run in (see ShellService.openSession), or anything with its `run` and `describe`. */
-  session: Pick<ShellSessionHandle, 'run' | 'describe'>;
+  session: objectWithMethods<Pick<ShellSessionHandle, 'run' | 'describe'>>('run', 'describe'),
   /** The workspace `dir_path` is confined to; its primary root is the session's workspace root. */
-  workspace: WorkspaceInfo;
+  workspace: z.custom<WorkspaceInfo>((value) => Array.isArray((value as Partial<WorkspaceInfo> | null)?.roots) && (value as WorkspaceInfo).roots.length > 0, {
+    error: 'must have at least one root',
+  }),
   /** Stop a command after this long without output. Default 300 000 ms; 0 disables it. */
-  inactivityTimeoutMs?: number;
+  inactivityTimeoutMs: z.number().min(0).default(DEFAULT_INACTIVITY_TIMEOUT_MS),
   /** Stop a command after this long in total (CLI `--timeout`). Default: no limit. */
-  wallTimeoutMs?: number;
-}
+  wallTimeoutMs: z.number().positive().optional(),
+});
+
+export type ShellToolOptions = z.input<typeof shellToolOptionsSchema>;
 
 /**
  * `run_shell_command`. Not a DefinedTool: it does not execute in the
@@ -79,19 +84,11 @@ export class ShellTool extends BaseTool<ShellToolParams> {
       canUpdateOutput: true,
       source: { type: 'builtin' },
     });
-    if (typeof options !== 'object' || options === null) throw new TypeError('ShellTool: options must be an object');
-    if (!options.session || typeof options.session.run !== 'function') throw new TypeError('ShellTool: session must be a ShellSessionHandle');
-    if (!options.workspace || !Array.isArray(options.workspace.roots) || options.workspace.roots.length === 0) {
-      throw new TypeError('ShellTool: workspace must have at least one root');
-    }
-    const inactivity = options.inactivityTimeoutMs ?? DEFAULT_INACTIVITY_TIMEOUT_MS;
-    if (!Number.isFinite(inactivity) || inactivity < 0) throw new RangeError('ShellTool: inactivityTimeoutMs must be a number >= 0');
-    const wall = options.wallTimeoutMs;
-    if (wall !== undefined && (!Number.isFinite(wall) || wall <= 0)) throw new RangeError('ShellTool: wallTimeoutMs must be a number > 0');
-    this.#session = options.session;
-    this.#workspace = options.workspace;
-    this.#inactivityMs = inactivity;
-    this.#wallMs = wall;
+    const { session, workspace, inactivityTimeoutMs, wallTimeoutMs } = parseOptions(shellToolOptionsSchema, options, 'ShellTool');
+    this.#session = session;
+    this.#workspace = workspace;
+    this.#inactivityMs = inactivityTimeoutMs;
+    this.#wallMs = wallTimeoutMs;
   }
 
   validateParams(raw: unknown): ValidationResult<ShellToolParams> {
