@@ -1,6 +1,7 @@
 import test from 'ava';
-import { lstatSync, readFileSync, writeFileSync } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { lstatSync, mkdirSync, readFileSync, readdirSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
+import { open, rename, unlink } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { OutputSaver, type OutputSaverOptions } from '../../src/shell/output/output-saver.js';
 import { useTempWorkspace } from '../helpers/workspace.js';
 
@@ -77,7 +78,16 @@ test('a file that cannot be created or written is reported, and nothing is left 
   t.false(ws.exists('.toolcell/tool-outputs/call-1.txt'));
   // A descriptor that cannot be written: the write fails mid-way.
   ws.write('.toolcell/tool-outputs/placeholder', '');
-  const readOnly = new OutputSaver({ mode: 'pty', path, afterChars: 100, maxBytes: 1 << 20, create: (temp) => (writeFileSync(temp, ''), open(temp, 'r')) });
+  const readOnly = new OutputSaver({
+    mode: 'pty',
+    path,
+    afterChars: 100,
+    maxBytes: 1 << 20,
+    create: async (temp) => {
+      writeFileSync(temp, '');
+      return { handle: await open(temp, 'r'), publish: (name) => rename(temp, join(dirname(temp), name)), discard: () => unlink(temp) };
+    },
+  });
   const failed = await run(readOnly, numbered(1, 500));
   t.is(failed?.path, undefined);
   t.truthy(failed?.error);
@@ -92,4 +102,28 @@ test('a symlink planted at the final name is replaced, never written through', a
   t.is(readFileSync(target, 'utf8'), 'untouched\n');
   t.true(lstatSync(path).isFile());
   t.is(readFileSync(path, 'utf8'), numbered(1, 500));
+});
+
+test('swapping the folder for a link while the output is written moves nothing elsewhere: the file is named in the folder it was made in', async (t) => {
+  const { ws, saver: raced } = saver(t);
+  const bytes = encode(numbered(1, 500));
+  raced.push(bytes);
+  const folder = ws.path('.toolcell/tool-outputs');
+  // The temporary file's name is visible to a command that can list the folder: wait for it as the attacker would.
+  let temporary: string | undefined;
+  for (let i = 0; i < 500 && temporary === undefined; i++) {
+    temporary = ws.exists('.toolcell/tool-outputs') ? readdirSync(folder).find((name) => name.endsWith('.partial')) : undefined;
+    if (temporary === undefined) await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  if (temporary === undefined) return t.fail('the temporary file never appeared');
+  // The swap: the real folder moves aside, a link to a decoy holding a file of the same temporary name takes its place.
+  const decoy = ws.path('../decoy');
+  mkdirSync(decoy);
+  writeFileSync(join(decoy, temporary), 'spoofed\n');
+  renameSync(folder, `${folder}-moved`);
+  symlinkSync(decoy, folder);
+  await raced.finish({ bytes: bytes.length, lines: 500, stopped: null });
+  t.deepEqual(readdirSync(decoy), [temporary], 'nothing was renamed or written in the decoy');
+  t.is(readFileSync(join(decoy, temporary), 'utf8'), 'spoofed\n');
+  t.is(readFileSync(`${folder}-moved/call-1.txt`, 'utf8'), numbered(1, 500), 'the output was published in the folder it was written in');
 });

@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { writeSync } from 'node:fs';
-import { rename, unlink, type FileHandle } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
+import { basename } from 'node:path';
 import { errorMessage } from '../../errors.js';
 import { countLineFeeds } from './count-line-feeds.js';
-import { createOutputFile, type CreateOutputFile } from './create-output-file.js';
+import { createOutputFile, type CreateOutputFile, type NewOutputFile } from './create-output-file.js';
 
 /**
  * Text gathered before one write. Writes are synchronous: the shell thread
@@ -39,8 +40,8 @@ export class CappedFile {
   readonly #maxBytes: number;
   readonly #opening: Promise<void>;
   #handle: FileHandle | undefined;
-  /** Set once the temporary file exists: only then is there something of ours to delete. */
-  #created = false;
+  /** Set once the temporary file exists, until it is published or deleted: only then is there something of ours to act on. */
+  #file: NewOutputFile | undefined;
   #pending: Buffer[] = [];
   #pendingBytes = 0;
   #savedBytes = 0;
@@ -54,9 +55,9 @@ export class CappedFile {
     this.#tempPath = `${options.path}.${randomBytes(6).toString('hex')}.partial`;
     this.#maxBytes = options.maxBytes;
     this.#opening = (options.create ?? createOutputFile)(this.#tempPath).then(
-      (handle) => {
-        this.#handle = handle;
-        this.#created = true;
+      (file) => {
+        this.#file = file;
+        this.#handle = file.handle;
         this.#flush();
       },
       (error: unknown) => this.#fail(error),
@@ -103,7 +104,8 @@ export class CappedFile {
     await this.#closeHandle();
     if (this.#error === undefined) {
       try {
-        await rename(this.#tempPath, this.#path);
+        await this.#file?.publish(basename(this.#path));
+        this.#file = undefined;
         return { ...this.#counts(), path: this.#path };
       } catch (error) {
         this.#fail(error);
@@ -123,8 +125,9 @@ export class CappedFile {
   }
 
   async #unlink(): Promise<void> {
-    if (this.#created) await unlink(this.#tempPath).catch(() => {});
-    this.#created = false;
+    const file = this.#file;
+    this.#file = undefined;
+    await file?.discard().catch(() => {});
   }
 
   #counts(): CappedFileResult {
