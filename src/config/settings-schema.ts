@@ -68,6 +68,11 @@ export const toolsSettingsSchema = z.strictObject({
    * worker thread is replaced, whatever it was waiting on.
    */
   fileTimeoutMs: positiveMs.optional(),
+  /**
+   * Days a saved full output (.toolcell/tool-outputs) is kept: older ones are
+   * deleted when a runtime starts in the workspace. 0 keeps them all. Default 7.
+   */
+  savedOutputRetentionDays: z.number().int().min(0).max(36_500).optional(),
 });
 
 export const sandboxSettingsSchema = z.strictObject({
@@ -102,7 +107,7 @@ export const settingsSchema = z.strictObject({
   sandbox: sandboxSettingsSchema.optional(),
   shell: shellSettingsSchema.optional(),
   /**
-   * Workspaces (absolute paths; their subfolders too) whose own settings file
+   * Workspaces (absolute paths; exactly these folders, not their subfolders) whose own settings file
    * is applied in full. Read only from the user's file or a `--settings`
    * file: a workspace cannot vouch for itself.
    */

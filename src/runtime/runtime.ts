@@ -1,8 +1,9 @@
 import { realpath, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ToolcellError, ToolErrorType } from '../errors.js';
+import { ToolcellError, ToolErrorType, errorMessage } from '../errors.js';
 import { loadSettings } from '../config/load-settings.js';
 import type { Settings } from '../config/settings-schema.js';
+import { pruneOldFiles } from '../fs/prune-old-files.js';
 import { shellCommandRunner } from '../discovery/shell-command-runner.js';
 import { registerExtensionTools } from './extensions.js';
 import { registerShellTool } from '../tools/shell/register-shell-tool.js';
@@ -72,6 +73,21 @@ export async function resolveWorkspace(dir: string): Promise<WorkspaceInfo> {
   return { roots: [root], stateDir: join(root, '.toolcell') };
 }
 
+/** Saved full outputs older than this many days are deleted when a runtime starts (`tools.savedOutputRetentionDays`). */
+export const DEFAULT_SAVED_OUTPUT_RETENTION_DAYS = 7;
+
+function savedOutputsFolder(workspace: WorkspaceInfo): string {
+  return join(workspace.stateDir, 'tool-outputs');
+}
+
+/** Each saved output can be up to 64 MiB, so without this the folder only grows. A failure costs a warning, never the run. */
+async function pruneSavedOutputs(workspace: WorkspaceInfo, days: number, onWarning: (message: string) => void): Promise<void> {
+  if (days === 0) return;
+  await pruneOldFiles(savedOutputsFolder(workspace), { maxAgeMs: days * 24 * 60 * 60 * 1000 }).catch((error: unknown) =>
+    onWarning(`old saved outputs were not deleted: ${errorMessage(error)}`),
+  );
+}
+
 /**
  * Builds the registry (built-in tools executing in a worker pool, the shell
  * tool, discovered and MCP tools) for one workspace.
@@ -86,6 +102,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     ...(options.trustWorkspace ? { trustWorkspace: true } : {}),
   });
   for (const warning of settings.warnings) onWarning(warning);
+  await pruneSavedOutputs(workspace, settings.tools.savedOutputRetentionDays ?? DEFAULT_SAVED_OUTPUT_RETENTION_DAYS, onWarning);
   const sandbox = resolveSandboxMode(options.sandbox, settings, onWarning);
   const registry = new ToolRegistry({ onWarning });
   const fileTimeoutMs = settings.tools.fileTimeoutMs;
@@ -106,7 +123,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         registry,
         approvalMode: options.approvalMode ?? 'default',
         telemetry,
-        output: { saveDir: join(workspace.stateDir, 'tool-outputs'), workspace },
+        output: { saveDir: savedOutputsFolder(workspace), workspace },
         ...schedulerOptions,
       }),
     onClose: (closer) => closers.push(closer),
