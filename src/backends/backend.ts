@@ -26,6 +26,8 @@ export interface ExitStatus {
   exitCode: number | null;
   /** Signal name, e.g. `SIGKILL`, when the process was ended by a signal. */
   signal: string | null;
+  /** What the sandbox adds about the run, e.g. `network: refused example.com:443, not in sandbox.network.allow`. */
+  notes?: string[];
 }
 
 /** A started command. */

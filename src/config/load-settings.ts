@@ -5,7 +5,7 @@ import { parseOptions } from '../contracts/parse-options.js';
 import { ToolcellError, ToolErrorType } from '../errors.js';
 import { parseSettingsJson, readSettingsText, type SettingsFileOrigin } from './settings-file.js';
 import { settingsSchema } from './settings-schema.js';
-import { isTrustedWorkspace, untrustedWorkspaceSettings } from './workspace-trust.js';
+import { isTrustedWorkspace, narrowNetwork, untrustedWorkspaceSettings } from './workspace-trust.js';
 import type { Settings, SettingsFile } from './settings-schema.js';
 
 /** Where settings live, relative to a workspace root or a home folder. */
@@ -68,6 +68,11 @@ export function loadSettings(raw: LoadSettingsOptions): Settings {
     return settings;
   }
   const { kept, ignored } = untrustedWorkspaceSettings(workspace);
+  if (kept.sandbox?.network !== undefined) {
+    const { network, dropped } = narrowNetwork(settings.sandbox.network, kept.sandbox.network);
+    kept.sandbox = { ...kept.sandbox, network };
+    if (dropped.length > 0) ignored.push(`sandbox.network.allow entries not in your own list (${dropped.join(', ')})`);
+  }
   if (ignored.length > 0) {
     settings.warnings.push(
       `${workspaceFile}: ${ignored.join(', ')} ignored: the workspace is not trusted. ` +

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { AllowList } from '../egress/allow-list.js';
 
 /**
  * The shape of `.toolcell/settings.json`. Every object is strict: an unknown
@@ -75,6 +76,15 @@ export const toolsSettingsSchema = z.strictObject({
   savedOutputRetentionDays: z.number().int().min(0).max(36_500).optional(),
 });
 
+/** Each entry must parse as the egress proxy reads it (host, *.domain, IP or CIDR, optional :port). */
+function checkAllowEntries(entries: string[], context: z.RefinementCtx): void {
+  try {
+    new AllowList(entries);
+  } catch (error) {
+    context.addIssue({ code: 'custom', message: (error as Error).message.replace(/^sandbox\.network\.allow: /, '') });
+  }
+}
+
 export const sandboxSettingsSchema = z.strictObject({
   /**
    * Where shell commands and discovered tools run (the `--sandbox` flag wins):
@@ -84,6 +94,18 @@ export const sandboxSettingsSchema = z.strictObject({
   mode: z.enum(['docker', 'none', 'auto']).optional(),
   /** Docker image for the sandbox. */
   image: nonEmpty.optional(),
+  /**
+   * What the sandbox may reach on the network: `"none"` (the default: no
+   * network at all), or `{"allow": [...]}`: only through toolcell's egress
+   * proxy, to the listed host names, `*.domain`s, IP addresses or CIDR ranges,
+   * each with an optional `:port` (default 80 and 443). An untrusted
+   * workspace's file may narrow the user's list, never widen it.
+   */
+  network: z
+    .union([z.literal('none'), z.strictObject({ allow: z.array(nonEmpty).max(1000).superRefine(checkAllowEntries) })], {
+      error: 'must be "none" or {"allow": [host, ...]}',
+    })
+    .optional(),
 });
 
 export const shellSettingsSchema = z.strictObject({
@@ -117,6 +139,7 @@ export const settingsSchema = z.strictObject({
 export type McpServerSettings = z.infer<typeof mcpServerSettingsSchema>;
 export type ToolsSettings = z.infer<typeof toolsSettingsSchema>;
 export type SandboxSettings = z.infer<typeof sandboxSettingsSchema>;
+export type SandboxNetworkSettings = NonNullable<SandboxSettings['network']>;
 export type ShellSettings = z.infer<typeof shellSettingsSchema>;
 /** One settings file, validated. */
 export type SettingsFile = z.infer<typeof settingsSchema>;

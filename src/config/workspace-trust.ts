@@ -1,6 +1,6 @@
 import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { SettingsFile } from './settings-schema.js';
+import type { SandboxNetworkSettings, SettingsFile } from './settings-schema.js';
 
 /**
  * A workspace's own `.toolcell/settings.json` arrives with the repository:
@@ -13,6 +13,8 @@ import type { SettingsFile } from './settings-schema.js';
  *   to the server;
  * - `tools.discoveryTrusted`: discovered tools would run without confirmation;
  * - `sandbox.image`: the sandbox would run an image the user did not choose;
+ * - `sandbox.network`: applied only as far as it narrows the user's own
+ *   (`narrowNetwork`): a repository must not open the sandbox's network;
  * - `trustedWorkspaces`: a workspace cannot vouch for itself (never applied).
  *
  * Everything else (discovery commands, which run in the sandbox; timeouts;
@@ -58,4 +60,21 @@ function realOrResolved(path: string): string {
   } catch {
     return resolve(path);
   }
+}
+
+/**
+ * An untrusted workspace's `sandbox.network` against the user's: `"none"`
+ * always applies (it narrows); an allowlist keeps only the entries the
+ * user's own list has, word for word, and is dropped whole when the user
+ * allows nothing. `dropped` names what was left out, for the warning.
+ */
+export function narrowNetwork(
+  user: SandboxNetworkSettings | undefined,
+  workspace: SandboxNetworkSettings,
+): { network: SandboxNetworkSettings; dropped: string[] } {
+  if (workspace === 'none') return { network: 'none', dropped: [] };
+  const userAllow = user === undefined || user === 'none' ? [] : user.allow;
+  const kept = workspace.allow.filter((entry) => userAllow.includes(entry));
+  const dropped = workspace.allow.filter((entry) => !userAllow.includes(entry));
+  return { network: userAllow.length === 0 ? (user ?? 'none') : { allow: kept }, dropped };
 }

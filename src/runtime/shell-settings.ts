@@ -1,3 +1,5 @@
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 import type { Settings } from '../config/settings-schema.js';
 import type { SandboxMode } from '../contracts/sandbox-mode.js';
 import type { ShellServiceOptions } from '../shell/shell-service.js';
@@ -21,15 +23,19 @@ export function resolveSandboxMode(fromFlag: SandboxMode | undefined, settings: 
 }
 
 /**
- * ShellService options from settings (`shell.*`, `sandbox.image`). Without a
+ * ShellService options from settings (`shell.*`, `sandbox.image`, `sandbox.network`). Without a
  * named image, the first sandboxed command builds this version's image when
  * it is missing (progress on stderr), as Gemini CLI pulls its sandbox image
  * on first use; a named image is the user's and must exist.
  */
 export function shellServiceOptions(settings: Settings): ShellServiceOptions {
+  const network = settings.sandbox.network;
   return {
     ...(settings.shell.liveUpdateIntervalMs !== undefined ? { liveUpdateIntervalMs: settings.shell.liveUpdateIntervalMs } : {}),
     ...(settings.shell.savedOutputMaxBytes !== undefined ? { savedOutputMaxBytes: settings.shell.savedOutputMaxBytes } : {}),
-    docker: settings.sandbox.image !== undefined ? { image: settings.sandbox.image } : { buildIfMissing: true },
+    docker: {
+      ...(settings.sandbox.image !== undefined ? { image: settings.sandbox.image } : { buildIfMissing: true }),
+      ...(network !== undefined && network !== 'none' ? { egress: { allow: network.allow, logFile: join(homedir(), '.toolcell', 'egress.log') } } : {}),
+    },
   };
 }

@@ -28,6 +28,8 @@ export interface ShellRunResult {
   totalLines: number;
   /** Where the output was saved and how big it was, when `saveOutput` was asked for and the output passed `afterChars`. */
   savedOutput?: SavedOutputWithExcerpt;
+  /** What the sandbox adds about the run, e.g. `network: refused example.com:443, not in sandbox.network.allow`. */
+  notes?: string[];
   /** PID of the command (inside the sandbox). */
   pid: number;
   /** Background runs: the PID of the detached process, and where its output goes. */

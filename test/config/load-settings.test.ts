@@ -198,3 +198,43 @@ test('trustedWorkspaces entries must be absolute paths', async (t) => {
     /trustedWorkspaces\.0: must be an absolute path/,
   );
 });
+
+test('sandbox.network: an untrusted workspace may narrow the allowlist, never widen it; a trusted one may do both', async (t) => {
+  const home = { sandbox: { network: { allow: ['registry.npmjs.org', 'github.com:443'] } } };
+  const narrowing = await setup({ home, workspace: { sandbox: { network: { allow: ['github.com:443', 'attacker.example'] } } } });
+  t.teardown(narrowing.cleanup);
+  const narrowed = loadSettings({ workspace: narrowing.workspace, homeDir: narrowing.home });
+  t.deepEqual(narrowed.sandbox.network, { allow: ['github.com:443'] });
+  t.regex(narrowed.warnings.join('\n'), /sandbox\.network\.allow entries not in your own list \(attacker\.example\) ignored/);
+  t.deepEqual(loadSettings({ workspace: narrowing.workspace, homeDir: narrowing.home, trustWorkspace: true }).sandbox.network, {
+    allow: ['github.com:443', 'attacker.example'],
+  });
+
+  const opening = await setup({ workspace: { sandbox: { network: { allow: ['attacker.example'] } } } });
+  t.teardown(opening.cleanup);
+  t.is(loadSettings({ workspace: opening.workspace, homeDir: opening.home }).sandbox.network, 'none', 'a user who allows nothing gets nothing');
+
+  const closing = await setup({ home, workspace: { sandbox: { network: 'none' } } });
+  t.teardown(closing.cleanup);
+  t.is(loadSettings({ workspace: closing.workspace, homeDir: closing.home }).sandbox.network, 'none', '"none" always narrows');
+});
+
+test('sandbox.network must be "none" or {allow: [...]}', async (t) => {
+  for (const network of ['all', { allow: 'github.com' }, { allow: [''] }, { deny: [] }]) {
+    const env = await setup({ workspace: { sandbox: { network } } });
+    t.teardown(env.cleanup);
+    t.regex(
+      invalidSettings(t, () => loadSettings({ workspace: env.workspace, homeDir: env.home, trustWorkspace: true })),
+      /sandbox\.network/,
+    );
+  }
+});
+
+test('a sandbox.network.allow entry the proxy cannot read is an error naming it', async (t) => {
+  const env = await setup({ home: { sandbox: { network: { allow: ['github.com', 'example.com:99999'] } } } });
+  t.teardown(env.cleanup);
+  t.regex(
+    invalidSettings(t, () => loadSettings({ workspace: env.workspace, homeDir: env.home })),
+    /sandbox\.network\.allow: "example\.com:99999" has an invalid port/,
+  );
+});

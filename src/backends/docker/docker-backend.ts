@@ -9,6 +9,7 @@ import { DockerSession, sessionSlug, type SessionContainer } from './docker-sess
 import { aclWarning, sandboxWarnOnce } from './diagnostics.js';
 import { createEngineClient, engineUnavailableError, type EngineOptions } from './engine.js';
 import { PlainBuildLog } from './build-progress.js';
+import { EgressNetwork, removeLeftoverEgressNetworks } from './egress-network.js';
 import { ensureSandboxImage } from './ensure-image.js';
 import { buildContainerSpec } from './hardening.js';
 import { LABELS, ownerLabels } from './labels.js';
@@ -37,7 +38,7 @@ export interface DockerShellBackend extends ShellBackend {
 class DockerBackend implements DockerShellBackend {
   readonly kind = 'docker' as const;
   readonly image: string;
-  readonly backendId = randomBytes(6).toString('hex');
+  readonly backendId: string;
   readonly #docker: Docker;
   readonly #engine: EngineOptions;
   readonly #options: ResolvedDockerBackendOptions;
@@ -46,9 +47,19 @@ class DockerBackend implements DockerShellBackend {
   /** Each workspace as first resolved: later containers must mount the same folder. */
   readonly #pins = new Map<string, WorkspacePin>();
   readonly #sessions = new Map<string, DockerSession>();
+  readonly #egress: EgressNetwork | undefined;
   #closing: Promise<void> | undefined;
 
-  constructor(input: { docker: Docker; engine: EngineOptions; options: ResolvedDockerBackendOptions; image: string }) {
+  constructor(input: {
+    docker: Docker;
+    engine: EngineOptions;
+    options: ResolvedDockerBackendOptions;
+    image: string;
+    backendId: string;
+    egress?: EgressNetwork;
+  }) {
+    this.backendId = input.backendId;
+    this.#egress = input.egress;
     this.#docker = input.docker;
     this.#engine = input.engine;
     this.#options = input.options;
@@ -88,6 +99,7 @@ class DockerBackend implements DockerShellBackend {
       id: sessionId,
       container,
       replace: () => this.#startContainer(workspaceRoot, { sessionId }),
+      ...(this.#egress ? { egress: this.#egress } : {}),
       onClose: () => {
         if (this.#sessions.get(sessionId) === session) this.#sessions.delete(sessionId);
       },
@@ -128,7 +140,14 @@ class DockerBackend implements DockerShellBackend {
     if (pin === undefined) this.#pins.set(workspaceRoot, prepared.pin);
     const extra: Record<string, string> = { [LABELS.backend]: this.backendId, [LABELS.workspace]: prepared.root };
     if (sessionId !== undefined) extra[LABELS.session] = sessionId;
-    const spec = buildContainerSpec({ image: this.image, options, identity: prepared.identity, workspace: prepared, labels: ownerLabels(extra) });
+    const spec = buildContainerSpec({
+      image: this.image,
+      options,
+      identity: prepared.identity,
+      workspace: prepared,
+      labels: ownerLabels(extra),
+      ...(this.#egress ? { egressNetwork: this.#egress.name } : {}),
+    });
     // A spare is renamed `toolcell-<session>-<id>` when a session adopts it (openSession).
     const name = `toolcell-${sessionId !== undefined ? sessionSlug(sessionId) : 'spare'}-${randomBytes(6).toString('hex')}`;
     const { key } = prepared.background;
@@ -151,12 +170,28 @@ class DockerBackend implements DockerShellBackend {
       });
       const warning = aclWarning(workspaceRoot, container.ready.acl);
       if (warning !== null) sandboxWarnOnce(warning);
-      return { container, backgroundDir: prepared.background.hostPath };
+      const address = this.#egress ? await this.#egressAddress(container) : undefined;
+      return { container, backgroundDir: prepared.background.hostPath, ...(address !== undefined ? { address } : {}) };
     } catch (error) {
       await dropLogFolder();
       throw error;
     } finally {
       logs = await prepared.release();
+    }
+  }
+
+  /** The container's address on the egress network: how the proxy tells whose connection it refused. */
+  async #egressAddress(container: SandboxContainer): Promise<string> {
+    try {
+      const info = await this.#docker.getContainer(container.id).inspect();
+      const address = info.NetworkSettings.Networks[this.#egress!.name]?.IPAddress;
+      if (address) return address;
+      throw new Error(`it has no address on ${this.#egress!.name}`);
+    } catch (error) {
+      await container.remove();
+      throw new ToolcellError(ToolErrorType.SANDBOX_UNAVAILABLE, `Cannot read the sandbox container's network address: ${(error as Error).message}`, {
+        cause: error,
+      });
     }
   }
 
@@ -166,6 +201,7 @@ class DockerBackend implements DockerShellBackend {
       await this.#pool.close();
       // Anything a race left behind (a spare adopted while closing, say).
       await removeBackendContainers(this.#docker, this.backendId).catch(() => undefined);
+      await this.#egress?.close();
     })();
     return this.#closing;
   }
@@ -226,8 +262,13 @@ export async function createDockerBackend(options: DockerBackendOptions = {}): P
   }
   const docker = createEngineClient(engine);
   if (resolved.runtime !== undefined) await assertRuntime(docker, resolved.runtime);
-  if (resolved.removeLeftovers) await Promise.all([removeLeftoverContainers(docker), PrivateMounts.removeStale()]);
-  const backend = new DockerBackend({ docker, engine, options: resolved, image });
+  if (resolved.removeLeftovers) {
+    await Promise.all([removeLeftoverContainers(docker), PrivateMounts.removeStale()]);
+    await removeLeftoverEgressNetworks(docker);
+  }
+  const backendId = randomBytes(6).toString('hex');
+  const egress = resolved.egress ? await EgressNetwork.create({ docker, backendId, settings: resolved.egress }) : undefined;
+  const backend = new DockerBackend({ docker, engine, options: resolved, image, backendId, ...(egress ? { egress } : {}) });
   if (resolved.prewarmWorkspace !== undefined) backend.prewarm(resolved.prewarmWorkspace);
   return backend;
 }

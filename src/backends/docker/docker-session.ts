@@ -9,6 +9,15 @@ import { toSpawnRequest } from './spawn-request.js';
 export interface SessionContainer {
   container: SandboxContainer;
   backgroundDir: string;
+  /** Its address on the egress network, when the backend has one. */
+  address?: string;
+}
+
+/** What a session needs of the backend's egress network. */
+export interface SessionEgress {
+  readonly env: Record<string, string>;
+  refusalNotes(address: string, since: number): string[];
+  forget(address: string): void;
 }
 
 /** A file-name-safe form of a session id. */
@@ -26,12 +35,14 @@ export class DockerSession implements ShellSession {
   #current: SessionContainer;
   readonly #replace: () => Promise<SessionContainer>;
   readonly #onClose: () => void;
+  readonly #egress: SessionEgress | undefined;
   #replacing: Promise<SessionContainer> | undefined;
   #closed: Promise<void> | undefined;
   #backgroundCount = 0;
 
-  constructor(input: { id: string; container: SessionContainer; replace: () => Promise<SessionContainer>; onClose: () => void }) {
+  constructor(input: { id: string; container: SessionContainer; replace: () => Promise<SessionContainer>; onClose: () => void; egress?: SessionEgress }) {
     this.id = input.id;
+    this.#egress = input.egress;
     this.#current = input.container;
     this.#replace = input.replace;
     this.#onClose = input.onClose;
@@ -45,10 +56,26 @@ export class DockerSession implements ShellSession {
   async spawn(options: SpawnOptions): Promise<SpawnedProcess> {
     if (this.#closed) throw new ToolcellError(ToolErrorType.SHELL_EXECUTE_ERROR, `Sandbox session ${this.id} is closed.`);
     const logName = options?.background === true ? `${sessionSlug(this.id)}-${Date.now()}-${++this.#backgroundCount}.log` : undefined;
-    const request = toSpawnRequest(options, logName);
+    const egress = this.#egress;
+    const request = toSpawnRequest(egress ? { ...options, env: { ...options.env, ...egress.env } } : options, logName);
     const current = await this.#live();
     const hostLogPath = logName !== undefined ? join(current.backgroundDir, logName) : undefined;
-    return startDockerProcess(current.container.connection, request, options.stdin, hostLogPath);
+    const started = Date.now();
+    const spawned = await startDockerProcess(current.container.connection, request, options.stdin, hostLogPath);
+    const address = current.address;
+    if (!egress || address === undefined) return spawned;
+    // The proxy's refusals from this container while the command ran: the model learns why its client failed.
+    const exited = spawned.exited.then((status) => {
+      const notes = egress.refusalNotes(address, started);
+      return notes.length > 0 ? { ...status, notes } : status;
+    });
+    return {
+      pid: spawned.pid,
+      ...(spawned.logPath !== undefined ? { logPath: spawned.logPath } : {}),
+      onData: (listener) => spawned.onData(listener),
+      exited,
+      kill: (killOptions) => spawned.kill(killOptions),
+    };
   }
 
   async #live(): Promise<SessionContainer> {
@@ -75,6 +102,7 @@ export class DockerSession implements ShellSession {
       try {
         await this.#current.container.remove();
       } finally {
+        if (this.#current.address !== undefined) this.#egress?.forget(this.#current.address);
         this.#onClose();
       }
     })();

@@ -111,7 +111,8 @@
  * Not covered: the kernel is shared (use runtime: 'runsc' for gVisor); total
  *   workspace disk use across commands is not limited (put the workspace on
  *   a filesystem with quotas for that); with network 'none' there is no
- *   egress, any other network is the caller's choice.
+ *   egress; with `egress` the only way out is toolcell's allowlisting proxy
+ *   (egress-network.ts); any other network is the caller's choice.
  */
 import type Docker from 'dockerode';
 import type { SandboxIdentity } from './identity.js';
@@ -156,6 +157,8 @@ export interface ContainerSpecInput {
   workspace: Pick<PreparedWorkspace, 'workspace' | 'background'>;
   labels: Record<string, string>;
   name?: string;
+  /** The egress network to join instead of `hardening.network` (options.egress). */
+  egressNetwork?: string;
 }
 
 function tmpfsOptions(sizeBytes: number, extra: string): string {
@@ -190,7 +193,7 @@ export function buildContainerSpec(input: ContainerSpecInput): Docker.ContainerC
   if (hardening.noNewPrivileges) securityOpt.unshift('no-new-privileges');
 
   const hostConfig: Docker.HostConfig = {
-    NetworkMode: hardening.network,
+    NetworkMode: input.egressNetwork ?? hardening.network,
     ReadonlyRootfs: hardening.readOnlyRoot,
     Tmpfs: {
       [SANDBOX_PATHS.tmp]: tmpfsOptions(limits.tmpBytes, 'mode=1777'),
@@ -217,6 +220,8 @@ export function buildContainerSpec(input: ContainerSpecInput): Docker.ContainerC
     Privileged: false,
   };
   if (options.runtime !== undefined) hostConfig.Runtime = options.runtime;
+  // On the egress network the only way out is the proxy's IPv4 address: no IPv6 at all, not even link-local to the host.
+  if (input.egressNetwork !== undefined) hostConfig.Sysctls = { 'net.ipv6.conf.all.disable_ipv6': '1', 'net.ipv6.conf.default.disable_ipv6': '1' };
 
   const spec: Docker.ContainerCreateOptions = {
     Image: input.image,
@@ -233,7 +238,7 @@ export function buildContainerSpec(input: ContainerSpecInput): Docker.ContainerC
     // which kills the session: a crashed host leaves nothing running.
     StdinOnce: true,
     Tty: false,
-    NetworkDisabled: hardening.network === 'none',
+    NetworkDisabled: input.egressNetwork === undefined && hardening.network === 'none',
     HostConfig: hostConfig,
   };
   if (input.name !== undefined) spec.name = input.name;

@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { parseOptions } from '../../contracts/parse-options.js';
+import { AllowList } from '../../egress/allow-list.js';
+import type { EgressEvent } from '../../egress/egress-event.js';
 
 /**
  * The Docker backend's options, their defaults and their validation, in one
@@ -81,36 +83,71 @@ const idSchema = z
  */
 const userSchema = z.union([z.literal('auto'), z.strictObject({ uid: idSchema, gid: idSchema })], { error: "must be 'auto' or {uid, gid}" }).default('auto');
 
-/** The options of `createDockerBackend`, their bounds and defaults. */
-export const dockerBackendOptionsSchema = z.strictObject({
-  /** Image to run. Default: `toolcell-sandbox:<hash of sandbox/>` (see `sandboxImageTag`). */
-  image: z.string().min(1).optional(),
-  limits: limitsSchema,
-  hardening: hardeningSchema,
-  /** OCI runtime, e.g. `runsc` for gVisor. Default: the engine's default (runc). */
-  runtime: z
-    .string()
-    .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, { error: 'must be a runtime name such as runsc' })
-    .optional(),
-  /** Docker engine socket. Default: DOCKER_HOST, else /var/run/docker.sock. */
-  socketPath: z.string().min(1).optional(),
-  user: userSchema,
-  /** Grant the sandbox uid access to a root-owned workspace with POSIX ACLs. Default true. */
-  grantWorkspaceAcl: z.boolean().default(true),
-  /** Containers kept pre-started per workspace so a new session starts fast. Default 1. */
-  warmPool: bounded(0, 8, 1),
-  /** Start a spare container for this workspace at once. */
-  prewarmWorkspace: z
+/**
+ * Egress through toolcell's proxy instead of no network (settings'
+ * `sandbox.network: {allow}`): see egress-network.ts.
+ */
+const egressSchema = z.strictObject({
+  /** Host names, `*.domain`s, IP addresses and CIDR ranges, each with an optional `:port`. */
+  allow: z
+    .array(z.string().min(1))
+    .max(1000)
+    .superRefine((entries, context) => {
+      try {
+        new AllowList(entries);
+      } catch (error) {
+        context.addIssue({ code: 'custom', message: `must hold valid entries: ${(error as Error).message}` });
+      }
+    }),
+  /** Names the proxy resolves from this map instead of DNS, e.g. `{"allowed.test": "172.17.0.1"}` (tests; pinning names). */
+  hosts: z.record(z.string().min(1), z.union([z.string().min(1), z.array(z.string().min(1))])).optional(),
+  /** Append every allowed and refused connection, one JSON object a line, to this file. */
+  logFile: z
     .string()
     .refine((path) => path.startsWith('/'), { error: 'must be an absolute path' })
     .optional(),
-  /** Remove containers left by dead toolcell processes at start-up. Default true. */
-  removeLeftovers: z.boolean().default(true),
-  /** Time allowed for a container to start and its supervisor to answer. Default 30 s. */
-  startTimeoutMs: bounded(100, 600_000, 30_000),
-  /** Build the sandbox image when it is missing (progress on stderr) instead of failing with `sandbox_image_missing`. Default false. */
-  buildIfMissing: z.boolean().default(false),
+  /** Called for every connection the proxy allows or refuses. */
+  onEvent: z.custom<(event: EgressEvent) => void>((value) => typeof value === 'function', { error: 'must be a function' }).optional(),
 });
+
+/** The options of `createDockerBackend`, their bounds and defaults. */
+export const dockerBackendOptionsSchema = z
+  .strictObject({
+    /** Image to run. Default: `toolcell-sandbox:<hash of sandbox/>` (see `sandboxImageTag`). */
+    image: z.string().min(1).optional(),
+    limits: limitsSchema,
+    hardening: hardeningSchema,
+    /** OCI runtime, e.g. `runsc` for gVisor. Default: the engine's default (runc). */
+    runtime: z
+      .string()
+      .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, { error: 'must be a runtime name such as runsc' })
+      .optional(),
+    /** Let commands reach listed hosts through the egress proxy. Default: no network (`hardening.network` `none`). */
+    egress: egressSchema.optional(),
+    /** Docker engine socket. Default: DOCKER_HOST, else /var/run/docker.sock. */
+    socketPath: z.string().min(1).optional(),
+    user: userSchema,
+    /** Grant the sandbox uid access to a root-owned workspace with POSIX ACLs. Default true. */
+    grantWorkspaceAcl: z.boolean().default(true),
+    /** Containers kept pre-started per workspace so a new session starts fast. Default 1. */
+    warmPool: bounded(0, 8, 1),
+    /** Start a spare container for this workspace at once. */
+    prewarmWorkspace: z
+      .string()
+      .refine((path) => path.startsWith('/'), { error: 'must be an absolute path' })
+      .optional(),
+    /** Remove containers left by dead toolcell processes at start-up. Default true. */
+    removeLeftovers: z.boolean().default(true),
+    /** Time allowed for a container to start and its supervisor to answer. Default 30 s. */
+    startTimeoutMs: bounded(100, 600_000, 30_000),
+    /** Build the sandbox image when it is missing (progress on stderr) instead of failing with `sandbox_image_missing`. Default false. */
+    buildIfMissing: z.boolean().default(false),
+  })
+  // Egress is its own network: a second way to name one would leave it unclear which applies.
+  .refine((options) => options.egress === undefined || options.hardening.network === 'none', {
+    error: 'must not be combined with hardening.network: egress brings its own network',
+    path: ['egress'],
+  });
 
 /** Options of `createDockerBackend`; every field is optional. */
 export type DockerBackendOptions = z.input<typeof dockerBackendOptionsSchema>;

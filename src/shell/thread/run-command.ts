@@ -103,6 +103,7 @@ export async function runCommand(options: RunCommandOptions): Promise<void> {
       timedOut: reason === 'inactivity' || reason === 'wall' ? reason : null,
       pid: spawned.pid,
       ...(savedOutput ? { savedOutput } : {}),
+      ...(status.notes && status.notes.length > 0 ? { notes: status.notes } : {}),
     },
   });
 }

@@ -33,8 +33,11 @@ export function formatShellResult(facts: ShellCallFacts, result: ShellRunResult)
   const saved = result.savedOutput;
   // Trailing line breaks dropped, as the rendered output drops them.
   const output = saved ? saved.excerpt.replace(/\n+$/, '') : result.output;
-  const llmContent = lead ? `${lead}\n${block(facts, result, output)}` : block(facts, result, output);
-  const returnDisplay = display(lead, result);
+  // The sandbox's notes (refused connections) follow the block: the model reads why a client failed.
+  const notes = result.notes && result.notes.length > 0 ? `\n${result.notes.join('\n')}` : '';
+  const llmContent = (lead ? `${lead}\n${block(facts, result, output)}` : block(facts, result, output)) + notes;
+  const shown = display(lead, result);
+  const returnDisplay = notes && shown ? `${shown}${notes}` : shown || notes.trimStart();
   const extra = {
     ...(saved ? { savedOutput: withoutExcerpt(saved) } : {}),
     ...(result.truncated ? { displayLines: countLines(returnDisplay) - countLines(result.output) + result.totalLines } : {}),
