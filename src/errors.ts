@@ -27,6 +27,8 @@ export const ToolErrorType = {
   EXECUTION_TIMEOUT: 'execution_timeout',
   WORKER_OUT_OF_MEMORY: 'worker_out_of_memory',
   WORKER_CRASHED: 'worker_crashed',
+  /** web_fetch could fetch none of the prompt's URLs (refused by sandbox.network, unreachable, not text); the message names each. */
+  WEB_FETCH_FAILED: 'web_fetch_failed',
   // Files and paths
   PATH_NOT_IN_WORKSPACE: 'path_not_in_workspace',
   FILE_NOT_FOUND: 'file_not_found',

@@ -1,6 +1,7 @@
 import { Agent } from '../agent/agent.js';
 import { createGeminiClient } from '../agent/gemini-client.js';
 import { systemInstruction } from '../agent/system-instruction.js';
+import { webFetchSummarizer } from '../agent/web-fetch-summary.js';
 import { createRuntime, type Runtime, type SandboxMode } from '../runtime/runtime.js';
 import { runtimeOptionsFrom } from './options.js';
 import type { ApprovalMode } from '../scheduler/approval.js';
@@ -46,6 +47,7 @@ export async function setUpAgent(options: AgentSetupOptions): Promise<AgentSetup
     // The runtime reports to the OpenTelemetry API itself.
     ...(options.telemetryFile ? { telemetry: new JsonlFileSink({ path: options.telemetryFile }) } : {}),
     ...(options.onWarning ? { onWarning: options.onWarning } : {}),
+    webFetchSummarizer: webFetchSummarizer({ client: client.models, model: options.model }),
   });
   const scheduler = runtime.createScheduler(options.scheduler ?? {});
   const agent = new Agent({

@@ -6,6 +6,7 @@ import type { Settings } from '../config/settings-schema.js';
 import { pruneOldFiles } from '../fs/prune-old-files.js';
 import { shellCommandRunner } from '../discovery/shell-command-runner.js';
 import { registerExtensionTools } from './extensions.js';
+import { WebFetchTool, type WebFetchToolOptions } from '../tools/web/web-fetch-tool.js';
 import { registerShellTool } from '../tools/shell/register-shell-tool.js';
 import { LazyShellSession } from './lazy-shell-session.js';
 import { resolveSandboxMode, shellServiceOptions, type SandboxMode } from './shell-settings.js';
@@ -39,6 +40,8 @@ export interface RuntimeOptions {
   pool?: WorkerPoolOptions;
   /** Warnings while building the registry (e.g. a tool replaced). Default: stderr. */
   onWarning?: (message: string) => void;
+  /** How web_fetch answers its prompt through a model (`run` and `chat` pass the agent's); without it web_fetch returns the pages' text. */
+  webFetchSummarizer?: WebFetchToolOptions['summarize'];
 }
 
 /** Everything a command needs to run tool calls; close it when done. */
@@ -135,6 +138,14 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
 
   try {
     for (const tool of await pool.createTools({ workspace })) registry.register(tool);
+    // The host-side fetch is held to the sandbox's egress allowlist.
+    const network = settings.sandbox.network;
+    registry.register(
+      new WebFetchTool({
+        allow: network !== undefined && network !== 'none' ? network.allow : [],
+        ...(options.webFetchSummarizer ? { summarize: options.webFetchSummarizer } : {}),
+      }),
+    );
     // One sandbox session per runtime, opened on the first command; fail closed (see ShellService.openSession).
     const shellSession = new LazyShellSession({ sandbox, workspaceRoot: root, service: shellServiceOptions(settings) });
     closers.push(() => shellSession.close());
