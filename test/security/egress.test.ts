@@ -237,3 +237,21 @@ test('run_shell_command tells the model which connection the sandbox refused and
   t.regex(text, /network: refused pypi\.org:443, not in sandbox\.network\.allow/);
   t.regex(String(result.returnDisplay), /network: refused pypi\.org:443/);
 });
+
+test('ICMP gets nowhere: no raw or ping socket can send an echo request to the gateway', async (t) => {
+  const session = await sandbox.session(t);
+  const gateway = await gatewayOf(session);
+  const result = await runCommand(
+    session,
+    `python3 -c 'import socket, struct
+packet = struct.pack("!BBHHH", 8, 0, 0xf7ff, 0, 0)
+for kind, proto in (("raw", socket.SOCK_RAW), ("ping", socket.SOCK_DGRAM)):
+    try:
+        s = socket.socket(socket.AF_INET, proto, socket.IPPROTO_ICMP); s.settimeout(2)
+        s.sendto(packet, ("${gateway}", 0)); s.recvfrom(64); print("REPLY", kind)
+    except OSError as e:
+        print("blocked", kind, e.strerror or e)'`,
+  );
+  t.notRegex(result.stdout, /REPLY/);
+  t.is((result.stdout.match(/blocked/g) ?? []).length, 2, result.stdout);
+});
