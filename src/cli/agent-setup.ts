@@ -15,6 +15,8 @@ export interface AgentSetupOptions {
   timeout?: number;
   settings?: string;
   trustWorkspace?: boolean;
+  /** `--policy` files. */
+  policy?: string[];
   model: string;
   maxTurns: number;
   telemetryFile?: string;

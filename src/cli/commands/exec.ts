@@ -10,6 +10,7 @@ import {
   sandboxOption,
   settingsOption,
   trustWorkspaceOption,
+  policyOption,
   timeoutOption,
   workspaceOption,
   runtimeOptionsFrom,
@@ -35,6 +36,7 @@ export function registerExecCommand(program: Command): void {
     .addOption(timeoutOption())
     .addOption(settingsOption())
     .addOption(trustWorkspaceOption())
+    .addOption(policyOption())
     .option('--json', 'print the functionResponse parts as one JSON array, in call order')
     .option('--telemetry-file <file>', 'append one JSON line per finished call to this file')
     .addHelpText(

@@ -10,6 +10,7 @@ import {
   sandboxOption,
   settingsOption,
   trustWorkspaceOption,
+  policyOption,
   timeoutOption,
   workspaceOption,
   runtimeOptionsFrom,
@@ -41,6 +42,7 @@ export function registerServeCommand(program: Command): void {
     .addOption(timeoutOption())
     .addOption(settingsOption())
     .addOption(trustWorkspaceOption())
+    .addOption(policyOption())
     .addHelpText(
       'after',
       `
