@@ -131,6 +131,8 @@ function walkTree(ctx: Context, root: Node, carried: Carried, depth: number): vo
   };
   const fresh: Carried = { redirects: [], assignments: [] };
   while (stack.length > 0) {
+    // Past the bound the line is already uncertain; walking the rest would only cost time.
+    if (ctx.out.length > MAX_COMMANDS) return;
     const { node, carried: around, scan } = stack.pop()!;
     if (scan) {
       if (SUBSTITUTIONS.has(node.type)) pushChildren(node, { carried: fresh, scan: false });
