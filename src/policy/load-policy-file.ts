@@ -47,7 +47,11 @@ export function parsePolicyText(text: string, file: string): PolicyRule[] {
 export function checkRules(rules: readonly (PolicyRuleInput | unknown)[], where: string): PolicyRule[] {
   return rules.map((raw, i) => {
     const result = policyRuleSchema.safeParse(raw);
-    if (!result.success) throw invalid(where, describeIssue(result.error.issues[0]!, [`rule ${i + 1}`]));
+    if (!result.success) {
+      // A misspelt field explains the rest (`decison` → `decision` is missing): name it first.
+      const issue = result.error.issues.find((candidate) => candidate.code === 'unrecognized_keys') ?? result.error.issues[0]!;
+      throw invalid(where, describeIssue(issue, [`rule ${i + 1}`]));
+    }
     return normaliseRule(result.data, { file: where, index: i + 1 });
   });
 }
