@@ -49,7 +49,8 @@ export async function setUpAgent(options: AgentSetupOptions): Promise<AgentSetup
     ...(options.telemetryFile ? { telemetry: new JsonlFileSink({ path: options.telemetryFile }) } : {}),
     ...(options.onWarning ? { onWarning: options.onWarning } : {}),
   });
-  const scheduler = runtime.createScheduler(options.scheduler ?? {});
+  // Only a person can mean "allow always"; their answer becomes a rule in their policy folder.
+  const scheduler = runtime.createScheduler({ ...(options.interactive ? { alwaysAllow: runtime.alwaysAllow } : {}), ...options.scheduler });
   const agent = new Agent({
     client: client.models,
     model: options.model,

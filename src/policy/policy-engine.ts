@@ -1,5 +1,6 @@
 import type { Parser } from 'web-tree-sitter';
 import { SHELL_TOOL_NAME } from '../contracts/tool-names.js';
+import { alwaysAllowPrefixes } from './allowed-in-chat.js';
 import { loadBashParser } from './bash-parser.js';
 import { DECISION_STRENGTH, hasCommandCondition, type PolicyDecision, type PolicyRule, type PolicyRuleSource } from './policy-rule.js';
 import { matchesCall, matchesCommand, stableJson, type PolicyCall } from './rule-match.js';
@@ -76,6 +77,12 @@ export class PolicyEngine {
   async addRules(rules: readonly PolicyRule[]): Promise<void> {
     this.#parser ??= await loadBashParser();
     this.#rules.push(...rules);
+  }
+
+  /** The prefixes "allow always" would save for a shell command (see alwaysAllowPrefixes), or undefined. */
+  async alwaysAllowPrefixes(command: string): Promise<string[] | undefined> {
+    this.#parser ??= await loadBashParser();
+    return alwaysAllowPrefixes(this.#parser, command);
   }
 
   /** The verdict on one call. */

@@ -12,6 +12,7 @@ import { resolveSandboxMode, shellServiceOptions, type SandboxMode } from './she
 import { WorkerPool, type WorkerPoolOptions } from '../exec/worker-pool.js';
 import { ToolRegistry } from '../registry/tool-registry.js';
 import type { ApprovalMode } from '../contracts/approval-mode.js';
+import { allowedInChatFile, saveAllowedPrefixes } from '../policy/allowed-in-chat.js';
 import { checkRules } from '../policy/load-policy-file.js';
 import { PolicyEngine } from '../policy/policy-engine.js';
 import type { PolicyRuleInput } from '../policy/policy-rule.js';
@@ -68,6 +69,8 @@ export interface Runtime {
   readonly sandbox: SandboxMode;
   /** The policy rules every scheduler of this runtime consults. */
   readonly policy: PolicyEngine;
+  /** "Allow always" in chat: saves allow rules to ~/.toolcell/policies/allowed-in-chat.toml and applies them at once. */
+  readonly alwaysAllow: { file: string; save(prefixes: string[]): Promise<void> };
   /** The OpenTelemetry sink, plus the one from the options: what schedulers of this runtime report to. */
   readonly telemetry: TelemetrySink;
   /** A scheduler over this runtime's registry, with its approval mode, telemetry and output limits. */
@@ -143,6 +146,10 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     sandbox,
     telemetry,
     policy,
+    alwaysAllow: {
+      file: allowedInChatFile(),
+      save: async (prefixes) => policy.addRules(await saveAllowedPrefixes(prefixes)),
+    },
     createScheduler: (schedulerOptions = {}) =>
       new Scheduler({
         registry,

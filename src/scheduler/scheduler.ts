@@ -12,6 +12,7 @@ import { confirmWithUser, type ConfirmationHandler, type ExternalEditor } from '
 import { convertToFunctionResponse, createCancelledResponse, createErrorResponse } from './function-response.js';
 import { PathLocks } from './path-locks.js';
 import { consultPolicy } from './policy-gate.js';
+import { SHELL_TOOL_NAME } from '../contracts/tool-names.js';
 import type { PolicyEngine } from '../policy/policy-engine.js';
 import type { CompletedToolCall, ScheduledToolCall, ToolCall, ToolCallDecision, ToolCallRequest, ToolCallUpdate } from './tool-call.js';
 import { isCompleted } from './tool-call.js';
@@ -39,6 +40,12 @@ export interface SchedulerOptions {
    * engine, or no rule matching, leaves the approval mode to decide.
    */
   policy?: PolicyEngine;
+  /**
+   * Where "allow always" of a shell command saves allow rules for its exact
+   * prefixes (`toolcell chat`: ~/.toolcell/policies/allowed-in-chat.toml).
+   * Absent, "allow always" lasts for the session.
+   */
+  alwaysAllow?: { file: string; save(prefixes: string[]): Promise<void> };
   /** Truncation of long outputs for the model; without `saveDir` and its `workspace` outputs are never cut. */
   output?: { maxChars?: number; saveDir?: string; workspace?: WorkspaceInfo };
 }
@@ -167,6 +174,7 @@ export class Scheduler {
     } catch (error) {
       return this.#fail(call, tool, ToolErrorType.EXECUTION_FAILED, `Could not prepare ${request.name}: ${errorMessage(error)}`, 'denied');
     }
+    if (details) details = await this.#withAlwaysAllow(tool, details);
     if (!details || approvedByMode(this.#approvalMode, tool, details) || this.#memory.isApproved(tool.name, details)) {
       return void this.#table.set({ status: 'scheduled', request, tool, params, startTime: call.startTime, decision: 'auto' });
     }
@@ -190,8 +198,18 @@ export class Scheduler {
     } catch (error) {
       return this.#fail(call, tool, ToolErrorType.EXECUTION_FAILED, `Could not prepare ${call.request.name}: ${errorMessage(error)}`, 'denied');
     }
-    const confirmationDetails: ToolConfirmationDetails = details || { type: 'info', title: 'Confirm (policy)', prompt: `${tool.describe(params)}: ${reason}` };
+    const confirmationDetails: ToolConfirmationDetails = details
+      ? await this.#withAlwaysAllow(tool, details)
+      : { type: 'info', title: 'Confirm (policy)', prompt: `${tool.describe(params)}: ${reason}` };
     this.#table.set({ status: 'awaiting_approval', request: call.request, tool, params, confirmationDetails, startTime: call.startTime });
+  }
+
+  /** Adds to a shell command's details the prefixes "allow always" would save, when it saves any. */
+  async #withAlwaysAllow(tool: Tool<unknown>, details: ToolConfirmationDetails): Promise<ToolConfirmationDetails> {
+    const { alwaysAllow, policy, confirm } = this.#options;
+    if (!alwaysAllow || !policy || !confirm || details.type !== 'exec' || tool.name !== SHELL_TOOL_NAME) return details;
+    const prefixes = await policy.alwaysAllowPrefixes(details.command);
+    return prefixes ? { ...details, alwaysAllow: { prefixes, file: alwaysAllow.file } } : details;
   }
 
   async #confirmWaitingCalls(signal: AbortSignal): Promise<void> {
@@ -205,6 +223,7 @@ export class Scheduler {
         handler: this.#options.confirm!,
         editor: this.#options.editor,
         memory: this.#memory,
+        ...(this.#options.alwaysAllow ? { saveAlwaysAllowed: this.#options.alwaysAllow.save } : {}),
       });
       if (outcome === 'cancel') {
         this.#cancelRemaining(CANCELLED_BY_USER, 'reject');
