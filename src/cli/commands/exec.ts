@@ -43,7 +43,9 @@ export function registerExecCommand(program: Command): void {
       'after',
       `
 Calls that would need confirmation are denied (error type confirmation_required)
-unless the approval mode allows them: autoEdit for file edits, yolo for all.
+unless the approval mode allows them (autoEdit for file edits, yolo for all) or
+a policy rule does (--policy FILE, ~/.toolcell/policies/*.toml). A policy deny
+rule refuses a call in every mode (error type policy_denied, naming the rule).
 
 Exit codes:
   0    the batch was processed (a tool's failure is a response, not an exit code)

@@ -49,7 +49,8 @@ export function registerServeCommand(program: Command): void {
 Nobody can be asked to confirm a call, so the approval mode decides: a call
 that would need confirmation is refused with an error (type
 confirmation_required). Use --approval autoEdit to allow file edits, yolo to
-allow everything (shell commands still run in the sandbox).
+allow everything (shell commands still run in the sandbox). Policy rules
+(--policy FILE, ~/.toolcell/policies/*.toml) allow or deny calls in any mode.
 
 Live output is sent as MCP progress notifications when the client asks for
 progress; MCP cancellation stops the call, down to its process.
