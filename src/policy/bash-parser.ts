@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { Language, Parser } from 'web-tree-sitter';
+import type { Parser } from 'web-tree-sitter';
 
 let loading: Promise<Parser> | undefined;
 
@@ -11,6 +11,8 @@ let loading: Promise<Parser> | undefined;
  */
 export function loadBashParser(): Promise<Parser> {
   loading ??= (async () => {
+    // Imported on first use: commands without policy rules never pay for loading it.
+    const { Language, Parser } = await import('web-tree-sitter');
     await Parser.init();
     const wasm = createRequire(import.meta.url).resolve('tree-sitter-bash/tree-sitter-bash.wasm');
     const parser = new Parser();
