@@ -6,6 +6,7 @@
 const LAYERS = [
   { name: 'core', paths: ['src/errors\\.ts$', 'src/paths\\.ts$', 'src/version\\.ts$', 'src/until-aborted\\.ts$', 'src/contracts/'] },
   { name: 'foundations', paths: ['src/fs/', 'src/config/', 'src/telemetry/', 'src/egress/'] },
+  { name: 'policy', paths: ['src/policy/'] },
   { name: 'backends', paths: ['src/backends/'] },
   { name: 'shell', paths: ['src/shell/'] },
   { name: 'tools', paths: ['src/tools/', 'src/exec/'] },

@@ -12,8 +12,13 @@ export const ToolErrorType = {
   TOOL_NOT_REGISTERED: 'tool_not_registered',
   /** The arguments do not match the tool's parameter schema. */
   INVALID_TOOL_PARAMS: 'invalid_tool_params',
-  /** The approval mode or a policy refused the call. */
+  /** The approval mode refused the call (plan mode runs only read-only tools). */
   POLICY_VIOLATION: 'policy_violation',
+  /**
+   * A policy rule (`deny`) refused the call, in any approval mode; the
+   * message names the rule (file and index) so the model can try another way.
+   */
+  POLICY_DENIED: 'policy_denied',
   /** The call needs a person's confirmation and none can be asked. */
   CONFIRMATION_REQUIRED: 'confirmation_required',
   /** The call, or a start it waited for, was cancelled. */
@@ -68,6 +73,8 @@ export const ToolErrorType = {
   INVALID_INPUT: 'invalid_input',
   /** A settings file that cannot be read or does not match its schema. */
   INVALID_SETTINGS: 'invalid_settings',
+  /** A policy file that cannot be read, is not TOML, or has a rule that does not match the rule schema; names the file and the field. */
+  INVALID_POLICY: 'invalid_policy',
   /** The workspace folder is missing or not a folder. */
   INVALID_WORKSPACE: 'invalid_workspace',
   /** A Gemini base URL that is not an http(s) URL. */

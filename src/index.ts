@@ -41,6 +41,11 @@ export type { ConfirmationHandler, ConfirmationRequest, ExternalEditor } from '.
 export type { ToolCall, ToolCallRequest, ToolCallResponse, ToolCallStatus, ToolCallDecision, CompletedToolCall } from './scheduler/tool-call.js';
 export { convertToFunctionResponse } from './scheduler/function-response.js';
 
+export { PolicyEngine, type PolicyCall, type PolicyVerdict } from './policy/policy-engine.js';
+export { checkRules, loadPolicyFile } from './policy/load-policy-file.js';
+export { loadPolicySources, type PolicySourceOptions } from './policy/policy-sources.js';
+export type { PolicyDecision, PolicyRule, PolicyRuleInput, PolicyRuleSource } from './policy/policy-rule.js';
+
 export { WorkerPool, type WorkerPoolOptions } from './exec/worker-pool.js';
 
 export type { TelemetrySink, ToolCallEvent } from './telemetry/events.js';

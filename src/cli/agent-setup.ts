@@ -16,6 +16,8 @@ export interface AgentSetupOptions {
   timeout?: number;
   settings?: string;
   trustWorkspace?: boolean;
+  /** `--policy` files. */
+  policy?: string[];
   model: string;
   maxTurns: number;
   telemetryFile?: string;
@@ -49,7 +51,8 @@ export async function setUpAgent(options: AgentSetupOptions): Promise<AgentSetup
     ...(options.onWarning ? { onWarning: options.onWarning } : {}),
     webFetchSummarizer: webFetchSummarizer({ client: client.models, model: options.model }),
   });
-  const scheduler = runtime.createScheduler(options.scheduler ?? {});
+  // Only a person can mean "allow always"; their answer becomes a rule in their policy folder.
+  const scheduler = runtime.createScheduler({ ...(options.interactive ? { alwaysAllow: runtime.alwaysAllow } : {}), ...options.scheduler });
   const agent = new Agent({
     client: client.models,
     model: options.model,

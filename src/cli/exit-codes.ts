@@ -25,6 +25,7 @@ const SET_UP_FAILURES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   ToolErrorType.INVALID_BASE_URL,
   ToolErrorType.INVALID_WORKSPACE,
   ToolErrorType.INVALID_SETTINGS,
+  ToolErrorType.INVALID_POLICY,
   ToolErrorType.INVALID_INPUT,
 ]);
 

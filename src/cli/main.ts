@@ -2,6 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { registerChatCommand } from './commands/chat.js';
 import { registerExecCommand } from './commands/exec.js';
 import { registerMcpCommand } from './commands/mcp.js';
+import { registerPolicyCommand } from './commands/policy.js';
 import { registerRunCommand } from './commands/run.js';
 import { registerSandboxCommand } from './commands/sandbox.js';
 import { registerServeCommand } from './commands/serve.js';
@@ -29,7 +30,8 @@ Environment:
   registerServeCommand(program);
   registerRunCommand(program);
   registerChatCommand(program);
-  for (const command of program.commands) command.exitOverride();
+  registerPolicyCommand(program);
+  for (const command of program.commands) for (const each of [command, ...command.commands]) each.exitOverride();
   return program;
 }
 

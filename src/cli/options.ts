@@ -1,5 +1,5 @@
 import { InvalidArgumentError, Option } from 'commander';
-import { APPROVAL_MODES, type ApprovalMode, isApprovalMode } from '../scheduler/approval.js';
+import { APPROVAL_MODES, type ApprovalMode, isApprovalMode } from '../contracts/approval-mode.js';
 import type { RuntimeOptions } from '../runtime/runtime.js';
 import type { SandboxMode } from '../runtime/shell-settings.js';
 
@@ -46,6 +46,13 @@ export function trustWorkspaceOption(): Option {
   );
 }
 
+export function policyOption(): Option {
+  return new Option(
+    '--policy <file>',
+    "policy file (TOML [[rule]] tables) read after ~/.toolcell/policies/*.toml and a trusted workspace's .toolcell/policies/*.toml; repeatable",
+  ).argParser((value: string, previous: string[] | undefined) => [...(previous ?? []), value]);
+}
+
 /** What the commands above parse into. */
 export interface RunnerCliOptions {
   workspace: string;
@@ -54,6 +61,7 @@ export interface RunnerCliOptions {
   timeout?: number;
   settings?: string;
   trustWorkspace?: boolean;
+  policy?: string[];
 }
 
 /** The createRuntime options that the shared flags stand for; a flag not given leaves its option out (settings decide). */
@@ -65,5 +73,6 @@ export function runtimeOptionsFrom(cli: Omit<RunnerCliOptions, 'approval'> & { a
     ...(cli.timeout ? { timeoutSeconds: cli.timeout } : {}),
     ...(cli.settings ? { settingsFile: cli.settings } : {}),
     ...(cli.trustWorkspace ? { trustWorkspace: true } : {}),
+    ...(cli.policy?.length ? { policyFiles: cli.policy } : {}),
   };
 }

@@ -1,6 +1,6 @@
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
-import { ToolErrorType, ToolcellError } from '../errors.js';
+import { ToolErrorType, ToolcellError, type ErrorCode } from '../errors.js';
 import { canResolveOpenFds, fdPath } from '../fs/fd-path.js';
 
 /** Settings files larger than this are refused: real ones are a few KiB, and a bound keeps memory bounded. */
@@ -14,9 +14,14 @@ export const MAX_SETTINGS_BYTES = 1024 * 1024;
  */
 export type SettingsFileOrigin = 'workspace' | 'user';
 
-function invalid(file: string, reason: string, cause?: unknown): ToolcellError {
-  return new ToolcellError(ToolErrorType.INVALID_SETTINGS, `Cannot read settings file ${file}: ${reason}`, cause === undefined ? undefined : { cause });
+/** What kind of file is read, for errors: settings (the default) or policy files share the reader. */
+export interface ConfigFileKind {
+  code: ErrorCode;
+  /** `settings file`, `policy file`. */
+  noun: string;
 }
+
+const SETTINGS_FILE: ConfigFileKind = { code: ToolErrorType.INVALID_SETTINGS, noun: 'settings file' };
 
 /**
  * Reads a settings file without trusting what is at its path: opened
@@ -24,7 +29,9 @@ function invalid(file: string, reason: string, cause?: unknown): ToolcellError {
  * MAX_SETTINGS_BYTES read. Resolves undefined when it does not exist.
  * Errors name the file and the reason, never its content.
  */
-export function readSettingsText(file: string, origin: SettingsFileOrigin): string | undefined {
+export function readSettingsText(file: string, origin: SettingsFileOrigin, kind: ConfigFileKind = SETTINGS_FILE): string | undefined {
+  const invalid = (file: string, reason: string, cause?: unknown): ToolcellError =>
+    new ToolcellError(kind.code, `Cannot read ${kind.noun} ${file}: ${reason}`, cause === undefined ? undefined : { cause });
   let folder: number | undefined;
   let fd: number | undefined;
   try {
@@ -41,13 +48,13 @@ export function readSettingsText(file: string, origin: SettingsFileOrigin): stri
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return undefined;
     if (code === 'ELOOP' || code === 'ENOTDIR')
-      throw invalid(file, "it is a symbolic link or lies under one; a workspace's settings must be a plain file in a plain .toolcell folder", error);
+      throw invalid(file, `it is a symbolic link or lies under one; a workspace's ${kind.noun}s must be plain files in a plain .toolcell folder`, error);
     throw invalid(file, (error as Error).message, error);
   }
   try {
     const stats = fstatSync(fd);
     if (!stats.isFile()) throw invalid(file, 'it is not a regular file');
-    if (stats.size > MAX_SETTINGS_BYTES) throw invalid(file, `it is ${stats.size} bytes; settings files are at most ${MAX_SETTINGS_BYTES}`);
+    if (stats.size > MAX_SETTINGS_BYTES) throw invalid(file, `it is ${stats.size} bytes; ${kind.noun}s are at most ${MAX_SETTINGS_BYTES}`);
     const buffer = Buffer.alloc(MAX_SETTINGS_BYTES + 1);
     let length = 0;
     for (;;) {

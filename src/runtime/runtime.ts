@@ -12,7 +12,12 @@ import { LazyShellSession } from './lazy-shell-session.js';
 import { resolveSandboxMode, shellServiceOptions, type SandboxMode } from './shell-settings.js';
 import { WorkerPool, type WorkerPoolOptions } from '../exec/worker-pool.js';
 import { ToolRegistry } from '../registry/tool-registry.js';
-import type { ApprovalMode } from '../scheduler/approval.js';
+import type { ApprovalMode } from '../contracts/approval-mode.js';
+import { allowedInChatFile, saveAllowedPrefixes } from '../policy/allowed-in-chat.js';
+import { checkRules } from '../policy/load-policy-file.js';
+import { PolicyEngine } from '../policy/policy-engine.js';
+import type { PolicyRuleInput } from '../policy/policy-rule.js';
+import { loadPolicySources } from '../policy/policy-sources.js';
 import { Scheduler, type SchedulerOptions } from '../scheduler/scheduler.js';
 import { combineSinks, type TelemetrySink } from '../telemetry/events.js';
 import { OtelTelemetrySink } from '../telemetry/otel.js';
@@ -35,6 +40,18 @@ export interface RuntimeOptions {
   settingsFile?: string;
   /** Apply the workspace's own settings file in full (loadSettings' `trustWorkspace`). */
   trustWorkspace?: boolean;
+  /**
+   * Policy files (`--policy`), read after the user's `~/.toolcell/policies/*.toml`
+   * and a trusted workspace's `.toolcell/policies/*.toml`. A missing or invalid
+   * file throws `invalid_policy`.
+   */
+  policyFiles?: readonly string[];
+  /**
+   * Policy rules given in code, in the policy file's `[[rule]]` shape (a host
+   * passes each tenant's rules here). Checked like a file's; named
+   * `options.policy` in messages.
+   */
+  policy?: readonly PolicyRuleInput[];
   /** Where finished calls are reported, besides the OpenTelemetry API (always used; exported only when an SDK is registered). */
   telemetry?: TelemetrySink;
   pool?: WorkerPoolOptions;
@@ -53,6 +70,10 @@ export interface Runtime {
   readonly settings: Settings;
   /** Where this runtime's shell commands run. */
   readonly sandbox: SandboxMode;
+  /** The policy rules every scheduler of this runtime consults. */
+  readonly policy: PolicyEngine;
+  /** "Allow always" in chat: saves allow rules to ~/.toolcell/policies/allowed-in-chat.toml and applies them at once. */
+  readonly alwaysAllow: { file: string; save(prefixes: string[]): Promise<void> };
   /** The OpenTelemetry sink, plus the one from the options: what schedulers of this runtime report to. */
   readonly telemetry: TelemetrySink;
   /** A scheduler over this runtime's registry, with its approval mode, telemetry and output limits. */
@@ -105,6 +126,12 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     ...(options.trustWorkspace ? { trustWorkspace: true } : {}),
   });
   for (const warning of settings.warnings) onWarning(warning);
+  // Without --settings the workspace is trusted as settings say; with it, only by --trust-workspace.
+  const workspaceTrusted = options.trustWorkspace === true || (options.settingsFile === undefined && settings.workspaceTrusted);
+  const policy = await PolicyEngine.create([
+    ...loadPolicySources({ workspace: root, workspaceTrusted, ...(options.policyFiles ? { files: options.policyFiles } : {}) }),
+    ...(options.policy ? checkRules(options.policy, 'options.policy') : []),
+  ]);
   await pruneSavedOutputs(workspace, settings.tools.savedOutputRetentionDays ?? DEFAULT_SAVED_OUTPUT_RETENTION_DAYS, onWarning);
   const sandbox = resolveSandboxMode(options.sandbox, settings, onWarning);
   const registry = new ToolRegistry({ onWarning });
@@ -121,11 +148,17 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     settings,
     sandbox,
     telemetry,
+    policy,
+    alwaysAllow: {
+      file: allowedInChatFile(),
+      save: async (prefixes) => policy.addRules(await saveAllowedPrefixes(prefixes)),
+    },
     createScheduler: (schedulerOptions = {}) =>
       new Scheduler({
         registry,
         approvalMode: options.approvalMode ?? 'default',
         telemetry,
+        policy,
         output: { saveDir: savedOutputsFolder(workspace), workspace },
         ...schedulerOptions,
       }),

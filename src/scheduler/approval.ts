@@ -1,19 +1,8 @@
 import type { Tool, ToolConfirmationDetails, ToolConfirmationOutcome } from '../tools/tool.js';
 import { EDIT_KINDS, READ_ONLY_KINDS } from '../tools/tool.js';
+import type { ApprovalMode } from '../contracts/approval-mode.js';
 
-/**
- * - `default`: ask whenever a tool wants confirmation;
- * - `autoEdit`: file edits proceed without asking; commands, MCP and fetches still ask;
- * - `yolo`: nothing asks;
- * - `plan`: read-only: only read/search/fetch tools run, everything else is refused.
- */
-export type ApprovalMode = 'default' | 'autoEdit' | 'yolo' | 'plan';
-
-export const APPROVAL_MODES: readonly ApprovalMode[] = ['default', 'autoEdit', 'yolo', 'plan'];
-
-export function isApprovalMode(value: unknown): value is ApprovalMode {
-  return typeof value === 'string' && (APPROVAL_MODES as readonly string[]).includes(value);
-}
+export { APPROVAL_MODES, isApprovalMode, type ApprovalMode } from '../contracts/approval-mode.js';
 
 /** Whether the mode lets this tool run at all (before confirmation is considered). */
 export function allowedByMode(mode: ApprovalMode, tool: Tool<unknown>): boolean {

@@ -39,6 +39,8 @@ export async function confirmWithUser(input: {
   handler: ConfirmationHandler;
   editor: ExternalEditor | undefined;
   memory: ApprovalMemory;
+  /** Saves "allow always" of a shell command as policy rules (the prefixes its details show). */
+  saveAlwaysAllowed?: (prefixes: string[]) => Promise<void>;
 }): Promise<'proceed' | 'cancel' | 'aborted'> {
   const { signal, table, handler, editor, memory } = input;
   let current = input.call;
@@ -65,6 +67,10 @@ export async function confirmWithUser(input: {
     if (outcome === 'cancel') return 'cancel';
     if (outcome !== 'modify_with_editor') {
       memory.remember(current.tool.name, details, outcome);
+      if (outcome === 'proceed_always' && details.type === 'exec' && details.alwaysAllow && input.saveAlwaysAllowed) {
+        // The session memory already holds the answer; a file that cannot be written costs only its persistence.
+        await input.saveAlwaysAllowed(details.alwaysAllow.prefixes).catch(() => {});
+      }
       return schedule(modified ? 'modify' : outcome === 'proceed_once' ? 'accept' : 'accept_always', outcome);
     }
     if (!editor || details.type !== 'edit' || !current.tool.modifiable) continue;

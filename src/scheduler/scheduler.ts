@@ -11,6 +11,9 @@ import { CallTable } from './call-table.js';
 import { confirmWithUser, type ConfirmationHandler, type ExternalEditor } from './confirmation-flow.js';
 import { convertToFunctionResponse, createCancelledResponse, createErrorResponse } from './function-response.js';
 import { PathLocks } from './path-locks.js';
+import { consultPolicy } from './policy-gate.js';
+import { SHELL_TOOL_NAME } from '../contracts/tool-names.js';
+import type { PolicyEngine } from '../policy/policy-engine.js';
 import type { CompletedToolCall, ScheduledToolCall, ToolCall, ToolCallDecision, ToolCallRequest, ToolCallUpdate } from './tool-call.js';
 import { isCompleted } from './tool-call.js';
 import { DEFAULT_MAX_OUTPUT_CHARS, savedOutputPath, truncateForModel } from './truncate-output.js';
@@ -31,6 +34,18 @@ export interface SchedulerOptions {
   /** Opens the user's editor for `modify_with_editor`. Without it that outcome is treated as a plain re-ask. */
   editor?: ExternalEditor;
   telemetry?: TelemetrySink;
+  /**
+   * Policy rules consulted before the approval mode: `deny` refuses in every
+   * mode, `allow` runs without asking (also headless), `ask_user` asks. No
+   * engine, or no rule matching, leaves the approval mode to decide.
+   */
+  policy?: PolicyEngine;
+  /**
+   * Where "allow always" of a shell command saves allow rules for its exact
+   * prefixes (`toolcell chat`: ~/.toolcell/policies/allowed-in-chat.toml).
+   * Absent, "allow always" lasts for the session.
+   */
+  alwaysAllow?: { file: string; save(prefixes: string[]): Promise<void> };
   /** Truncation of long outputs for the model; without `saveDir` and its `workspace` outputs are never cut. */
   output?: { maxChars?: number; saveDir?: string; workspace?: WorkspaceInfo };
 }
@@ -139,6 +154,9 @@ export class Scheduler {
     if (!validation.ok)
       return this.#fail(call, tool, ToolErrorType.INVALID_TOOL_PARAMS, `Invalid parameters for ${request.name}: ${validation.error}`, 'denied');
     const params = validation.params;
+    const gate = consultPolicy(this.#options.policy, { tool, params, mode: this.#approvalMode, canAsk: this.#options.confirm !== undefined });
+    if (gate.kind === 'refuse') return this.#fail(call, tool, gate.code, gate.message, 'denied');
+    if (gate.kind === 'allow') return void this.#table.set({ status: 'scheduled', request, tool, params, startTime: call.startTime, decision: 'auto' });
     if (!allowedByMode(this.#approvalMode, tool)) {
       return this.#fail(
         call,
@@ -148,6 +166,7 @@ export class Scheduler {
         'denied',
       );
     }
+    if (gate.kind === 'ask') return this.#askByPolicy(call, tool, params, gate.verdict.reason, signal);
     if (this.#approvalMode === 'yolo') return void this.#table.set({ status: 'scheduled', request, tool, params, startTime: call.startTime, decision: 'auto' });
     let details: ToolConfirmationDetails | false;
     try {
@@ -155,6 +174,7 @@ export class Scheduler {
     } catch (error) {
       return this.#fail(call, tool, ToolErrorType.EXECUTION_FAILED, `Could not prepare ${request.name}: ${errorMessage(error)}`, 'denied');
     }
+    if (details) details = await this.#withAlwaysAllow(tool, details);
     if (!details || approvedByMode(this.#approvalMode, tool, details) || this.#memory.isApproved(tool.name, details)) {
       return void this.#table.set({ status: 'scheduled', request, tool, params, startTime: call.startTime, decision: 'auto' });
     }
@@ -170,6 +190,28 @@ export class Scheduler {
     this.#table.set({ status: 'awaiting_approval', request, tool, params, confirmationDetails: details, startTime: call.startTime });
   }
 
+  /** A policy `ask_user`: asks even where the approval mode would not (yolo, a tool that never asks). */
+  async #askByPolicy(call: ToolCall, tool: Tool<unknown>, params: unknown, reason: string, signal: AbortSignal): Promise<void> {
+    let details: ToolConfirmationDetails | false;
+    try {
+      details = await tool.shouldConfirmExecute(params, signal);
+    } catch (error) {
+      return this.#fail(call, tool, ToolErrorType.EXECUTION_FAILED, `Could not prepare ${call.request.name}: ${errorMessage(error)}`, 'denied');
+    }
+    const confirmationDetails: ToolConfirmationDetails = details
+      ? await this.#withAlwaysAllow(tool, details)
+      : { type: 'info', title: 'Confirm (policy)', prompt: `${tool.describe(params)}: ${reason}` };
+    this.#table.set({ status: 'awaiting_approval', request: call.request, tool, params, confirmationDetails, startTime: call.startTime });
+  }
+
+  /** Adds to a shell command's details the prefixes "allow always" would save, when it saves any. */
+  async #withAlwaysAllow(tool: Tool<unknown>, details: ToolConfirmationDetails): Promise<ToolConfirmationDetails> {
+    const { alwaysAllow, policy, confirm } = this.#options;
+    if (!alwaysAllow || !policy || !confirm || details.type !== 'exec' || tool.name !== SHELL_TOOL_NAME) return details;
+    const prefixes = await policy.alwaysAllowPrefixes(details.command);
+    return prefixes ? { ...details, alwaysAllow: { prefixes, file: alwaysAllow.file } } : details;
+  }
+
   async #confirmWaitingCalls(signal: AbortSignal): Promise<void> {
     for (const call of this.#table.all) {
       if (call.status !== 'awaiting_approval') continue;
@@ -181,6 +223,7 @@ export class Scheduler {
         handler: this.#options.confirm!,
         editor: this.#options.editor,
         memory: this.#memory,
+        ...(this.#options.alwaysAllow ? { saveAlwaysAllowed: this.#options.alwaysAllow.save } : {}),
       });
       if (outcome === 'cancel') {
         this.#cancelRemaining(CANCELLED_BY_USER, 'reject');

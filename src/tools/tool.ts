@@ -99,6 +99,11 @@ export interface ExecConfirmationDetails extends ConfirmationBase {
   directory: string;
   /** Where the command will run, e.g. `docker (toolcell-sandbox:…)` or `host (no sandbox)`. */
   sandbox: string;
+  /**
+   * Set by the scheduler when "allow always" saves policy rules: the exact
+   * command prefixes it allows from then on, and the file it writes them to.
+   */
+  alwaysAllow?: { prefixes: string[]; file: string };
 }
 
 export interface McpConfirmationDetails extends ConfirmationBase {

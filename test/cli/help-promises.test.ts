@@ -97,7 +97,18 @@ async function chatTexts(workspace: string): Promise<string> {
   return result.stdout;
 }
 
-function brokenPromises(text: string, tools: RegisteredTool[], options: { kindWords: boolean }): string[] {
+/**
+ * `ask_user` is also one of the policy decisions (`allow`, `deny`, `ask_user`), a spelling the
+ * policy file format fixes. Where it stands near words of that meaning it promises no tool.
+ */
+function withoutPolicyDecisions(text: string): string {
+  return text.replace(/ask_user/g, (word, offset: number) =>
+    /deny|decision|policy|allow|rule/i.test(text.slice(Math.max(0, offset - 200), offset + 200)) ? '' : word,
+  );
+}
+
+function brokenPromises(raw: string, tools: RegisteredTool[], options: { kindWords: boolean }): string[] {
+  const text = withoutPolicyDecisions(raw);
   const names = new Set(tools.map((tool) => tool.name));
   const kinds = new Set(tools.map((tool) => tool.kind));
   const broken: string[] = [];

@@ -7,7 +7,16 @@ import { Screen } from '../../ui/chat/screen.js';
 import { TtyTerminal } from '../../ui/chat/tty-terminal.js';
 import { colorEnabled, createStyle } from '../../ui/style.js';
 import { exitCodeForSetUpFailure } from '../exit-codes.js';
-import { approvalOption, type RunnerCliOptions, sandboxOption, settingsOption, trustWorkspaceOption, timeoutOption, workspaceOption } from '../options.js';
+import {
+  approvalOption,
+  type RunnerCliOptions,
+  sandboxOption,
+  settingsOption,
+  trustWorkspaceOption,
+  policyOption,
+  timeoutOption,
+  workspaceOption,
+} from '../options.js';
 
 /** How often the live region may be redrawn (live output, spinner), in ms. */
 const REFRESH_MS = 100;
@@ -25,6 +34,7 @@ export function registerChatCommand(program: Command): void {
     .addOption(timeoutOption())
     .addOption(settingsOption())
     .addOption(trustWorkspaceOption())
+    .addOption(policyOption())
     .addOption(telemetryFileOption())
     .addHelpText('after', CHAT_HELP)
     .action(async (options: RunnerCliOptions & AgentCliOptions) => {

@@ -10,6 +10,7 @@ import {
   sandboxOption,
   settingsOption,
   trustWorkspaceOption,
+  policyOption,
   timeoutOption,
   workspaceOption,
   runtimeOptionsFrom,
@@ -35,13 +36,16 @@ export function registerExecCommand(program: Command): void {
     .addOption(timeoutOption())
     .addOption(settingsOption())
     .addOption(trustWorkspaceOption())
+    .addOption(policyOption())
     .option('--json', 'print the functionResponse parts as one JSON array, in call order')
     .option('--telemetry-file <file>', 'append one JSON line per finished call to this file')
     .addHelpText(
       'after',
       `
 Calls that would need confirmation are denied (error type confirmation_required)
-unless the approval mode allows them: autoEdit for file edits, yolo for all.
+unless the approval mode allows them (autoEdit for file edits, yolo for all) or
+a policy rule does (--policy FILE, ~/.toolcell/policies/*.toml). A policy deny
+rule refuses a call in every mode (error type policy_denied, naming the rule).
 
 Exit codes:
   0    the batch was processed (a tool's failure is a response, not an exit code)

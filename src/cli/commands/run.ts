@@ -10,7 +10,16 @@ import { StreamJsonWriter } from '../../ui/headless/stream-json.js';
 import { TextReporter } from '../../ui/headless/text-reporter.js';
 import { colorEnabled, createStyle } from '../../ui/style.js';
 import { EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, exitCodeForSetUpFailure, exitCodeForSignal } from '../exit-codes.js';
-import { approvalOption, type RunnerCliOptions, sandboxOption, settingsOption, trustWorkspaceOption, timeoutOption, workspaceOption } from '../options.js';
+import {
+  approvalOption,
+  type RunnerCliOptions,
+  sandboxOption,
+  settingsOption,
+  trustWorkspaceOption,
+  policyOption,
+  timeoutOption,
+  workspaceOption,
+} from '../options.js';
 import { readInput } from '../read-input.js';
 
 /** `toolcell run` stopped because the model was still calling tools at --max-turns (as gemini-cli's 53). */
@@ -41,6 +50,7 @@ export function registerRunCommand(program: Command): void {
     .addOption(timeoutOption())
     .addOption(settingsOption())
     .addOption(trustWorkspaceOption())
+    .addOption(policyOption())
     .addOption(telemetryFileOption())
     .addHelpText('after', RUN_HELP)
     .action(async (prompt: string | undefined, options: RunOptions) => {

@@ -10,6 +10,7 @@ import {
   sandboxOption,
   settingsOption,
   trustWorkspaceOption,
+  policyOption,
   timeoutOption,
   workspaceOption,
   runtimeOptionsFrom,
@@ -41,13 +42,15 @@ export function registerServeCommand(program: Command): void {
     .addOption(timeoutOption())
     .addOption(settingsOption())
     .addOption(trustWorkspaceOption())
+    .addOption(policyOption())
     .addHelpText(
       'after',
       `
 Nobody can be asked to confirm a call, so the approval mode decides: a call
 that would need confirmation is refused with an error (type
 confirmation_required). Use --approval autoEdit to allow file edits, yolo to
-allow everything (shell commands still run in the sandbox).
+allow everything (shell commands still run in the sandbox). Policy rules
+(--policy FILE, ~/.toolcell/policies/*.toml) allow or deny calls in any mode.
 
 Live output is sent as MCP progress notifications when the client asks for
 progress; MCP cancellation stops the call, down to its process.

@@ -14,7 +14,9 @@ import type { ExecConfirmationDetails, ToolExecuteContext, ToolResult, UpdateOut
 import { formatShellResult } from './format-result.js';
 import { rootCommands } from './root-commands.js';
 
-export const SHELL_TOOL_NAME = 'run_shell_command';
+import { SHELL_TOOL_NAME } from '../../contracts/tool-names.js';
+
+export { SHELL_TOOL_NAME };
 
 const parameters = z
   .object({

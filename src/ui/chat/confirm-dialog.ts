@@ -32,7 +32,12 @@ export function dialogFor(request: ConfirmationRequest, options: { canModify: bo
         question: `Allow execution of "${details.rootCommand}"?`,
         choices: [
           { label: 'Yes, allow once', outcome: 'proceed_once' },
-          { label: `Yes, allow always "${details.rootCommand} …"`, outcome: 'proceed_always' },
+          {
+            label: details.alwaysAllow
+              ? `Yes, allow always ${details.alwaysAllow.prefixes.map((prefix) => `"${prefix} …"`).join(', ')} (a rule in ${details.alwaysAllow.file})`
+              : `Yes, allow always "${details.rootCommand} …"`,
+            outcome: 'proceed_always',
+          },
           no,
         ],
       };

@@ -1,0 +1,151 @@
+import type { Parser } from 'web-tree-sitter';
+import { SHELL_TOOL_NAME } from '../contracts/tool-names.js';
+import { alwaysAllowPrefixes } from './allowed-in-chat.js';
+import { loadBashParser } from './bash-parser.js';
+import { DECISION_STRENGTH, hasCommandCondition, type PolicyDecision, type PolicyRule, type PolicyRuleSource } from './policy-rule.js';
+import { matchesCall, matchesCommand, stableJson, type PolicyCall } from './rule-match.js';
+import { splitCommand, type SimpleCommand } from './split-command.js';
+
+export type { PolicyCall } from './rule-match.js';
+
+/**
+ * What the policy says about one call. `default` means no rule spoke: the
+ * approval mode decides, exactly as without a policy.
+ */
+export interface PolicyVerdict {
+  decision: PolicyDecision | 'default';
+  /** The rule that decided; absent for `default` and for a command the engine could not judge. */
+  rule?: PolicyRuleSource;
+  /** The rule's `denyMessage`, for the model. */
+  denyMessage?: string;
+  /** One sentence on why, for people and the model. */
+  reason: string;
+  /** For a shell command: the simple command that decided (its canonical text). */
+  command?: string;
+}
+
+const DEFAULT: PolicyVerdict = { decision: 'default', reason: 'no policy rule matches; the approval mode decides' };
+
+function better(a: PolicyRule | undefined, b: PolicyRule): PolicyRule {
+  if (!a) return b;
+  if (b.priority !== a.priority) return b.priority > a.priority ? b : a;
+  return DECISION_STRENGTH[b.decision] > DECISION_STRENGTH[a.decision] ? b : a;
+}
+
+function verdictOf(rule: PolicyRule, reason: string, command?: string): PolicyVerdict {
+  return {
+    decision: rule.decision,
+    rule: rule.source,
+    ...(rule.denyMessage !== undefined ? { denyMessage: rule.denyMessage } : {}),
+    reason,
+    ...(command !== undefined ? { command } : {}),
+  };
+}
+
+/**
+ * The policy engine: rules from policy files (and code), judged against
+ * each call. The highest-priority matching rule wins; at equal priority
+ * `deny` beats `ask_user` beats `allow`. For `run_shell_command` every
+ * simple command of the line is judged on its own and the line is allowed
+ * only if each of them is; one denied command denies the line. A command
+ * that cannot be parsed with confidence is never allowed by a rule: it gets
+ * `ask_user` (the scheduler refuses it where nobody can be asked).
+ *
+ * With no rules the engine always answers `default`, so toolcell behaves
+ * exactly as its approval modes say.
+ */
+export class PolicyEngine {
+  readonly #rules: PolicyRule[];
+  #parser: Parser | undefined;
+
+  private constructor(rules: readonly PolicyRule[], parser: Parser | undefined) {
+    this.#rules = [...rules];
+    this.#parser = parser;
+  }
+
+  /** An engine over checked rules (`loadPolicySources`, `checkRules`); loads the bash grammar when there are rules. */
+  static async create(rules: readonly PolicyRule[] = []): Promise<PolicyEngine> {
+    return new PolicyEngine(rules, rules.length > 0 ? await loadBashParser() : undefined);
+  }
+
+  /** The rules, in source order. */
+  get rules(): readonly PolicyRule[] {
+    return this.#rules;
+  }
+
+  /** Adds rules (`allow always` in chat); they take part from the next call on. */
+  async addRules(rules: readonly PolicyRule[]): Promise<void> {
+    this.#parser ??= await loadBashParser();
+    this.#rules.push(...rules);
+  }
+
+  /** The prefixes "allow always" would save for a shell command (see alwaysAllowPrefixes), or undefined. */
+  async alwaysAllowPrefixes(command: string): Promise<string[] | undefined> {
+    this.#parser ??= await loadBashParser();
+    return alwaysAllowPrefixes(this.#parser, command);
+  }
+
+  /** The verdict on one call. */
+  decide(call: PolicyCall): PolicyVerdict {
+    if (this.#rules.length === 0) return DEFAULT;
+    let json: string | undefined;
+    const argsJson = () => (json ??= stableJson(call.args) ?? 'null');
+    const applicable = this.#rules.filter((rule) => matchesCall(rule, call, argsJson));
+    if (applicable.length === 0) return DEFAULT;
+    const command = call.toolName === SHELL_TOOL_NAME ? (call.args as { command?: unknown } | null)?.command : undefined;
+    if (typeof command !== 'string') return this.#decideWhole(applicable.filter((rule) => !hasCommandCondition(rule)));
+    const commands = splitCommand(this.#parser!, command);
+    if (commands.length === 0) return this.#decideWhole(applicable.filter((rule) => !hasCommandCondition(rule)));
+    return this.#decideCommands(applicable, commands);
+  }
+
+  #decideWhole(rules: readonly PolicyRule[]): PolicyVerdict {
+    let best: PolicyRule | undefined;
+    for (const rule of rules) best = better(best, rule);
+    return best ? verdictOf(best, `policy rule says ${best.decision}`) : DEFAULT;
+  }
+
+  #decideCommands(rules: readonly PolicyRule[], commands: readonly SimpleCommand[]): PolicyVerdict {
+    let ask: PolicyVerdict | undefined;
+    let fallback: PolicyVerdict | undefined;
+    let allow: PolicyVerdict | undefined;
+    for (const command of commands) {
+      const verdict = this.#decideCommand(rules, command);
+      if (verdict.decision === 'deny') return verdict;
+      if (verdict.decision === 'ask_user') ask ??= verdict;
+      else if (verdict.decision === 'default') fallback ??= verdict;
+      else allow ??= verdict;
+    }
+    return ask ?? fallback ?? allow!;
+  }
+
+  #decideCommand(rules: readonly PolicyRule[], command: SimpleCommand): PolicyVerdict {
+    let best: PolicyRule | undefined;
+    for (const rule of rules) if (!hasCommandCondition(rule) || matchesCommand(rule, command)) best = better(best, rule);
+    const shown = command.text || '(unparsed part)';
+    if (best?.decision === 'deny') return verdictOf(best, `policy rule denies \`${shown}\``, command.text);
+    if (command.uncertain !== undefined) {
+      // Only a policy that speaks about this tool makes the engine ask; without one the approval mode decides, as before.
+      return best?.decision === 'ask_user'
+        ? verdictOf(best, `\`${shown}\` needs confirmation: ${command.uncertain}`, command.text)
+        : { decision: 'ask_user', reason: `cannot judge \`${shown}\` with confidence: ${command.uncertain}`, command: command.text };
+    }
+    if (!best) return { ...DEFAULT, command: command.text };
+    if (best.decision === 'allow' && hasCommandCondition(best) && !best.allowRedirection) {
+      const write = command.redirects.find((redirect) => redirect.writes);
+      if (write)
+        return verdictOf(
+          { ...best, decision: 'ask_user' },
+          `\`${shown}\` writes to ${write.target.text}; the rule that allows it does not set allowRedirection`,
+          command.text,
+        );
+      if (command.assignments.length > 0)
+        return verdictOf(
+          { ...best, decision: 'ask_user' },
+          `\`${shown}\` sets ${command.assignments.join(' ')}; the rule that allows it does not set allowRedirection`,
+          command.text,
+        );
+    }
+    return verdictOf(best, `policy rule says ${best.decision} for \`${shown}\``, command.text);
+  }
+}
