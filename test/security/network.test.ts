@@ -165,10 +165,19 @@ def call32(nr, a, b):
     page = mmap.mmap(-1, 4096, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
     page.write(code)
     return ctypes.CFUNCTYPE(ctypes.c_int)(ctypes.addressof(ctypes.c_char.from_buffer(page)))()
-r = call32(359, 40, 1)
-print("OPENED i386-vsock" if r >= 0 else "refused i386-vsock " + errno.errorcode[-r])
-r = call32(102, 1, 0)
-print("OPENED i386-socketcall" if r >= 0 else "refused i386-socketcall " + errno.errorcode[-r])
+# Each probe runs in a child: on a kernel without the i386 entry (some VMs), int 0x80 is a SIGSEGV
+# for any process, the host's included, so the way in does not exist; the filter's answers are errnos.
+def probe32(name, nr, a, b):
+    pid = os.fork()
+    if pid == 0:
+        r = call32(nr, a, b)
+        print("OPENED " + name if r >= 0 else "refused %s %s" % (name, errno.errorcode[-r]), flush=True)
+        os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status) and os.WTERMSIG(status) == 11:
+        print("refused %s no-i386-entry" % name, flush=True)
+probe32("i386-vsock", 359, 40, 1)
+probe32("i386-socketcall", 102, 1, 0)
 # What glibc does over NETLINK_ROUTE: AI_ADDRCONFIG lookups and the interface list.
 print("getaddrinfo", socket.getaddrinfo("127.0.0.1", 80, flags=socket.AI_ADDRCONFIG)[0][4][0], "interfaces", [n for _, n in socket.if_nameindex()])
 PY`);
@@ -176,8 +185,8 @@ PY`);
   t.regex(outcome.output, /^refused vsock EAFNOSUPPORT$/m);
   t.regex(outcome.output, /^refused vsock-high-bits EAFNOSUPPORT$/m);
   t.regex(outcome.output, /^refused netlink-uevent EPROTONOSUPPORT$/m);
-  t.regex(outcome.output, /^refused i386-vsock EAFNOSUPPORT$/m);
-  t.regex(outcome.output, /^refused i386-socketcall EPERM$/m);
+  t.regex(outcome.output, /^refused i386-vsock (EAFNOSUPPORT|no-i386-entry)$/m);
+  t.regex(outcome.output, /^refused i386-socketcall (EPERM|no-i386-entry)$/m);
   t.regex(outcome.output, /^allowed netlink-route$/m, 'glibc needs NETLINK_ROUTE');
   t.regex(outcome.output, /^allowed netlink-sock_diag$/m);
   t.regex(outcome.output, /^getaddrinfo 127\.0\.0\.1 interfaces \['lo'\]$/m, 'what glibc needs netlink for still works');
