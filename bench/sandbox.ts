@@ -206,13 +206,15 @@ for (const level of CONCURRENCY_LEVELS) {
     `${(load.callsPerSecond / loads[0]!.callsPerSecond).toFixed(2)}× one session's${level === 8 ? ' (target ≥ 1.6×)' : ''}`,
   );
 }
-await Promise.all(loadPool.sessions.map((s) => s.close()));
+await Promise.allSettled(loadPool.sessions.map((s) => s.close()));
 const opened = await openSessions(service, workspace, openCount, 'bench-open');
 row(`open ${openCount} sessions at once (+ one \`true\` in each)`, `${fmt(opened.openMs)}, ${opened.failures.length} failed`, 'target: no failure');
 for (const failure of opened.failures.slice(0, 5)) console.log(`    ${failure}`);
 const closeStart = performance.now();
-await Promise.all(opened.sessions.map((s) => s.close()));
-row(`close those ${opened.sessions.length} sessions`, fmt(performance.now() - closeStart));
+// An engine under heavy load may fail to remove a container in time: count it, do not stop the run.
+const closes = await Promise.allSettled(opened.sessions.map((s) => s.close()));
+const closeFailures = closes.filter((close) => close.status === 'rejected').length;
+row(`close those ${opened.sessions.length} sessions`, `${fmt(performance.now() - closeStart)}, ${closeFailures} failed`);
 console.log('');
 
 // --- throughput ---------------------------------------------------------------
