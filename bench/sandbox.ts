@@ -3,16 +3,20 @@
  * measured in the same run with the same hardening and image. Prints
  * figures and the targets beside them; asserts nothing.
  *
- *   latency of `true`, warm session   toolcell (ShellService → shell thread → supervisor) p50/p95,
- *                                     the backend alone (no thread hop), vs CLI `docker exec`
+ *   latency of `true`, warm session   toolcell (ShellService → shell thread → supervisor) p50/p95/p99,
+ *                                     the backend alone (no thread hop), vs the unsandboxed host
+ *                                     (`bash -c true` through child_process and through node-pty,
+ *                                     timed in interleaved rounds with toolcell), CLI `docker exec`
  *                                     into a warm container and Engine API exec (dockerode)
  *   first call of a new session       open + first `true` (pre-started spare) vs `docker run --rm`
+ *   concurrency                       aggregate calls/s and p50/p99 with 1-32 sessions each running
+ *                                     `true` in a loop; the time to open 100 sessions at once
  *   throughput                        256 MB of text output end to end vs `cat` of the same bytes
  *                                     into /dev/null (host, and inside the container)
  *   event loop                        main-thread delay p99 while four 256 MB floods run
  *   memory                            resident-set growth during and after the floods
  *
- *   npm run bench:sandbox -- [--calls N] [--runs N] [--image REF]
+ *   npm run bench:sandbox -- [--calls N] [--runs N] [--image REF] [--load-seconds S] [--open N]
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, open, realpath, rm } from 'node:fs/promises';
@@ -24,15 +28,23 @@ import Docker from 'dockerode';
 import { createDockerBackend } from '../src/backends/docker/docker-backend.js';
 import { buildShellEnvironment } from '../src/shell/environment.js';
 import { ShellService } from '../src/shell/shell-service.js';
+import { hostPtyTrue, hostSpawnTrue } from './host-spawn.js';
+import { loadSessions, openSessions } from './sandbox-concurrency.js';
 import { fmt, percentile, sortNumbers } from './stats.js';
+import { timeEach, timeInterleaved } from './timing.js';
 
 const { values } = parseArgs({
   options: {
     calls: { type: 'string', default: '300' },
     runs: { type: 'string', default: '8' },
     image: { type: 'string' },
+    'load-seconds': { type: 'string', default: '3' },
+    open: { type: 'string', default: '100' },
   },
 });
+const loadMs = Number(values['load-seconds']) * 1000;
+const openCount = Number(values.open);
+const CONCURRENCY_LEVELS = [1, 2, 4, 8, 16, 32];
 const calls = Number(values.calls);
 const runs = Number(values.runs);
 const FLOOD_BYTES = 256 * 1024 * 1024;
@@ -44,17 +56,6 @@ function sh(file: string, args: readonly string[]): Promise<string> {
       error ? reject(new Error(`${file} ${args.join(' ')}: ${stderr || error.message}`)) : resolve(stdout),
     );
   });
-}
-
-async function timeEach(n: number, run: () => Promise<unknown>, warmup = Math.min(20, Math.ceil(n / 10))): Promise<number[]> {
-  for (let i = 0; i < warmup; i++) await run();
-  const samples: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const start = performance.now();
-    await run();
-    samples.push(performance.now() - start);
-  }
-  return sortNumbers(samples);
 }
 
 const rows: Array<[string, string, string]> = [];
@@ -109,11 +110,21 @@ const rawTrue = async () => {
   const proc = await rawSession.spawn({ command: 'true', cwd: '', env, mode: 'pty' });
   await proc.exited;
 };
-const backendLatency = await timeEach(calls, rawTrue);
-
 const service = await ShellService.create({ docker: dockerOptions });
 const session = await service.openSession({ sandbox: 'docker', workspaceRoot: workspace, sessionId: 'bench-warm' });
-const serviceLatency = await timeEach(calls, () => session.run({ command: 'true' }));
+// The host baselines get the same small environment the sandbox's commands get.
+const hostEnv = { ...env, PATH: process.env['PATH'] ?? env['PATH'] ?? '/usr/bin:/bin' };
+const latency = await timeInterleaved(
+  {
+    service: () => session.run({ command: 'true' }),
+    backend: rawTrue,
+    hostSpawn: () => hostSpawnTrue(hostEnv),
+    hostPty: () => hostPtyTrue(hostEnv),
+  },
+  calls,
+);
+const serviceLatency = latency.service;
+const backendLatency = latency.backend;
 
 // --- baselines: docker exec (CLI), Engine API exec, docker run --rm ----------
 const warmId = (await sh('docker', ['run', '-d', '--rm', ...hardening, image, 'sleep', 'infinity'])).trim();
@@ -139,14 +150,25 @@ const dockerRun = await timeEach(runs, () => sh('docker', ['run', '--rm', ...har
 console.log('latency of `true`');
 const p50 = (s: number[]) => percentile(s, 50);
 const p95 = (s: number[]) => percentile(s, 95);
+const p99 = (s: number[]) => percentile(s, 99);
+const spread = (s: number[]) => `p50 ${fmt(p50(s))}  p95 ${fmt(p95(s))}  p99 ${fmt(p99(s))}`;
 row(
   'toolcell warm session (ShellService, shell thread)',
-  `p50 ${fmt(p50(serviceLatency))}  p95 ${fmt(p95(serviceLatency))}`,
-  `target p50 ≤ 5 ms and ≤ 0.1× CLI exec (${fmt(0.1 * p50(cliExec))})`,
+  spread(serviceLatency),
+  `target p50 ≤ 1.5× host spawn (${fmt(1.5 * p50(latency.hostSpawn))}) and ≤ 0.1× CLI exec (${fmt(0.1 * p50(cliExec))})`,
 );
-row('toolcell backend alone (main thread, no thread hop)', `p50 ${fmt(p50(backendLatency))}  p95 ${fmt(p95(backendLatency))}`);
-row('baseline: docker exec (CLI) into a warm container', `p50 ${fmt(p50(cliExec))}  p95 ${fmt(p95(cliExec))}`);
-row('baseline: exec through the Engine API (dockerode)', `p50 ${fmt(p50(apiExec))}  p95 ${fmt(p95(apiExec))}`);
+row('toolcell backend alone (main thread, no thread hop)', spread(backendLatency));
+row('baseline: host `bash -c true`, child_process (no sandbox)', spread(latency.hostSpawn));
+row('baseline: host `bash -c true`, node-pty (no sandbox)', spread(latency.hostPty));
+const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}×`;
+row(
+  'ratio warm / host child_process spawn (p50, p99)',
+  `${ratio(p50(serviceLatency), p50(latency.hostSpawn))}  ${ratio(p99(serviceLatency), p99(latency.hostSpawn))}`,
+  'target p50 ≤ 1.5×',
+);
+row('ratio warm / host node-pty spawn (p50, p99)', `${ratio(p50(serviceLatency), p50(latency.hostPty))}  ${ratio(p99(serviceLatency), p99(latency.hostPty))}`);
+row('baseline: docker exec (CLI) into a warm container', spread(cliExec));
+row('baseline: exec through the Engine API (dockerode)', spread(apiExec));
 row('ratio warm p50 / CLI docker exec p50', `${(p50(serviceLatency) / p50(cliExec)).toFixed(3)}×`, 'target ≤ 0.1×');
 
 // --- first call of a new session --------------------------------------------
@@ -168,6 +190,31 @@ row(
 );
 row('baseline: docker run --rm (same hardening)', `p50 ${fmt(p50(dockerRun))}  max ${fmt(dockerRun[dockerRun.length - 1]!)}`);
 row('ratio new session / docker run --rm', `${(p50(firstCalls) / p50(dockerRun)).toFixed(3)}×`, 'target ≤ 0.2×');
+console.log('');
+
+// --- concurrency ----------------------------------------------------------------
+const loadPool = await openSessions(service, workspace, Math.max(...CONCURRENCY_LEVELS), 'bench-load');
+if (loadPool.failures.length > 0) throw new Error(`sessions failed to open: ${loadPool.failures.slice(0, 3).join('; ')}`);
+console.log(`concurrency: N sessions, each running \`true\` in a loop for ${fmt(loadMs)}`);
+const loads = [];
+for (const level of CONCURRENCY_LEVELS) {
+  const load = await loadSessions(loadPool.sessions, level, loadMs);
+  loads.push(load);
+  row(
+    `${String(level).padStart(2)} session${level === 1 ? ' ' : 's'}`,
+    `${load.callsPerSecond.toFixed(1).padStart(6)} calls/s  p50 ${fmt(load.p50)}  p99 ${fmt(load.p99)}`,
+    `${(load.callsPerSecond / loads[0]!.callsPerSecond).toFixed(2)}× one session's${level === 8 ? ' (target ≥ 1.6×)' : ''}`,
+  );
+}
+await Promise.allSettled(loadPool.sessions.map((s) => s.close()));
+const opened = await openSessions(service, workspace, openCount, 'bench-open');
+row(`open ${openCount} sessions at once (+ one \`true\` in each)`, `${fmt(opened.openMs)}, ${opened.failures.length} failed`, 'target: no failure');
+for (const failure of opened.failures.slice(0, 5)) console.log(`    ${failure}`);
+const closeStart = performance.now();
+// An engine under heavy load may fail to remove a container in time: count it, do not stop the run.
+const closes = await Promise.allSettled(opened.sessions.map((s) => s.close()));
+const closeFailures = closes.filter((close) => close.status === 'rejected').length;
+row(`close those ${opened.sessions.length} sessions`, `${fmt(performance.now() - closeStart)}, ${closeFailures} failed`);
 console.log('');
 
 // --- throughput ---------------------------------------------------------------

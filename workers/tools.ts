@@ -3,7 +3,7 @@
  * and modules the embedding program registered) off the main thread. Worker
  * threads are not a security boundary: nothing untrusted runs here.
  */
-import { workerData } from 'node:worker_threads';
+import { threadId, workerData } from 'node:worker_threads';
 import { errorMessage, isToolcellError, ToolErrorType } from '../src/errors.js';
 import { SlotWatcher } from '../src/exec/cancel-board.js';
 import { loadToolModule } from '../src/exec/tool-module.js';
@@ -15,13 +15,31 @@ for (const url of (workerData as ToolWorkerData).toolModules) {
   for (const definition of await loadToolModule(url)) catalog.set(definition.name, definition);
 }
 
-const slots = new SlotWatcher((workerData as ToolWorkerData).board, { pollMs: 10 });
+const slots = new SlotWatcher((workerData as ToolWorkerData).board, { pollMs: 10, threadId });
 
-export default async function runToolTask(task: ToolTask): Promise<ToolTaskResult> {
+/**
+ * The pool keeps more than one task posted to each worker, so that a worker
+ * never sits idle waiting for the main thread between two calls; they run
+ * here one at a time, in order. A task waiting its turn has not started (its
+ * slot says so), so when the pool must end this thread because the running
+ * call will not stop, it can run the waiting ones again on another worker
+ * instead of failing them.
+ */
+let previous: Promise<unknown> = Promise.resolve();
+
+export default function runToolTask(task: ToolTask): Promise<ToolTaskResult> {
+  const turn = previous.then(() => runOne(task));
+  previous = turn.catch(() => undefined);
+  return turn;
+}
+
+async function runOne(task: ToolTask): Promise<ToolTaskResult> {
   const { port } = task;
   const controller = new AbortController();
-  slots.start(task.slot, controller);
   try {
+    // Cancelled while it waited (the pool may have reported it cancelled already): it never runs.
+    if (!slots.start(task.slot, controller))
+      return { ok: false, code: ToolErrorType.CANCELLED, message: `Tool "${task.toolName}" was cancelled before it started.` };
     const definition = catalog.get(task.toolName);
     if (!definition) return { ok: false, code: ToolErrorType.TOOL_NOT_REGISTERED, message: `No tool "${task.toolName}" in this worker's tool modules.` };
     const context: ToolContext = {

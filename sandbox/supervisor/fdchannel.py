@@ -46,6 +46,10 @@ class Receiver:
             return
         except ConnectionResetError:
             data, fds = b"", []
+        # Close-on-exec (recv_fds drops its flags argument): a reaper's commands
+        # must get only the fds it hands them as stdio (launch.py), never these.
+        for fd in fds:
+            os.set_inheritable(fd, False)
         self.fds.extend(fds)
         if not data:
             self.eof = True

@@ -6,8 +6,9 @@ so every orphan of its call (setsid, nohup, double forks) is re-parented to
 it rather than to init: the call's processes are exactly the reaper's
 descendants. It starts the command (launch.py), reports its pid and exit
 status, ends the tree when told to or when the command exits (unless the call
-is a background one), says "done" once nothing is left, forks the stub of
-its next command, and waits for the next call.
+is a background one), says "done" once nothing is left, and waits for the
+next call. It carries the commands' extra syscall filter (syscall_filter.py)
+itself, so that each command inherits it instead of installing it.
 
 A reaper stays root (real and saved uid 0) with CAP_KILL; the commands
 (another uid, no capabilities) can neither signal nor ptrace it, at any
@@ -32,6 +33,7 @@ import signal
 import fdchannel
 import launch
 import proctree
+import syscall_filter
 
 PR_SET_CHILD_SUBREAPER = 36
 DEFAULT_GRACE_MS = 200
@@ -73,72 +75,31 @@ class Reaper:
         except OSError:
             pass  # the supervisor is gone; EOF on the socket ends us next
 
-    def prepare_stub(self):
-        """Forks the next command's process ahead of time (see launch.py)."""
-        stub_sock, mine = fdchannel.pair()
-        error_r, error_w = os.pipe()  # close-on-exec: EOF at a successful exec
-        pid = os.fork()
-        if pid == 0:
-            try:
-                mine.close()
-                os.close(error_r)
-                launch.prepare_stub()
-                received = fdchannel.Receiver(stub_sock).receive()
-                if received is None:
-                    os._exit(0)  # the reaper retired
-                message, fds = received
-                stub_sock.close()
-                launch.exec_command(message["spec"], self.identity, tuple(fds) if fds else None, error_w)
-            finally:
-                os._exit(127)
-        stub_sock.close()
-        os.close(error_w)
-        return pid, mine, error_r
-
     def serve(self):
         """Runs calls until the supervisor closes the socket."""
         while True:
-            stub = self.prepare_stub()
             received = self.receiver.receive()
             if received is None:
-                self.retire(stub)
                 return
             message, fds = received
             if message.get("t") != "spawn":
                 for fd in fds:
                     os.close(fd)
-                self.retire(stub)
                 continue
-            self.run_call(stub, message["spec"], fds)
+            self.run_call(message["spec"], fds)
             if self.receiver.eof:
                 return
 
-    def retire(self, stub):
-        pid, sock, error_r = stub
-        sock.close()  # the stub sees EOF and exits
-        os.close(error_r)
-        os.waitpid(pid, 0)
-
-    def run_call(self, stub, spec, fds):
-        pid, sock, error_r = stub
+    def run_call(self, spec, fds):
         try:
-            fdchannel.send(sock, {"spec": spec}, fds)
+            pid = launch.spawn_command(spec, self.identity, tuple(fds) if fds else None)
+        except launch.SpawnError as error:
+            # Nothing started, so nothing to wait for: the reaper is idle again.
+            self.report({"t": "failed", "message": str(error)})
+            return
         finally:
-            sock.close()
             for fd in fds:  # the command has its own copies
                 os.close(fd)
-        message = b""
-        while True:
-            chunk = os.read(error_r, 4096)
-            if not chunk:
-                break
-            message += chunk
-        os.close(error_r)
-        if message:
-            os.waitpid(pid, 0)
-            # Nothing started, so nothing to wait for: the reaper is idle again.
-            self.report({"t": "failed", "message": message.decode("utf-8", "replace")})
-            return
         self.report({"t": "started", "pid": pid})
         _CallTree(self, pid, bool(spec.get("background"))).run()
         self.report({"t": "done"})
@@ -153,14 +114,24 @@ class _CallTree:
         self.background = background
         self.main_exited = False
         self.kill_grace = None
+        self.childless = False
 
     def reap(self):
+        """Collects exited children; `childless` tells whether none is left.
+
+        A reaper is a child subreaper, so a living descendant of the call
+        always has a living ancestor among the reaper's children (an orphan
+        is re-parented to the reaper before its parent can be reaped): no
+        child left means nothing of the call is left, without a /proc walk.
+        """
         while True:
             try:
                 pid, code = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
+                self.childless = True
                 return
             if pid == 0:
+                self.childless = False
                 return
             if pid == self.main_pid and not self.main_exited:
                 self.main_exited = True
@@ -187,6 +158,8 @@ class _CallTree:
                 proctree.end_tree(me, self.kill_grace / 1000.0, self.reap)
                 break
             if self.main_exited:
+                if self.childless:
+                    break
                 if not self.background:
                     # A finished call leaves nothing behind (`cmd &` included).
                     proctree.end_tree(me, DEFAULT_GRACE_MS / 1000.0, self.reap)
@@ -220,8 +193,15 @@ def run_reaper(sock, identity):
         wake_r, wake_w = os.pipe()
         os.set_blocking(wake_w, False)
         signal.signal(signal.SIGCHLD, lambda *_: None)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        # Commands inherit ignored dispositions and the mask through exec
+        # (Popen restores only what Python itself ignores): start them clean.
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT):
+            signal.signal(sig, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_SETMASK, [])
         signal.set_wakeup_fd(wake_w)
+        # Once per reaper rather than once per command: every command is
+        # its child and inherits the filter (filters only ever stack).
+        syscall_filter.install()
         Reaper(sock, identity, wake_r).serve()
     except BaseException as error:  # noqa: BLE001
         try:

@@ -1,7 +1,8 @@
 """An extra seccomp filter for commands, stacked on the engine's profile.
 
-Each command's process installs it right before exec; it is inherited by
-everything the command starts, and filters only ever stack. It refuses:
+Each reaper installs it on itself when it starts (reaper.py), before any
+command exists; every command is the reaper's child and inherits it, as does
+everything a command starts, and filters only ever stack. It refuses:
 
 - io_uring (425-427 on every architecture): Docker 20.10's default profile
   predates the io_uring lockdown, and the host kernel's io_uring code has

@@ -11,7 +11,6 @@ import { toolErrorResult } from '../tools/results.js';
 import type { Tool, ToolConfirmationDetails, ToolResult, ToolResultError, UpdateOutput } from '../tools/tool.js';
 import { builtinToolModuleUrl } from './builtin-module.js';
 import { CancelBoard } from './cancel-board.js';
-import { TerminationHandle } from './termination-handle.js';
 import { loadToolModule } from './tool-module.js';
 import type { PortMessage, ToolTask, ToolTaskResult, ToolWorkerData } from './worker-protocol.js';
 
@@ -44,11 +43,23 @@ const workerPoolOptionsSchema = z.object({
 export type WorkerPoolOptions = z.input<typeof workerPoolOptionsSchema>;
 
 /**
+ * Tasks posted to a worker at once. The worker runs them one at a time
+ * (workers/tools.ts); the second waits there, so the worker starts it as soon
+ * as the first ends instead of waiting for the main thread to post it: that
+ * round trip halved throughput (bench/dispatch).
+ */
+const TASKS_PER_WORKER = 2;
+/** Times a call that never started is posted again after its worker was ended for another call. */
+const REPOSTS = 3;
+
+/**
  * Runs trusted tool definitions in Piscina worker threads. Abort is
  * cooperative first (a cancel on the shared cancel board aborts the tool's
  * signal in the worker); a call that does not stop within `cancelGraceMs`, loops forever or
  * blocks its thread is ended by terminating its worker, which Piscina
- * replaces, so the next call works.
+ * replaces, so the next call works. A worker runs one call at a time, so
+ * that ends no other running call; a call posted to it that had not started
+ * yet is posted again.
  */
 export class WorkerPool implements ToolRunner {
   readonly #piscina: Piscina<ToolTask, ToolTaskResult>;
@@ -74,6 +85,7 @@ export class WorkerPool implements ToolRunner {
       minThreads: threads,
       maxThreads: threads,
       idleTimeout: Number.POSITIVE_INFINITY,
+      concurrentTasksPerWorker: TASKS_PER_WORKER,
       resourceLimits: { maxOldGenerationSizeMb: maxHeapMb },
       workerData: { toolModules: this.#toolModules, board: this.#board.memory } satisfies ToolWorkerData,
     });
@@ -149,13 +161,22 @@ export class WorkerPool implements ToolRunner {
         channel.port1.on('close', resolve);
       });
     }
-    const terminate = new TerminationHandle();
+    let terminated = false;
     let timedOut = false;
     let graceTimer: NodeJS.Timeout | undefined;
+    // Settles when a call that no worker has started yet is given up (its worker is busy with another).
+    let giveUp: () => void = () => undefined;
+    const givenUp = new Promise<undefined>((resolve) => (giveUp = () => resolve(undefined)));
+    const terminate = () => {
+      terminated = true;
+      const threadId = this.#board.runningOn(slot);
+      if (threadId === 0) giveUp();
+      else for (const worker of this.#piscina.threads) if (worker.threadId === threadId) void worker.terminate();
+    };
     const requestCancel = () => {
       if (graceTimer) return;
       this.#board.cancel(slot);
-      graceTimer = setTimeout(() => terminate.abort(), this.#cancelGraceMs);
+      graceTimer = setTimeout(terminate, this.#cancelGraceMs);
     };
     const timeLimit = {
       slot,
@@ -168,10 +189,24 @@ export class WorkerPool implements ToolRunner {
     if (input.signal.aborted) requestCancel();
     else input.signal.addEventListener('abort', requestCancel, { once: true });
 
+    const task: ToolTask = { op: input.op, toolName: name, params: input.params, workspace: input.workspace, slot };
+    if (channel) task.port = channel.port2;
+    let settled: Promise<unknown> = Promise.resolve();
     try {
-      const task: ToolTask = { op: input.op, toolName: name, params: input.params, workspace: input.workspace, slot };
-      if (channel) task.port = channel.port2;
-      const reply = await this.#piscina.run(task, { ...(channel ? { transferList: [channel.port2] } : {}), signal: terminate as unknown as AbortSignal });
+      let reply: ToolTaskResult | undefined;
+      for (let posts = 0; ; posts++) {
+        const running = this.#piscina.run(task, channel ? { transferList: [channel.port2] } : {});
+        settled = running.catch(() => undefined);
+        try {
+          reply = await Promise.race([running, givenUp]);
+          break;
+        } catch (error) {
+          // Its worker was ended for another call (or died) before this one started: post it again.
+          if (!terminated && !this.#closed && posts < REPOSTS && !channel && this.#board.neverStarted(slot)) continue;
+          throw error;
+        }
+      }
+      if (reply === undefined) return fail(ToolErrorType.CANCELLED, `Tool "${name}" was cancelled before it started.`);
       // Deliver every live update before the result (bounded: a worker that died sends no `end`).
       if (channel) await Promise.race([outputEnded, new Promise((resolve) => setTimeout(resolve, 1_000).unref())]);
       if (timedOut) return fail(ToolErrorType.EXECUTION_TIMEOUT, `Tool "${name}" exceeded its time limit of ${this.#callTimeoutMs} ms and was stopped.`);
@@ -180,7 +215,7 @@ export class WorkerPool implements ToolRunner {
     } catch (error) {
       if (timedOut)
         return fail(ToolErrorType.EXECUTION_TIMEOUT, `Tool "${name}" exceeded its time limit of ${this.#callTimeoutMs} ms; its worker was terminated.`);
-      if (terminate.aborted)
+      if (terminated)
         return fail(ToolErrorType.CANCELLED, `Tool "${name}" did not stop within ${this.#cancelGraceMs} ms of being cancelled; its worker was terminated.`);
       const code = (error as { code?: unknown }).code;
       if (code === 'ERR_WORKER_OUT_OF_MEMORY')
@@ -191,7 +226,8 @@ export class WorkerPool implements ToolRunner {
       clearTimeout(graceTimer);
       input.signal.removeEventListener('abort', requestCancel);
       channel?.port1.close();
-      this.#board.release(slot);
+      // The slot is free only once no worker holds the task any more (a call given up may still be queued in one).
+      void settled.then(() => this.#board.release(slot));
     }
   }
 

@@ -77,6 +77,35 @@ test('cancelling a tool that blocks its thread terminates the worker after the g
   t.is((await byName(tools, 'noop').execute({}, new AbortController().signal)).llmContent, 'ok');
 });
 
+test('a call queued behind one whose worker is terminated runs on the replacement worker, once', async (t) => {
+  const pool = createTestPool(t, { threads: 1, cancelGraceMs: 100 });
+  const tools = await pool.createTools({ workspace });
+  const controller = new AbortController();
+  const spinning = byName(tools, 'spin').execute({}, controller.signal);
+  // Posted to the same (only) worker while `spin` holds it: it waits there, unstarted.
+  const echo = byName(tools, 'echo');
+  const queued = echo.execute(params(echo, { text: 'after' }), new AbortController().signal);
+  setTimeout(() => controller.abort(), 100);
+  t.is((await spinning).error?.type, 'cancelled');
+  const result = await queued;
+  t.is(result.error, undefined);
+  t.regex(String(result.llmContent), /after/);
+});
+
+test('a call cancelled while it waits behind a blocked one ends as cancelled and never runs', async (t) => {
+  const pool = createTestPool(t, { threads: 1, cancelGraceMs: 100 });
+  const tools = await pool.createTools({ workspace });
+  const spinController = new AbortController();
+  const spinning = byName(tools, 'spin').execute({}, spinController.signal);
+  const waitingController = new AbortController();
+  const waiting = byName(tools, 'noop').execute({}, waitingController.signal);
+  setTimeout(() => waitingController.abort(), 50);
+  t.is((await waiting).error?.type, 'cancelled');
+  spinController.abort();
+  t.is((await spinning).error?.type, 'cancelled');
+  t.is((await byName(tools, 'noop').execute({}, new AbortController().signal)).llmContent, 'ok');
+});
+
 test('a tool that exhausts its heap gives worker_out_of_memory and the pool recovers', async (t) => {
   const pool = createTestPool(t, { threads: 1, maxHeapMb: 64 });
   const tools = await pool.createTools({ workspace });

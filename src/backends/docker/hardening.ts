@@ -54,9 +54,12 @@
  *   (signals need a matching real/saved uid), cannot gain privileges and
  *   cannot change identity, at any moment: a reaper takes the command uid
  *   only as its effective uid (to enter the working directory and create a
- *   background log as the user) and forks the command as root, the child
- *   dropping groups, gid and uid before exec, so its real and saved uid stay
- *   0 and signals from commands are refused even while it spawns. A reaper
+ *   background log as the user) and starts the command as root with
+ *   posix_spawn of setpriv, which drops groups, gid and uid (real, effective
+ *   and saved) before it execs bash, so the reaper's real and saved uid stay
+ *   0 and signals from commands are refused even while it spawns (setpriv,
+ *   between its uid change and that exec, still holds the reaper's
+ *   capabilities and is not dumpable, so commands cannot trace it). A reaper
  *   that stops answering a kill is still SIGKILLed by the supervisor after the
  *   grace period + 2 s, and its orphans are killed as strays.
  *   Commands of one session run as the same uid: they can signal, ptrace and
