@@ -14,6 +14,7 @@ import { WorkerPool } from '../src/exec/worker-pool.js';
 import { ToolRegistry } from '../src/registry/tool-registry.js';
 import { Scheduler } from '../src/scheduler/scheduler.js';
 import { fmt, percentile, sortNumbers } from './stats.js';
+import { timeEach } from './timing.js';
 
 const { values } = parseArgs({
   options: { calls: { type: 'string', default: '20000' }, threads: { type: 'string', default: '2' }, batch: { type: 'string', default: '256' } },
@@ -23,15 +24,9 @@ const threads = Number(values.threads);
 const batch = Number(values.batch);
 const never = new AbortController().signal;
 
-async function measureLatency(run: () => Promise<unknown>, n: number): Promise<number[]> {
-  for (let i = 0; i < Math.min(2000, n / 5); i++) await run(); // warm-up: JIT, worker start, caches
-  const samples: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const start = performance.now();
-    await run();
-    samples.push(performance.now() - start);
-  }
-  return sortNumbers(samples);
+/** Latency samples (sorted, ms) after a long warm-up: JIT, worker start, caches. */
+function measureLatency(run: () => Promise<unknown>, n: number): Promise<number[]> {
+  return timeEach(n, run, Math.min(2000, n / 5));
 }
 
 async function measureThroughput(runBatch: (size: number) => Promise<unknown>, n: number): Promise<number> {
