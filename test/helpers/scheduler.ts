@@ -128,3 +128,31 @@ let counter = 0;
 export function call(name: string, args: Record<string, unknown> = {}): ToolCallRequest {
   return { callId: `${name}-${++counter}`, name, args };
 }
+
+/**
+ * Registers a stand-in `run_shell_command` that asks like the real one (an
+ * exec confirmation naming the command) and records what it would run,
+ * for tests of the scheduler's policy gate rather than of the shell.
+ */
+export function registerRecordingShell(registry: ToolRegistry, workspace: WorkspaceInfo): string[] {
+  const ran: string[] = [];
+  registry.register(
+    createLocalTool(
+      defineTool({
+        name: 'run_shell_command',
+        description: 'Records the command.',
+        kind: 'execute',
+        parameters: z.object({ command: z.string() }),
+        async confirm({ command }) {
+          return { type: 'exec', title: 'Run', command, rootCommand: command.split(' ')[0]!, directory: '.', sandbox: 'none' };
+        },
+        async execute({ command }) {
+          ran.push(command);
+          return { llmContent: `ran ${command}`, returnDisplay: command };
+        },
+      }),
+      { workspace },
+    ),
+  );
+  return ran;
+}

@@ -2,15 +2,12 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
-import { z } from 'zod';
 import { allowedInChatFile, alwaysAllowPrefixes, saveAllowedPrefixes } from '../../src/policy/allowed-in-chat.js';
 import { loadBashParser } from '../../src/policy/bash-parser.js';
 import { loadPolicySources } from '../../src/policy/policy-sources.js';
 import { PolicyEngine } from '../../src/policy/policy-engine.js';
 import type { ConfirmationRequest } from '../../src/scheduler/confirmation-flow.js';
-import { defineTool } from '../../src/tools/define-tool.js';
-import { createLocalTool } from '../../src/tools/defined-tool.js';
-import { call, testScheduler } from '../helpers/scheduler.js';
+import { call, registerRecordingShell, testScheduler } from '../helpers/scheduler.js';
 
 function tempHome(t: ExecutionContext): string {
   const dir = mkdtempSync(join(tmpdir(), 'toolcell-home-'));
@@ -52,23 +49,7 @@ test('the scheduler shows the prefixes and saves them when the person answers "a
     policy,
     alwaysAllow: { file: '/home/u/.toolcell/policies/allowed-in-chat.toml', save: async (prefixes) => void saved.push(prefixes) },
   });
-  registry.register(
-    createLocalTool(
-      defineTool({
-        name: 'run_shell_command',
-        description: 'Records the command.',
-        kind: 'execute',
-        parameters: z.object({ command: z.string() }),
-        async confirm({ command }) {
-          return { type: 'exec', title: 'Run', command, rootCommand: 'git', directory: '.', sandbox: 'none' };
-        },
-        async execute({ command }) {
-          return { llmContent: command, returnDisplay: command };
-        },
-      }),
-      { workspace },
-    ),
-  );
+  registerRecordingShell(registry, workspace);
   await scheduler.schedule([call('run_shell_command', { command: 'git status | wc -l' })], new AbortController().signal);
   const details = asked[0]!.details;
   t.is(details.type, 'exec');

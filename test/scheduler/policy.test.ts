@@ -1,38 +1,11 @@
 import test from 'ava';
-import { z } from 'zod';
 import { checkRules } from '../../src/policy/load-policy-file.js';
 import { PolicyEngine } from '../../src/policy/policy-engine.js';
 import type { PolicyRuleInput } from '../../src/policy/policy-rule.js';
 import type { ConfirmationRequest } from '../../src/scheduler/confirmation-flow.js';
-import { defineTool } from '../../src/tools/define-tool.js';
-import { createLocalTool } from '../../src/tools/defined-tool.js';
-import { call, testScheduler } from '../helpers/scheduler.js';
+import { call, registerRecordingShell, testScheduler } from '../helpers/scheduler.js';
 
 const never = new AbortController().signal;
-
-/** A stand-in run_shell_command that records what it would run: the scheduler's gate is under test, not the shell. */
-function withShell(registry: ReturnType<typeof testScheduler>['registry'], workspace: ReturnType<typeof testScheduler>['workspace']) {
-  const ran: string[] = [];
-  registry.register(
-    createLocalTool(
-      defineTool({
-        name: 'run_shell_command',
-        description: 'Records the command.',
-        kind: 'execute',
-        parameters: z.object({ command: z.string() }),
-        async confirm({ command }) {
-          return { type: 'exec', title: 'Run', command, rootCommand: command.split(' ')[0]!, directory: '.', sandbox: 'none' };
-        },
-        async execute({ command }) {
-          ran.push(command);
-          return { llmContent: `ran ${command}`, returnDisplay: command };
-        },
-      }),
-      { workspace },
-    ),
-  );
-  return ran;
-}
 
 async function policyOf(...rules: PolicyRuleInput[]): Promise<PolicyEngine> {
   return PolicyEngine.create(checkRules(rules, 'test.toml'));
@@ -40,7 +13,7 @@ async function policyOf(...rules: PolicyRuleInput[]): Promise<PolicyEngine> {
 
 function setUp(t: Parameters<typeof testScheduler>[0], options: Parameters<typeof testScheduler>[1]) {
   const setup = testScheduler(t, options);
-  const ran = withShell(setup.registry, setup.workspace);
+  const ran = registerRecordingShell(setup.registry, setup.workspace);
   return { ...setup, ran };
 }
 
