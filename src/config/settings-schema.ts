@@ -140,6 +140,11 @@ export type McpServerSettings = z.infer<typeof mcpServerSettingsSchema>;
 export type ToolsSettings = z.infer<typeof toolsSettingsSchema>;
 export type SandboxSettings = z.infer<typeof sandboxSettingsSchema>;
 export type SandboxNetworkSettings = NonNullable<SandboxSettings['network']>;
+
+/** The egress allowlist the sandbox settings name, or undefined when the sandbox has no network (`"none"` or unset). */
+export function sandboxAllowList(sandbox: SandboxSettings): readonly string[] | undefined {
+  return sandbox.network === undefined || sandbox.network === 'none' ? undefined : sandbox.network.allow;
+}
 export type ShellSettings = z.infer<typeof shellSettingsSchema>;
 /** One settings file, validated. */
 export type SettingsFile = z.infer<typeof settingsSchema>;

@@ -12,8 +12,3 @@ import ipaddr from 'ipaddr.js';
 export function addressIsPublic(address: ipaddr.IPv4 | ipaddr.IPv6): boolean {
   return address.range() === 'unicast';
 }
-
-/** The range's name, for messages: `loopback`, `private`, `linkLocal` ... */
-export function addressRangeName(address: ipaddr.IPv4 | ipaddr.IPv6): string {
-  return address.range();
-}

@@ -13,7 +13,7 @@ import ipaddr from 'ipaddr.js';
  * loopback or metadata address (see `addressIsPublic`).
  */
 
-export const DEFAULT_PORTS: readonly number[] = [80, 443];
+const DEFAULT_PORTS: readonly number[] = [80, 443];
 
 type Matcher = { kind: 'name'; name: string } | { kind: 'subdomains'; domain: string } | { kind: 'range'; range: [ipaddr.IPv4 | ipaddr.IPv6, number] };
 
@@ -89,16 +89,16 @@ function inRange(address: ipaddr.IPv4 | ipaddr.IPv6, range: [ipaddr.IPv4 | ipadd
 }
 
 export class AllowList {
-  readonly entries: readonly AllowEntry[];
+  readonly #entries: readonly AllowEntry[];
 
   /** Throws a TypeError naming the first entry that is not valid. */
   constructor(entries: readonly string[]) {
-    this.entries = entries.map(parseEntry);
+    this.#entries = entries.map(parseEntry);
   }
 
   /** The entry that lets a connection to host name `name` (normalized) on `port` through, if any. */
   entryForName(name: string, port: number): string | undefined {
-    return this.entries.find(
+    return this.#entries.find(
       (entry) =>
         entry.ports.includes(port) &&
         ((entry.matcher.kind === 'name' && entry.matcher.name === name) || (entry.matcher.kind === 'subdomains' && name.endsWith(`.${entry.matcher.domain}`))),
@@ -107,7 +107,7 @@ export class AllowList {
 
   /** The IP or CIDR entry listing this address on this port (any port when `port` is undefined), if any. */
   entryForAddress(address: ipaddr.IPv4 | ipaddr.IPv6, port?: number): string | undefined {
-    return this.entries.find(
+    return this.#entries.find(
       (entry) => entry.matcher.kind === 'range' && (port === undefined || entry.ports.includes(port)) && inRange(address, entry.matcher.range),
     )?.text;
   }

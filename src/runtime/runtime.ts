@@ -2,7 +2,7 @@ import { realpath, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ToolcellError, ToolErrorType, errorMessage } from '../errors.js';
 import { loadSettings } from '../config/load-settings.js';
-import type { Settings } from '../config/settings-schema.js';
+import { sandboxAllowList, type Settings } from '../config/settings-schema.js';
 import { pruneOldFiles } from '../fs/prune-old-files.js';
 import { shellCommandRunner } from '../discovery/shell-command-runner.js';
 import { registerExtensionTools } from './extensions.js';
@@ -172,10 +172,9 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   try {
     for (const tool of await pool.createTools({ workspace })) registry.register(tool);
     // The host-side fetch is held to the sandbox's egress allowlist.
-    const network = settings.sandbox.network;
     registry.register(
       new WebFetchTool({
-        allow: network !== undefined && network !== 'none' ? network.allow : [],
+        allow: sandboxAllowList(settings.sandbox) ?? [],
         ...(options.webFetchSummarizer ? { summarize: options.webFetchSummarizer } : {}),
       }),
     );

@@ -1,6 +1,6 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import type { Settings } from '../config/settings-schema.js';
+import { sandboxAllowList, type Settings } from '../config/settings-schema.js';
 import type { SandboxMode } from '../contracts/sandbox-mode.js';
 import type { ShellServiceOptions } from '../shell/shell-service.js';
 
@@ -29,13 +29,13 @@ export function resolveSandboxMode(fromFlag: SandboxMode | undefined, settings: 
  * on first use; a named image is the user's and must exist.
  */
 export function shellServiceOptions(settings: Settings): ShellServiceOptions {
-  const network = settings.sandbox.network;
+  const allow = sandboxAllowList(settings.sandbox);
   return {
     ...(settings.shell.liveUpdateIntervalMs !== undefined ? { liveUpdateIntervalMs: settings.shell.liveUpdateIntervalMs } : {}),
     ...(settings.shell.savedOutputMaxBytes !== undefined ? { savedOutputMaxBytes: settings.shell.savedOutputMaxBytes } : {}),
     docker: {
       ...(settings.sandbox.image !== undefined ? { image: settings.sandbox.image } : { buildIfMissing: true }),
-      ...(network !== undefined && network !== 'none' ? { egress: { allow: network.allow, logFile: join(homedir(), '.toolcell', 'egress.log') } } : {}),
+      ...(allow !== undefined ? { egress: { allow: [...allow], logFile: join(homedir(), '.toolcell', 'egress.log') } } : {}),
     },
   };
 }

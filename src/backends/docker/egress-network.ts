@@ -1,8 +1,7 @@
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { dirname } from 'node:path';
 import type Docker from 'dockerode';
-import { describeRefusal } from '../../egress/egress-event.js';
-import type { EgressEvent } from '../../egress/egress-event.js';
+import { describeRefusal, type EgressEvent } from '../../egress/egress-event.js';
 import { EgressProxy } from '../../egress/egress-proxy.js';
 import { mapResolver } from '../../egress/resolver.js';
 import { ToolcellError, ToolErrorType } from '../../errors.js';

@@ -62,7 +62,7 @@ async function readBody(response: IncomingMessage, maxBytes: number): Promise<{ 
 }
 
 /** Page text for the model: HTML through html-to-text (links kept, images dropped), text types as they are. */
-export function pageText(contentType: string, body: Buffer): string | undefined {
+function pageText(contentType: string, body: Buffer): string | undefined {
   const type = contentType.split(';')[0]!.trim().toLowerCase();
   const text = body.toString('utf8');
   if (type === 'text/html' || type === 'application/xhtml+xml' || (type === '' && /^\s*<(!doctype html|html)/i.test(text))) {
