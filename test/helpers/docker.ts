@@ -203,7 +203,7 @@ export async function containersWithLabel(label: string, value: string): Promise
 }
 
 /** Polls `check` until it returns true or `timeoutMs` passes; returns the last answer. */
-export async function eventually(check: () => Promise<boolean>, timeoutMs = 5000, intervalMs = 50): Promise<boolean> {
+export async function eventually(check: () => Promise<boolean>, timeoutMs = 30_000, intervalMs = 50): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (await check()) return true;

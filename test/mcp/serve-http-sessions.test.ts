@@ -92,7 +92,7 @@ test('each MCP session gets its own sandbox session, closed when the client ends
 
   await a.transport.terminateSession();
   await a.client.close();
-  for (let i = 0; i < 50 && closed.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+  for (let i = 0; i < 1500 && closed.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
   t.deepEqual(closed, [opened[0]]);
   t.is(server.sessionCount, 1);
   await b.client.close();

@@ -105,7 +105,7 @@ test('closing stdin ends serve and the MCP servers it started', async (t) => {
   const servePid = transport.pid!;
   t.true(isAlive(fixturePid));
   await client.close();
-  for (let i = 0; i < 100 && (isAlive(servePid) || isAlive(fixturePid)); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+  for (let i = 0; i < 600 && (isAlive(servePid) || isAlive(fixturePid)); i++) await new Promise((resolve) => setTimeout(resolve, 50));
   t.false(isAlive(servePid));
   t.false(isAlive(fixturePid));
 });

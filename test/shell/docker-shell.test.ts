@@ -134,7 +134,8 @@ for (const [name, command] of escapes) {
 
 test('inactivity and wall-clock limits end commands in the container', async (t) => {
   const { session } = await dockerSession(t);
-  const idle = await session.run({ command: 'echo before; sleep 60', timeouts: { inactivityMs: 700 } });
+  // The silence is counted from the start: a loaded machine must not keep bash from printing within the limit.
+  const idle = await session.run({ command: 'echo before; sleep 60', timeouts: { inactivityMs: 3000 } });
   t.is(idle.timedOut, 'inactivity');
   t.is(idle.output, 'before');
   const busy = await session.run({ command: 'while true; do echo tick; sleep 0.05; done', timeouts: { wallMs: 900, inactivityMs: 60_000 } });

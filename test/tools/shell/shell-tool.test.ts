@@ -137,7 +137,7 @@ test('is_background returns the PID and a log file at once; the process keeps ru
   t.true(pid > 0);
   t.truthy(log);
   t.notThrows(() => process.kill(pid, 0), 'still running');
-  for (let i = 0; i < 100 && !readFileSync(log!, 'utf8').includes('from-background'); i++) await new Promise((r) => setTimeout(r, 20));
+  for (let i = 0; i < 1500 && !readFileSync(log!, 'utf8').includes('from-background'); i++) await new Promise((r) => setTimeout(r, 20));
   t.regex(readFileSync(log!, 'utf8'), /from-background/);
 });
 
