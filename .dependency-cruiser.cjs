@@ -15,6 +15,7 @@ const LAYERS = [
   { name: 'agent-and-mcp', paths: ['src/agent/', 'src/mcp/'] },
   { name: 'runtime', paths: ['src/runtime/'] },
   { name: 'ui', paths: ['src/ui/'] },
+  { name: 'hosting', paths: ['src/hosting/'] },
   { name: 'cli', paths: ['src/cli/', 'src/index\\.ts$'] },
 ];
 

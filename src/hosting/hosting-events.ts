@@ -1,0 +1,43 @@
+/**
+ * What happens on a hosting server, as events. The audit log writes each as
+ * one JSON line; the metrics count them. Both observe the same stream, so an
+ * audited refusal is always a counted one. Fields never hold a presented
+ * secret; tool arguments are redacted by the audit log before they are written.
+ */
+export type SessionCloseReason = 'client' | 'idle' | 'max_lifetime' | 'tenant_removed' | 'admin' | 'shutdown' | 'error';
+
+export type CallOutcome = 'success' | 'error' | 'cancelled' | 'denied';
+
+export type HostingEvent =
+  | { event: 'auth_failure'; remoteAddress: string; reason: string; tenant?: string }
+  | { event: 'session_open'; tenant: string; subject: string; session: string }
+  | { event: 'session_close'; tenant: string; session: string; reason: SessionCloseReason }
+  | {
+      event: 'tool_call';
+      tenant: string;
+      session: string;
+      callId: string;
+      tool: string;
+      args: Record<string, unknown>;
+      /** The policy or confirmation decision (`allow`, `deny`, …). */
+      decision: string;
+      outcome: CallOutcome;
+      errorType?: string;
+      exitCode?: number | null;
+      durationMs: number;
+      outputBytes: number;
+    }
+  | { event: 'quota_refusal'; tenant: string; limit: string; session?: string }
+  | { event: 'admin'; action: string; target?: string; tenant?: string };
+
+/** The `event` names, for exhaustive handling. */
+export type HostingEventName = HostingEvent['event'];
+
+/**
+ * Receives every hosting event. `record` resolves once the event is durable
+ * where that matters (the audit log's line is written): the server awaits it
+ * before answering a tool call.
+ */
+export interface HostingObserver {
+  record(event: HostingEvent): void | Promise<void>;
+}
