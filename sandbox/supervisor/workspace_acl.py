@@ -77,11 +77,17 @@ def _read(target, name):
 
 
 def _has_user_entry(target, name, uid):
+    """True when the named entry grants rwx in effect: a mask narrower than the
+    entry (a folder made 0700 under a parent whose default ACL names the uid
+    inherits the entry but a --- mask) does not count as granted."""
     try:
         entries = _read(target, name)
     except OSError:
         return False
-    return entries is not None and entries.get((USER, uid), 0) & 0o7 == 0o7
+    if entries is None:
+        return False
+    effective = entries.get((USER, uid), 0) & entries.get((MASK, _UNDEFINED_ID), 0o7)
+    return effective & 0o7 == 0o7
 
 
 def already_granted(workspace, uid):
