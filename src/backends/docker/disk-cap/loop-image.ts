@@ -143,7 +143,12 @@ class LoopImageCap implements DiskCap {
    * mount is put back and 'in_use' returned, nothing changed.
    */
   async #resizeOffline(limitBytes: number): Promise<'done' | 'in_use'> {
-    await unmount(this.root, { lazy: false });
+    try {
+      await unmount(this.root, { lazy: false });
+    } catch (error) {
+      if (/busy/i.test(errorMessage(error))) return 'in_use';
+      throw error;
+    }
     if (!(await loopFreed(this.image, 2000))) {
       await mountImage(this.image, this.root);
       return 'in_use';
@@ -174,8 +179,10 @@ class LoopImageCap implements DiskCap {
     if (this.#released) return;
     this.#released = true;
     if ((await mountsAt(this.root)).length > 0) await unmount(this.root, { lazy: true });
-    // `mount -o loop` set the device to detach at the last unmount; a device
-    // still held (a container not yet removed) is only marked to, by -d.
+    // `mount -o loop` set the device to detach at the last unmount, which the
+    // kernel finishes a moment later; a device still held after that (a
+    // container not yet removed) is only marked to, by -d.
+    if (await loopFreed(this.image, 1000)) return;
     for (const device of await loopDevicesOf(this.image)) await run('losetup', ['-d', device]).catch(() => undefined);
   }
 }
