@@ -111,7 +111,7 @@ export class TenantDisks {
    * cap stays (`limitBytes` says which) and the next `prepare` after they
    * are gone applies it. Other failures throw `disk_cap_failed`.
    */
-  prepare(tenant: string, limits: TenantDiskLimits = {}): Promise<TenantWorkspace> {
+  async prepare(tenant: string, limits: TenantDiskLimits = {}): Promise<TenantWorkspace> {
     const { diskBytes } = parseOptions(TenantDiskLimitsSchema, limits, 'TenantDisks.prepare');
     const slug = safeSlug(tenant);
     return this.#serially(slug, async () => {
