@@ -26,6 +26,8 @@ command -v git >/dev/null 2>&1 || missing+=(git)
 /usr/bin/python3 -c 'import pytest' >/dev/null 2>&1 || missing+=(python3-pytest)
 # Tenants' capped workspaces (ext4 images on loop devices, test/hosting/tenant-disk*):
 # both are Priority: required on Debian, so only a trimmed image lacks them.
+# They live in /sbin, which a non-root PATH leaves out.
+export PATH="$PATH:/usr/sbin:/sbin"
 for tool in mkfs.ext4 resize2fs e2fsck; do command -v "$tool" >/dev/null 2>&1 || { missing+=(e2fsprogs); break; }; done
 command -v losetup >/dev/null 2>&1 || missing+=(mount)
 if [ "${#missing[@]}" -gt 0 ]; then
