@@ -179,3 +179,14 @@ test.serial('a workspace folder that already holds another filesystem or files i
   await t.throwsAsync(disks.prepare('other', { diskBytes: 32 * MiB }), { code: 'disk_cap_failed', message: /another filesystem mounted/ });
   t.is(await mountCount(other), 1, 'the tmpfs alone');
 });
+
+test.serial('a cap too small to hold a filesystem is refused, naming the option', async (t) => {
+  if (!canMount(t)) return;
+  const disks = await useTenantDisks(t);
+  await t.throwsAsync(disks.prepare('acme', { diskBytes: 1024 }), {
+    instanceOf: RangeError,
+    message: /TenantDisks\.prepare: options\.diskBytes must be at least 16777216/,
+  });
+  await t.throwsAsync(disks.prepare('acme', { diskBytes: 32 * MiB + 0.5 }), { instanceOf: TypeError, message: /options\.diskBytes must be an integer/ });
+  t.is(await mountCount(disks.workspacePath('acme')), 0);
+});

@@ -18,7 +18,11 @@ export type TenantDisksOptions = z.input<typeof TenantDisksOptionsSchema>;
 
 const TenantDiskLimitsSchema = z
   .object({
-    /** The hard cap on the tenant's workspace, all its sessions together. Absent: an existing image keeps its size; no image, no cap. */
+    /**
+     * The hard cap on the tenant's workspace, all its sessions together.
+     * Absent: an existing image keeps its size; no image, a plain folder and
+     * no cap (a cap given later is refused while that folder holds files).
+     */
     diskBytes: z
       .number()
       .int()

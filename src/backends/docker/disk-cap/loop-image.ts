@@ -223,10 +223,12 @@ async function createImage(image: string, limitBytes: number, files: number | un
  * Mounts (creating first, when missing) an ext4 image of `limitBytes` at
  * `mountPoint`, nosuid and nodev. Adopts the mount when this image is already
  * mounted there (a restarted host), and refuses a mount point that holds any
- * other filesystem. Needs root. Costs measured on this machine (2 vCPU, ext4
- * host disk): creating, formatting and mounting 24 ms, mounting an existing
- * image 10 ms, once per workspace (not per session); `npm run
- * bench:tenant-disk` measures them beside a baseline.
+ * other filesystem, and a mount point that holds files (they would be
+ * hidden). Needs root. Costs, once per workspace (not per session), as
+ * `npm run bench:tenant-disk` measured them beside a host `bash -c true` on
+ * a loaded 2-vCPU machine: creating, formatting and mounting about 6 times
+ * that process, mounting an existing image about 3 times, adopting a mount
+ * less than once; synced writes at about half the host filesystem's speed.
  */
 export async function createLoopImageCap(options: LoopImageCapOptions): Promise<DiskCap> {
   const { image, mountPoint, limitBytes } = options;
