@@ -58,9 +58,11 @@ async function mountImage(image: string, mountPoint: string): Promise<void> {
     throw failed(`mounting ${image} at ${mountPoint}`, error);
   });
   // Direct I/O from the loop device to the image: the data is cached once (in
-  // the tenant's filesystem), not twice, and synced writes ran at 1.2-3 times
-  // the buffered device's speed here. The kernel keeps buffered I/O where the
-  // host filesystem cannot do it, so a refusal is no error.
+  // the tenant's filesystem), not twice in the host's memory. Synced writes
+  // with dd ran at 1.2-2.2 times the buffered device's speed in 8 of 8
+  // alternating rounds here (the bench's figures on this loaded machine vary
+  // more). The kernel keeps buffered I/O where the host filesystem cannot do
+  // direct I/O, so a refusal is no error.
   const device = (await mountsAt(mountPoint)).at(-1)?.source;
   if (device?.startsWith('/dev/loop')) await run('losetup', ['--direct-io=on', device]).catch(() => undefined);
 }
