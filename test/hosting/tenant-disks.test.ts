@@ -104,9 +104,20 @@ test.serial('release unmounts when the last holder lets go, and frees the loop d
   await one.release();
   await one.release(); // idempotent: does not take the other holder's count
   t.is(await mountCount(one.path), 1, 'the other holder keeps it mounted');
+  const device = (await stat(one.path)).dev;
   await two.release();
   t.is(await mountCount(one.path), 0, 'unmounted');
   t.deepEqual(await loopDevicesOf(image), [], 'loop device freed');
+
+  // Mounted again, on the same loop device when it is still free: the backend that pinned the folder opens a session in it.
+  const three = await disks.prepare('acme');
+  t.teardown(() => three.release());
+  if ((await stat(three.path)).dev !== device) t.log('the loop device was taken meanwhile; the folder got another device number');
+  else {
+    const next = await docker.openSession({ sessionId: sessionId('remount'), workspaceRoot: three.path });
+    t.is((await runCommand(next, 'cat f', { mode: 'pipes' })).stdout, 'hi\n');
+    await next.close();
+  }
 });
 
 test.serial('raising diskBytes grows the filesystem, keeping the data; sessions then write past the old cap', async (t) => {
@@ -114,6 +125,7 @@ test.serial('raising diskBytes grows the filesystem, keeping the data; sessions 
   const disks = await useTenantDisks(t);
   const workspace = await disks.prepare('acme', { diskBytes: 32 * MiB });
   const small = workspace.limitBytes ?? 0;
+  const device = (await stat(workspace.path)).dev;
   await using docker = await backend();
   const filling = await docker.openSession({ sessionId: sessionId('grow'), workspaceRoot: workspace.path });
   const full = await runCommand(filling, 'dd if=/dev/zero of=fill bs=1M count=64 2>&1; echo kept > note', { mode: 'pipes' });
@@ -126,6 +138,8 @@ test.serial('raising diskBytes grows the filesystem, keeping the data; sessions 
   const after = await disks.prepare('acme', { diskBytes: 96 * MiB });
   t.true((after.limitBytes ?? 0) > 64 * MiB, `grown to ${after.limitBytes}`);
   t.is((await stat(join(after.path, 'fill'))).size > 16 * MiB, true, 'the data is still there');
+  // The same device number: a running sandbox backend checks the workspace by it, and opens the next session.
+  t.is((await stat(after.path)).dev, device, 'the same loop device');
 
   const writing = await docker.openSession({ sessionId: sessionId('grown'), workspaceRoot: after.path });
   const more = await runCommand(writing, 'rm -f note && dd if=/dev/zero of=more bs=1M count=40 2>&1 && echo wrote', { mode: 'pipes' });

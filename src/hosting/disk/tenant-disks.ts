@@ -33,7 +33,15 @@ const TenantDiskLimitsSchema = z
 
 export type TenantDiskLimits = z.input<typeof TenantDiskLimitsSchema>;
 
-/** One holder's use of a tenant's workspace. */
+/**
+ * One holder's use of a tenant's workspace. A Docker backend checks a
+ * workspace by device and inode for as long as it lives, so the folder must
+ * keep both: the inode of an ext4 root is always 2, and TenantDisks mounts a
+ * tenant's image on the loop device it had before whenever that one is free
+ * (a resize keeps it attached throughout). Another process can take a freed
+ * loop device meanwhile; a server that keeps one handle per tenant while
+ * the tenant has sessions never lets it go.
+ */
 export interface TenantWorkspace {
   /** The workspace folder (a real path): bind-mount it into the tenant's containers, confine file tools to it. */
   readonly path: string;
@@ -76,6 +84,8 @@ export class TenantDisks {
   readonly workspacesDir: string;
   readonly #live = new Map<string, LiveDisk>();
   readonly #queues = new Map<string, Promise<void>>();
+  /** The loop device each tenant had last: asked for again, so its workspace keeps its device number (see TenantWorkspace). */
+  readonly #devices = new Map<string, string>();
 
   private constructor(imagesDir: string, workspacesDir: string) {
     this.imagesDir = imagesDir;
@@ -155,7 +165,13 @@ export class TenantDisks {
       return { path, cap: undefined, holders: 0 };
     }
     try {
-      const cap = await createLoopImageCap({ image, mountPoint: path, limitBytes: diskBytes ?? MIN_LOOP_IMAGE_BYTES });
+      const device = this.#devices.get(tenantSlug(tenant));
+      const cap = await createLoopImageCap({
+        image,
+        mountPoint: path,
+        limitBytes: diskBytes ?? MIN_LOOP_IMAGE_BYTES,
+        ...(device !== undefined ? { device } : {}),
+      });
       if (diskBytes !== undefined)
         await cap.resize(diskBytes).catch(async (error: unknown) => {
           await cap.release();
@@ -190,6 +206,7 @@ export class TenantDisks {
     const live = this.#live.get(slug);
     if (live === undefined) return;
     this.#live.delete(slug);
+    if (live.cap?.device !== undefined) this.#devices.set(slug, live.cap.device);
     await live.cap?.release();
   }
 

@@ -28,6 +28,8 @@ export interface DiskUsage {
 export interface DiskCap {
   /** The bounded folder (a mount point): use it as the workspace root. */
   readonly root: string;
+  /** The block device mounted at `root` (`/dev/loop3`): its number is the folder's `st_dev`. */
+  readonly device: string | undefined;
   /** The bound in bytes (the filesystem's size, less its own metadata), as of the last mount or resize. */
   readonly limitBytes: number;
   /** What is used and left, from statfs. */

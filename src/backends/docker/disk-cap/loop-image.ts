@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { constants, existsSync } from 'node:fs';
 import { mkdir, open, readFile, readdir, rmdir, stat, statfs, truncate } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
@@ -18,6 +19,12 @@ export interface LoopImageCapOptions {
   limitBytes: number;
   /** Inodes of a new image (bounds the file count too). Default: one per 16 KiB. */
   files?: number;
+  /**
+   * A loop device to attach the image to when it is free: the one it had
+   * before (`DiskCap.device`), so the folder keeps its device number across
+   * a release and the next mount. Any free device otherwise.
+   */
+  device?: string;
 }
 
 const MiB = 1024 * 1024;
@@ -47,9 +54,20 @@ async function loopFreed(image: string, waitMs: number): Promise<boolean> {
   }
 }
 
-/** Mounts `image` at `mountPoint`, reusing a loop device already attached to it (never a second one). */
-async function mountImage(image: string, mountPoint: string): Promise<void> {
-  const [attached] = await loopDevicesOf(image);
+/**
+ * Mounts `image` at `mountPoint`, reusing a loop device already attached to
+ * it (never a second one), else attaching it to `preferred` when that device
+ * is free, else to any free one.
+ */
+async function mountImage(image: string, mountPoint: string, preferred?: string): Promise<void> {
+  let [attached] = await loopDevicesOf(image);
+  if (attached === undefined && preferred !== undefined && (await loopIsFree(preferred))) {
+    // Attached by hand, it detaches only by `losetup -d` (release does that), not at its last close.
+    attached = await run('losetup', [preferred, image]).then(
+      () => preferred,
+      () => undefined, // taken meanwhile: any free device will do
+    );
+  }
   // A crashed host may have left the device attached (held by a container it
   // left running): mounting that device again shares its superblock, where a
   // second device on the same file would be a second writer on one filesystem.
@@ -65,6 +83,33 @@ async function mountImage(image: string, mountPoint: string): Promise<void> {
   // direct I/O, so a refusal is no error.
   const device = (await mountsAt(mountPoint)).at(-1)?.source;
   if (device?.startsWith('/dev/loop')) await run('losetup', ['--direct-io=on', device]).catch(() => undefined);
+}
+
+/** True when `device` is a loop device with no file attached. */
+async function loopIsFree(device: string): Promise<boolean> {
+  const name = /^\/dev\/(loop\d+)$/.exec(device)?.[1];
+  if (name === undefined) return false;
+  return readFile(`/sys/block/${name}/loop/backing_file`, 'utf8').then(
+    () => false,
+    (error: NodeJS.ErrnoException) => error.code === 'ENOENT' && existsSync(`/sys/block/${name}`),
+  );
+}
+
+async function mountDevice(device: string, mountPoint: string): Promise<void> {
+  await run('mount', ['-o', MOUNT_OPTIONS, device, mountPoint]).catch((error: unknown) => {
+    throw failed(`mounting ${device} at ${mountPoint}`, error);
+  });
+}
+
+/** True when no filesystem has the block device mounted anywhere (a mounted one is claimed exclusively: EBUSY). */
+async function unclaimed(device: string): Promise<boolean> {
+  try {
+    await (await open(device, constants.O_RDONLY | constants.O_EXCL)).close();
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EBUSY') return false;
+    throw error;
+  }
 }
 
 async function unmount(mountPoint: string, { lazy }: { lazy: boolean }): Promise<void> {
@@ -83,10 +128,13 @@ class LoopImageCap implements DiskCap {
   #limitBytes: number;
   #released = false;
 
-  constructor(image: string, root: string, limitBytes: number) {
+  readonly device: string | undefined;
+
+  constructor(image: string, root: string, limitBytes: number, device: string | undefined) {
     this.image = image;
     this.root = root;
     this.#limitBytes = limitBytes;
+    this.device = device;
   }
 
   get limitBytes(): number {
@@ -148,50 +196,65 @@ class LoopImageCap implements DiskCap {
    * Unmounted: how ext4 shrinks, and how it grows without CAP_SYS_RESOURCE.
    * When anything besides this mount still holds the filesystem (a
    * container's own view of it), resizing under it would corrupt it: the
-   * mount is put back and 'in_use' returned, nothing changed.
+   * mount is put back and 'in_use' returned, nothing changed. The loop
+   * device stays attached throughout, so the remounted folder keeps its
+   * device number, which a running sandbox backend checks the workspace by.
    */
   async #resizeOffline(limitBytes: number): Promise<'done' | 'in_use'> {
+    const device = (await mountsAt(this.root)).at(-1)?.source;
+    if (device === undefined || !device.startsWith('/dev/loop'))
+      throw failed(`resizing ${this.image}`, new Error(`${this.root} is not mounted from a loop device`));
+    // An open descriptor keeps the device attached: `mount -o loop` set it to detach at its last close.
+    const hold = await open(device, constants.O_RDONLY);
     try {
-      await unmount(this.root, { lazy: false });
-    } catch (error) {
-      if (/busy/i.test(errorMessage(error))) return 'in_use';
-      throw error;
-    }
-    if (!(await loopFreed(this.image, 2000))) {
-      await mountImage(this.image, this.root);
-      return 'in_use';
-    }
-    try {
-      await run('e2fsck', ['-f', '-p', this.image]).catch((error: unknown) => {
-        // 1: errors corrected; anything above is a real failure.
-        if ((error as { code?: unknown }).code !== 1) throw error;
-      });
-      if (limitBytes > (await this.imageBytes())) {
-        await truncate(this.image, limitBytes);
-        await run('resize2fs', [this.image]);
-      } else {
-        await run('resize2fs', [this.image, `${Math.floor(limitBytes / 1024)}K`]);
-        await truncate(this.image, limitBytes);
+      try {
+        await unmount(this.root, { lazy: false });
+      } catch (error) {
+        if (/busy/i.test(errorMessage(error))) return 'in_use';
+        throw error;
       }
-    } catch (error) {
-      await mountImage(this.image, this.root);
-      throw failed(`resizing ${this.image} to ${limitBytes} bytes`, error);
+      if (!(await unclaimed(device))) {
+        await mountDevice(device, this.root);
+        return 'in_use';
+      }
+      try {
+        await run('e2fsck', ['-f', '-p', device]).catch((error: unknown) => {
+          // 1: errors corrected; anything above is a real failure.
+          if ((error as { code?: unknown }).code !== 1) throw error;
+        });
+        if (limitBytes > (await this.imageBytes())) {
+          await truncate(this.image, limitBytes);
+          await run('losetup', ['--set-capacity', device]);
+          await run('resize2fs', [device]);
+        } else {
+          await run('resize2fs', [device, `${Math.floor(limitBytes / 1024)}K`]);
+          await truncate(this.image, limitBytes);
+          await run('losetup', ['--set-capacity', device]);
+        }
+      } catch (error) {
+        await mountDevice(device, this.root);
+        throw failed(`resizing ${this.image} to ${limitBytes} bytes`, error);
+      }
+      await mountDevice(device, this.root);
+      // e2fsck made lost+found again; the workspace does not show it (it is remade when needed).
+      await rmdir(`${this.root}/lost+found`).catch(() => undefined);
+      return 'done';
+    } finally {
+      await hold.close();
     }
-    await mountImage(this.image, this.root);
-    // e2fsck made lost+found again; the workspace does not show it (it is remade when needed).
-    await rmdir(`${this.root}/lost+found`).catch(() => undefined);
-    return 'done';
   }
 
   async release(): Promise<void> {
     if (this.#released) return;
     this.#released = true;
     if ((await mountsAt(this.root)).length > 0) await unmount(this.root, { lazy: true });
-    // `mount -o loop` set the device to detach at the last unmount, which the
-    // kernel finishes a moment later; a device still held after that (a
-    // container not yet removed) is only marked to, by -d.
-    if (await loopFreed(this.image, 1000)) return;
+    // -d detaches a device nothing holds any more (one `mount -o loop` set to
+    // detach by itself may be gone already), and marks one still held (a
+    // container not yet removed) to detach when it lets go. The kernel
+    // finishes a moment later: wait for it, so the next mount finds the
+    // image unattached.
     for (const device of await loopDevicesOf(this.image)) await run('losetup', ['-d', device]).catch(() => undefined);
+    await loopFreed(this.image, 1000);
   }
 }
 
@@ -255,9 +318,10 @@ export async function createLoopImageCap(options: LoopImageCapOptions): Promise<
       throw failed(`mounting ${image}`, new Error(`${mountPoint} is not empty; refusing to hide its files under the image`));
     const fresh = !(await exists(image));
     if (fresh) await createImage(image, limitBytes, options.files);
-    await mountImage(image, mountPoint);
+    await mountImage(image, mountPoint, options.device);
     // The workspace starts empty; e2fsck makes lost+found again if it ever needs one.
     if (fresh) await rmdir(`${mountPoint}/lost+found`).catch(() => undefined);
   }
-  return new LoopImageCap(image, mountPoint, await measuredLimit(mountPoint));
+  const device = (await mountsAt(mountPoint)).at(-1)?.source;
+  return new LoopImageCap(image, mountPoint, await measuredLimit(mountPoint), device);
 }
