@@ -2,7 +2,8 @@
 # Makes the Docker sandbox usable on a fresh CI machine, idempotently:
 #  1. installs what is missing, judged by the programs themselves:
 #     debootstrap and git (their tests must
-#     run in CI), python3-pytest for the supervisor's own tests;
+#     run in CI), python3-pytest for the supervisor's own tests, e2fsprogs
+#     and mount (losetup) for tenants' disk images, and loads the loop driver;
 #  2. makes the engine answer with sandbox/setup-engine.sh: installs docker.io
 #     when there is no `dockerd` (a new machine ships the Docker *client*
 #     28.x first on PATH but no engine, so `docker` proves nothing), starts
@@ -23,10 +24,21 @@ command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
 command -v git >/dev/null 2>&1 || missing+=(git)
 # Debian's python3 (the supervisor's, as in the image), not a pyenv shim.
 /usr/bin/python3 -c 'import pytest' >/dev/null 2>&1 || missing+=(python3-pytest)
+# Tenants' capped workspaces (ext4 images on loop devices, test/hosting/tenant-disk*):
+# both are Priority: required on Debian, so only a trimmed image lacks them.
+# They live in /sbin, which a non-root PATH leaves out.
+export PATH="$PATH:/usr/sbin:/sbin"
+for tool in mkfs.ext4 resize2fs e2fsck; do command -v "$tool" >/dev/null 2>&1 || { missing+=(e2fsprogs); break; }; done
+command -v losetup >/dev/null 2>&1 || missing+=(mount)
 if [ "${#missing[@]}" -gt 0 ]; then
   log "installing ${missing[*]}"
   as_root apt-get update
   DEBIAN_FRONTEND=noninteractive as_root apt-get install -y "${missing[@]}"
+fi
+
+# Loop devices for the same tests: the driver may be a module not loaded yet.
+if [ ! -e /dev/loop-control ]; then
+  as_root modprobe loop || log "WARNING: no /dev/loop-control and \`modprobe loop\` failed: tenants' disk caps cannot be mounted"
 fi
 
 # The engine: the same script the README's `toolcell sandbox setup` runs. It

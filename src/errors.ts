@@ -83,6 +83,11 @@ export const ToolErrorType = {
   TOKEN_REQUIRED: 'token_required',
   /** A tool name Gemini would reject (defineTool, discovered and MCP tools). */
   INVALID_TOOL_NAME: 'invalid_tool_name',
+  // Hosting
+  /** A tenant's disk cap was lowered below what its workspace already holds; nothing changed. */
+  DISK_LIMIT_BELOW_USAGE: 'disk_limit_below_usage',
+  /** A capped workspace could not be created, mounted, resized or released; the message says which step and why. */
+  DISK_CAP_FAILED: 'disk_cap_failed',
 } as const;
 
 export type ToolErrorType = (typeof ToolErrorType)[keyof typeof ToolErrorType];

@@ -28,10 +28,20 @@ export interface DiskUsage {
 export interface DiskCap {
   /** The bounded folder (a mount point): use it as the workspace root. */
   readonly root: string;
-  /** The bound in bytes (the filesystem's size, less its own metadata). */
+  /** The block device mounted at `root` (`/dev/loop3`): its number is the folder's `st_dev`. */
+  readonly device: string | undefined;
+  /** The bound in bytes (the filesystem's size, less its own metadata), as of the last mount or resize. */
   readonly limitBytes: number;
   /** What is used and left, from statfs. */
   usage(): Promise<DiskUsage>;
-  /** Unmounts the folder; its data stays in the backing store for the next time. Idempotent. */
+  /**
+   * Changes the bound to `limitBytes` (the backing store's size). Lowering it
+   * below what is used is refused with `disk_limit_below_usage` and changes
+   * nothing. Resolves 'in_use' (nothing changed) when the change needs the
+   * folder unmounted and something else still holds it: a container's own
+   * view of it, or, for growth, a host without the right to grow it mounted.
+   */
+  resize(limitBytes: number): Promise<'done' | 'in_use'>;
+  /** Unmounts the folder and frees what held it mounted (the loop device); its data stays in the backing store for the next time. Idempotent. */
   release(): Promise<void>;
 }
