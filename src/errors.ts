@@ -83,6 +83,15 @@ export const ToolErrorType = {
   TOKEN_REQUIRED: 'token_required',
   /** A tool name Gemini would reject (defineTool, discovered and MCP tools). */
   INVALID_TOOL_NAME: 'invalid_tool_name',
+  // Hosting operations (audit log, OIDC, admin, HTTP front)
+  /** The audit log file could not be opened or written; the call it was to record is not answered. */
+  AUDIT_LOG_FAILED: 'audit_log_failed',
+  /** A request body over the server's limit (HTTP 413). */
+  REQUEST_TOO_LARGE: 'request_too_large',
+  /** The OIDC issuer's discovery document or JWKS could not be fetched or does not fit (wrong issuer, no jwks_uri). */
+  OIDC_DISCOVERY_FAILED: 'oidc_discovery_failed',
+  /** An admin request (`toolcell hosting …`) that the server refused or could not answer; the message says which. */
+  ADMIN_REQUEST_FAILED: 'admin_request_failed',
 } as const;
 
 export type ToolErrorType = (typeof ToolErrorType)[keyof typeof ToolErrorType];
