@@ -14,44 +14,48 @@ const SECRET_WORD = String.raw`(?:secret|token|passw(?:or)?d|passphrase|api[-_]?
 const SECRET_KEY = new RegExp(SECRET_WORD, 'i');
 
 /**
- * Patterns inside strings, applied in order. Each keeps the part before the
- * secret (group 1, when there is one) and replaces the rest.
+ * Patterns inside strings, applied in order. Each keeps its first group (the
+ * name, flag or scheme before the secret) and replaces the rest of the match;
+ * a rule with `name` applies only when that test passes on the group.
+ * Every pattern starts only where a name or token can start (a lookbehind)
+ * and bounds its repetitions, so a megabyte of argument is scanned in linear
+ * time; test/hosting/redact.test.ts holds that line.
  */
-const STRING_RULES: ReadonlyArray<{ pattern: RegExp }> = [
+const STRING_RULES: ReadonlyArray<{ pattern: RegExp; name?: RegExp }> = [
   // PEM private keys, also a block cut short (the rest of the text goes).
-  { pattern: /(-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----)[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)/g },
+  { pattern: /(-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY-----)[\s\S]*?(?:-----END [A-Z0-9 ]{0,40}PRIVATE KEY-----|$)/g },
   // JWTs (header.payload.signature; `alg: none` has an empty signature).
-  { pattern: /()\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*/g },
+  { pattern: /()(?<![\w-])eyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*/g },
   // toolcell API keys: the public key id stays, so the line says which key was used.
-  { pattern: /(\btc_[a-z0-9]{6,}_)[A-Za-z0-9_-]{8,}/g },
+  { pattern: /((?<!\w)tc_[a-z0-9]{6,40}_)[A-Za-z0-9_-]{8,}/g },
   // GitHub tokens (classic and fine-grained).
-  { pattern: /()\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})/g },
+  { pattern: /()(?<!\w)(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})/g },
   // AWS access key ids; the secret key goes by its name (aws_secret_access_key=…).
-  { pattern: /()\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b/g },
+  { pattern: /()(?<!\w)(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}(?!\w)/g },
   // Other vendors' well-known token shapes (Slack, OpenAI-style, Stripe, Google API keys).
-  { pattern: /()\b(?:xox[abprs]-[A-Za-z0-9-]{10,}|sk-[A-Za-z0-9_-]{20,}|[rs]k_live_[A-Za-z0-9]{16,}|AIza[A-Za-z0-9_-]{35})/g },
+  { pattern: /()(?<![\w-])(?:xox[abprs]-[A-Za-z0-9-]{10,}|sk-[A-Za-z0-9_-]{20,}|[rs]k_live_[A-Za-z0-9]{16,}|AIza[A-Za-z0-9_-]{35})/g },
   // `Authorization: <scheme> <value>` and a bare `Bearer <value>`.
-  { pattern: /(\bauthorization\s*[:=]\s*["']?(?:\w+\s+)?)[^\s"',;]+/gi },
-  { pattern: /(\bbearer\s+)[A-Za-z0-9._~+/=-]{8,}/gi },
+  { pattern: /((?<!\w)authorization\s{0,8}[:=]\s{0,8}["']?(?:\w{1,32}\s+)?)[^\s"',;]+/gi },
+  { pattern: /((?<!\w)bearer\s+)[A-Za-z0-9._~+/=-]{8,}/gi },
   // Credentials in a URL: scheme://user:PASSWORD@host.
-  { pattern: /(\b[a-z][a-z0-9+.-]*:\/\/[^\s:/@]+:)[^\s@/]+(?=@)/gi },
+  { pattern: /((?<![a-z0-9+.-])[a-z][a-z0-9+.-]{0,31}:\/\/[^\s:/@]{1,256}:)[^\s@/]{1,1024}(?=@)/gi },
   // `curl -u user:PASSWORD` and `--user user:PASSWORD`.
-  { pattern: /((?:^|\s)(?:-u|--user)[\s=]+["']?[^\s:"']+:)[^\s"']+/g },
+  { pattern: /((?<!\S)(?:-u|--user)[\s=]+["']?[^\s:"']{1,256}:)[^\s"']+/g },
   // Flags whose name looks secret: --password=X, --token X, --api-key "X y".
-  { pattern: new RegExp(String.raw`((?:^|\s)--?[\w-]{0,64}${SECRET_WORD}[\w-]{0,64}(?:=|\s+))(?:"[^"]*"|'[^']*'|[^\s"']+)`, 'gi') },
+  { pattern: /((?<!\S)--?[\w-]{1,64}(?:=|\s+))(?:"[^"]*"|'[^']*'|[^\s"']+)/g, name: /^--?[\w-]*SECRET(?:[\w-]*)(?:=|\s+)$/ },
   // The -pPASSWORD form of the programs that take it (mysql and friends, sshpass); `-p` elsewhere is a port or `mkdir -p`.
-  { pattern: /(\b(?:mysql\w*|mariadb[\w-]*|sshpass)\b[^|;&\n]{0,512}?\s-p)[^\s-][^\s]*/g },
+  { pattern: /((?<![\w-])(?:mysql\w{0,16}|mariadb[\w-]{0,16}|sshpass)(?![\w-])[^|;&\n]{0,512}?\s-p)[^\s-][^\s]*/g },
   // VAR=value and "key": "value" where the name looks secret (export GH_TOKEN=…, ?token=…, JSON in a -d body).
-  { pattern: new RegExp(String.raw`(\b[\w.-]{0,64}${SECRET_WORD}[\w.-]{0,64}=)(?:"[^"]*"|'[^']*'|[^\s&"';|]+)`, 'gi') },
-  { pattern: new RegExp(String.raw`("[\w.-]{0,64}${SECRET_WORD}[\w.-]{0,64}"\s*:\s*)"(?:[^"\\]|\\.)*"`, 'gi') },
-];
+  { pattern: /((?<![\w.-])[\w.-]{1,128}=)(?:"[^"]*"|'[^']*'|[^\s&"';|]+)/g, name: /SECRET[\w.-]*=$/ },
+  { pattern: /("[\w.-]{1,128}"\s{0,8}:\s{0,8})"(?:[^"\\]|\\.)*"/g, name: /SECRET[\w.-]*"/ },
+].map((rule) => (rule.name ? { ...rule, name: new RegExp(rule.name.source.replace('SECRET', SECRET_WORD), 'i') } : rule));
 
 /** A string with every secret-looking value replaced by `[REDACTED]`. */
 export function redactString(text: string): string {
   let result = text;
-  for (const { pattern } of STRING_RULES) {
-    result = result.replace(pattern, (_match: string, kept: string | undefined) => {
-      if (kept === undefined) return REDACTED;
+  for (const { pattern, name } of STRING_RULES) {
+    result = result.replace(pattern, (match: string, kept: string) => {
+      if (name && !name.test(kept)) return match;
       // A PEM block keeps its BEGIN line and says what kind of key it was.
       if (kept.startsWith('-----BEGIN')) return `${kept}${REDACTED}${kept.replace('BEGIN', 'END')}`;
       return `${kept}${REDACTED}`;
