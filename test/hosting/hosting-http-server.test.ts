@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
-import type { Server } from 'node:http';
+import { request as httpRequest, type Server } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { connect, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -177,4 +177,24 @@ tlsTest('TLS: a self-signed certificate made here serves HTTPS to a client that 
     });
   t.deepEqual(JSON.parse(await get(readFileSync(certFile))), { secure: true });
   await t.throwsAsync(get(), { message: /self[- ]signed/i });
+});
+
+test('a large chunked body over the limit still gets its 413 answer, not a reset', async (t) => {
+  const port = await listen(t, { handler: echoLength });
+  const status = await new Promise<number>((resolve, reject) => {
+    const req = httpRequest({ host: '127.0.0.1', port, method: 'POST', path: '/', headers: { 'Transfer-Encoding': 'chunked' } }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('error', reject);
+    const chunk = Buffer.alloc(64 * 1024, 'd');
+    let sent = 0;
+    const pump = (): void => {
+      while (sent < 80 && req.write(chunk)) sent++;
+      if (sent < 80) req.once('drain', pump);
+      else req.end();
+    };
+    pump();
+  });
+  t.is(status, 413);
 });

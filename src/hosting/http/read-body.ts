@@ -11,20 +11,34 @@ export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
  * not read. Either way it throws `request_too_large`: answer 413 and close
  * the connection (`Connection: close`), since the client may still be sending.
  */
-export async function readBody(req: IncomingMessage, maxBytes = DEFAULT_MAX_BODY_BYTES): Promise<Buffer> {
+export function readBody(req: IncomingMessage, maxBytes = DEFAULT_MAX_BODY_BYTES): Promise<Buffer> {
   const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge(maxBytes);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > maxBytes) {
-      req.pause();
-      throw tooLarge(maxBytes);
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
+  if (Number.isFinite(declared) && declared > maxBytes) return Promise.reject(tooLarge(maxBytes));
+  // Events rather than `for await`: leaving an async iterator early destroys
+  // the request and with it the socket, and the 413 would never be sent.
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size <= maxBytes) return void chunks.push(chunk);
+      cleanUp();
+      req.resume(); // the rest is read and dropped until the 413 (Connection: close) ends the connection
+      reject(tooLarge(maxBytes));
+    };
+    const onEnd = (): void => {
+      cleanUp();
+      resolve(Buffer.concat(chunks));
+    };
+    const onError = (error: Error): void => {
+      cleanUp();
+      reject(error);
+    };
+    const cleanUp = (): void => {
+      req.off('data', onData).off('end', onEnd).off('error', onError);
+    };
+    req.on('data', onData).on('end', onEnd).on('error', onError);
+  });
 }
 
 /** `readBody`, parsed as JSON; a body that is not JSON throws `invalid_input`. */
