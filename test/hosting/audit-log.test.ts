@@ -100,7 +100,10 @@ test('concurrent records, from two descriptors at once, each stay one whole line
   await Promise.all([a.close(), b.close()]);
   const lines = await readAuditLines(path);
   t.is(lines.length, 200);
-  t.deepEqual(lines.map((line) => (line['args'] as { seq: number }).seq).sort((x, y) => x - y), Array.from({ length: 200 }, (_, i) => i));
+  t.deepEqual(
+    lines.map((line) => (line['args'] as { seq: number }).seq).sort((x, y) => x - y),
+    Array.from({ length: 200 }, (_, i) => i),
+  );
   t.true((await readFile(path, 'utf8')).endsWith('\n'));
 });
 
@@ -109,7 +112,10 @@ test('records of one log keep the order they were made in', async (t) => {
   const log = await AuditLog.open({ path });
   await Promise.all(Array.from({ length: 50 }, (_, seq) => log.record(call(seq, seq % 3 ? '' : 'z'.repeat(100_000)))));
   await log.close();
-  t.deepEqual((await readAuditLines(path)).map((line) => line['callId']), Array.from({ length: 50 }, (_, i) => `c${i}`));
+  t.deepEqual(
+    (await readAuditLines(path)).map((line) => line['callId']),
+    Array.from({ length: 50 }, (_, i) => `c${i}`),
+  );
 });
 
 test('a record after close is refused with audit_log_failed', async (t) => {
@@ -133,17 +139,18 @@ test('rotation: the file renamed away, then SIGHUP, and the writer goes on in a 
   await waitFor(async () => (await readAuditLines(path)).length >= 20, '20 lines before rotation');
   await rename(path, `${path}.1`);
   child.kill('SIGHUP');
-  await waitFor(
-    async () => (await stat(path).catch(() => undefined)) !== undefined && (await readAuditLines(path)).length >= 20,
-    '20 lines after rotation',
-  );
+  await waitFor(async () => (await stat(path).catch(() => undefined)) !== undefined && (await readAuditLines(path)).length >= 20, '20 lines after rotation');
   const exited = once(child, 'exit');
   child.kill('SIGTERM');
   t.deepEqual(await exited, [0, null]);
   const rotated = await readAuditLines(`${path}.1`);
   const fresh = await readAuditLines(path);
   const seqs = [...rotated, ...fresh].map((line) => (line['args'] as { seq: number }).seq);
-  t.deepEqual(seqs, Array.from({ length: seqs.length }, (_, i) => i), 'every line in exactly one file, in order');
+  t.deepEqual(
+    seqs,
+    Array.from({ length: seqs.length }, (_, i) => i),
+    'every line in exactly one file, in order',
+  );
   t.true(rotated.length >= 20 && fresh.length >= 20);
 });
 

@@ -66,7 +66,7 @@ test('long strings other than the command keep their head and say how much was c
   t.is(out['command'], 'b'.repeat(10_000));
 });
 
-test('redaction never rewrites the caller\'s object', (t) => {
+test("redaction never rewrites the caller's object", (t) => {
   const args = { command: 'TOKEN=x run', env: { password: 'p' } };
   redactArgs(args);
   t.deepEqual(args, { command: 'TOKEN=x run', env: { password: 'p' } });
