@@ -88,6 +88,15 @@ export const ToolErrorType = {
   DISK_LIMIT_BELOW_USAGE: 'disk_limit_below_usage',
   /** A capped workspace could not be created, mounted, resized or released; the message says which step and why. */
   DISK_CAP_FAILED: 'disk_cap_failed',
+  // Hosting operations (audit log, OIDC, admin, HTTP front)
+  /** The audit log file could not be opened or written; the call it was to record is not answered. */
+  AUDIT_LOG_FAILED: 'audit_log_failed',
+  /** A request body over the server's limit (HTTP 413). */
+  REQUEST_TOO_LARGE: 'request_too_large',
+  /** The OIDC issuer's discovery document or JWKS could not be fetched or does not fit (wrong issuer, no jwks_uri). */
+  OIDC_DISCOVERY_FAILED: 'oidc_discovery_failed',
+  /** An admin request (`toolcell hosting …`) that the server refused or could not answer; the message says which. */
+  ADMIN_REQUEST_FAILED: 'admin_request_failed',
 } as const;
 
 export type ToolErrorType = (typeof ToolErrorType)[keyof typeof ToolErrorType];

@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { registerChatCommand } from './commands/chat.js';
 import { registerExecCommand } from './commands/exec.js';
+import { registerHostingCommand } from './commands/hosting.js';
 import { registerMcpCommand } from './commands/mcp.js';
 import { registerPolicyCommand } from './commands/policy.js';
 import { registerRunCommand } from './commands/run.js';
@@ -31,6 +32,7 @@ Environment:
   registerRunCommand(program);
   registerChatCommand(program);
   registerPolicyCommand(program);
+  registerHostingCommand(program);
   for (const command of program.commands) for (const each of [command, ...command.commands]) each.exitOverride();
   return program;
 }

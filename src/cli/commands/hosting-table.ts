@@ -1,0 +1,29 @@
+import type { AdminSessionInfo } from '../../hosting/admin/admin-handler.js';
+
+/** `3h02m`, `4m05s`, `12s`: a session's age at a glance. */
+export function formatAge(ms: number): string {
+  const seconds = Math.floor(ms / 1000);
+  if (seconds < 60) return `${seconds}s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return `${minutes}m${String(seconds % 60).padStart(2, '0')}s`;
+  return `${Math.floor(minutes / 60)}h${String(minutes % 60).padStart(2, '0')}m`;
+}
+
+/** `12.5 MiB`, or `-` when the engine did not report it. */
+export function formatMemory(bytes: number | undefined): string {
+  if (bytes === undefined) return '-';
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
+  if (bytes < 1024 ** 3) return `${(bytes / 1024 ** 2).toFixed(1)} MiB`;
+  return `${(bytes / 1024 ** 3).toFixed(2)} GiB`;
+}
+
+/** The sessions as an aligned text table, one line each under a header; a line saying so when there are none. */
+export function sessionsTable(sessions: AdminSessionInfo[]): string {
+  if (sessions.length === 0) return 'No live sessions.\n';
+  const rows = [
+    ['SESSION', 'TENANT', 'SUBJECT', 'AGE', 'CALLS', 'MEMORY'],
+    ...sessions.map((s) => [s.id, s.tenant, s.subject, formatAge(s.ageMs), String(s.calls), formatMemory(s.memoryBytes)]),
+  ];
+  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
+  return rows.map((row) => row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]!))).join('  ')).join('\n') + '\n';
+}

@@ -1,0 +1,109 @@
+import { readFileSync } from 'node:fs';
+import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
+import type { Duplex } from 'node:stream';
+import { z } from 'zod';
+import { integerOption, parseOptions } from '../../contracts/parse-options.js';
+import { ToolcellError, ToolErrorType, errorMessage, isToolcellError } from '../../errors.js';
+import { sendJson, type RequestHandler } from './request-handler.js';
+
+/**
+ * Limits for a server facing the internet, each against one way to hold a
+ * connection or memory without doing work (slowloris and its kin). Node's
+ * own defaults (60 s for headers, 300 s for a request, and a check every
+ * 30 s) let a few thousand trickling clients hold every socket for minutes.
+ */
+const LimitsSchema = z.strictObject({
+  /** All request headers must arrive within this; a client trickling them is cut off (408). */
+  headersTimeoutMs: integerOption(100, 10_000),
+  /** The whole request (headers and body) must arrive within this. Responses (a long call's stream) are not limited. */
+  requestTimeoutMs: integerOption(100, 30_000),
+  /** An idle keep-alive connection is closed after this. */
+  keepAliveTimeoutMs: integerOption(100, 5_000),
+  /** Total size of the request line and headers; over it the answer is 431. */
+  maxHeaderSize: integerOption(1024, 16 * 1024, 1024 * 1024),
+  /** How often Node checks the two timeouts above; the cut-off lands within this after them. */
+  checkIntervalMs: integerOption(50, 1_000),
+});
+
+const HostingHttpServerOptionsSchema = z.strictObject({
+  handler: z.custom<RequestHandler>((value) => typeof value === 'function', { error: 'must be a function' }),
+  /** Serve HTTPS with this PEM certificate (chain) and key; without it, plain HTTP (behind a TLS proxy, or on loopback). */
+  tls: z.strictObject({ certFile: z.string().min(1), keyFile: z.string().min(1) }).optional(),
+  limits: LimitsSchema.prefault({}).refine((limits) => limits.headersTimeoutMs <= limits.requestTimeoutMs, {
+    error: 'must have headersTimeoutMs at most requestTimeoutMs',
+  }),
+  /** A handler that threw (after a 500 was sent). */
+  onError: z.custom<(error: unknown) => void>((value) => typeof value === 'function', { error: 'must be a function' }).optional(),
+});
+
+export type HostingHttpServerOptions = z.input<typeof HostingHttpServerOptionsSchema>;
+export type HostingHttpLimits = z.input<typeof LimitsSchema>;
+
+/**
+ * An HTTP or HTTPS server (not yet listening) that runs `handler` with the
+ * hygiene an exposed server needs: header, request and keep-alive timeouts,
+ * a header size cap, and a handler failure answered with a 500 (or 413 for
+ * `request_too_large` from `readBody`) instead of a hung request. TLS files
+ * that cannot be read throw `invalid_input` naming the file.
+ */
+export function createHostingHttpServer(options: HostingHttpServerOptions): HttpServer | HttpsServer {
+  const parsed = parseOptions(HostingHttpServerOptionsSchema, options, 'createHostingHttpServer');
+  const { limits } = parsed;
+  const common = {
+    headersTimeout: limits.headersTimeoutMs,
+    requestTimeout: limits.requestTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    maxHeaderSize: limits.maxHeaderSize,
+    connectionsCheckingInterval: limits.checkIntervalMs,
+  };
+  const listener = wrap(parsed.handler, parsed.onError ?? (() => {}));
+  const server = parsed.tls
+    ? createHttpsServer(
+        { ...common, cert: readPem(parsed.tls.certFile, 'certificate'), key: readPem(parsed.tls.keyFile, 'key'), minVersion: 'TLSv1.2' },
+        listener,
+      )
+    : createHttpServer(common, listener);
+  // The keep-alive timeout is applied after construction too: older Node releases read it only from the property.
+  server.keepAliveTimeout = limits.keepAliveTimeoutMs;
+  server.on('clientError', answerClientError);
+  return server;
+}
+
+/**
+ * A request cut off before it reached the handler. Node 20's own answer is a
+ * bare 400 for all of these; a client (or its operator) is better served by
+ * the status that says which limit it hit.
+ */
+function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
+  if (!socket.writable || (socket as Duplex & { _httpMessage?: unknown })._httpMessage) return void socket.destroy();
+  const status = CLIENT_ERROR_STATUS[error.code ?? ''] ?? '400 Bad Request';
+  socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+}
+
+const CLIENT_ERROR_STATUS: Record<string, string> = {
+  ERR_HTTP_REQUEST_TIMEOUT: '408 Request Timeout',
+  HPE_HEADER_OVERFLOW: '431 Request Header Fields Too Large',
+};
+
+function wrap(handler: RequestHandler, onError: (error: unknown) => void): RequestHandler {
+  return (req, res) => {
+    Promise.resolve()
+      .then(() => handler(req, res))
+      .catch((error: unknown) => {
+        const tooLarge = isToolcellError(error) && error.code === ToolErrorType.REQUEST_TOO_LARGE;
+        if (!tooLarge) onError(error);
+        if (res.headersSent) return void res.end();
+        if (tooLarge) return sendJson(res, 413, { error: error.code, message: error.message }, { Connection: 'close' });
+        sendJson(res, 500, { error: 'internal_error' });
+      });
+  };
+}
+
+function readPem(path: string, what: string): Buffer {
+  try {
+    return readFileSync(path);
+  } catch (error) {
+    throw new ToolcellError(ToolErrorType.INVALID_INPUT, `Cannot read the TLS ${what} ${path}: ${errorMessage(error)}`, { cause: error });
+  }
+}

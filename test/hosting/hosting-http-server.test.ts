@@ -1,0 +1,200 @@
+import test from 'ava';
+import { execFileSync } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { request as httpRequest, type Server } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { connect, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createHostingHttpServer, type HostingHttpServerOptions } from '../../src/hosting/http/hosting-http-server.js';
+import { readBody } from '../../src/hosting/http/read-body.js';
+import { sendJson } from '../../src/hosting/http/request-handler.js';
+
+async function listen(t: { teardown(fn: () => void): void }, options: HostingHttpServerOptions): Promise<number> {
+  const server = createHostingHttpServer(options) as Server;
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  t.teardown(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+  return (server.address() as AddressInfo).port;
+}
+
+const echoLength = async (req: Parameters<HostingHttpServerOptions['handler']>[0], res: Parameters<HostingHttpServerOptions['handler']>[1]) =>
+  sendJson(res, 200, { bytes: (await readBody(req, 1000)).length });
+
+/**
+ * Opens a raw connection, sends `head`, then one byte of `trickle` every
+ * 200 ms until the server closes the connection; resolves to what the
+ * server sent. A slowloris client, by hand.
+ */
+function trickle(port: number, head: string, trickleText: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    let received = '';
+    let index = 0;
+    let timer: NodeJS.Timeout | undefined;
+    socket.setEncoding('utf8').on('data', (chunk: string) => (received += chunk));
+    socket.on('error', () => {}); // a reset is one way to be cut off
+    socket.on('close', () => {
+      clearInterval(timer);
+      resolve(received);
+    });
+    socket.on('connect', () => {
+      socket.write(head);
+      timer = setInterval(() => {
+        if (!socket.destroyed) socket.write(trickleText[index++ % trickleText.length]!);
+      }, 200);
+    });
+    // Backstop only: a server that never cuts the client off fails here, not by a duration.
+    setTimeout(() => {
+      clearInterval(timer);
+      socket.destroy();
+      reject(new Error('the server never closed the trickling connection'));
+    }, 60_000).unref();
+  });
+}
+
+test('a client trickling its headers is cut off with 408', async (t) => {
+  const port = await listen(t, { handler: echoLength, limits: { headersTimeoutMs: 1000, requestTimeoutMs: 2000, checkIntervalMs: 100 } });
+  const received = await trickle(port, 'GET / HTTP/1.1\r\nHost: x\r\n', 'X-Slow: aaaaaaaaaaaaaaaa\r\n');
+  t.regex(received, /^HTTP\/1\.1 408/);
+});
+
+test('a client trickling its body is cut off by the request timeout', async (t) => {
+  const port = await listen(t, { handler: echoLength, limits: { headersTimeoutMs: 1000, requestTimeoutMs: 2000, checkIntervalMs: 100 } });
+  const received = await trickle(port, 'POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 900\r\n\r\n', 'b');
+  // The handler already has the request, so there is no status to send: the connection is closed.
+  t.notRegex(received, /^HTTP\/1\.1 200/);
+});
+
+test('headers over maxHeaderSize get 431', async (t) => {
+  const port = await listen(t, { handler: echoLength, limits: { maxHeaderSize: 2048 } });
+  const response = await fetch(`http://127.0.0.1:${port}/`, { headers: { 'X-Big': 'a'.repeat(4000) } });
+  t.is(response.status, 431);
+});
+
+test('a body over the limit gets 413 by Content-Length and when sent chunked; one within it is read', async (t) => {
+  const port = await listen(t, { handler: echoLength });
+  const url = `http://127.0.0.1:${port}/`;
+  t.deepEqual(await (await fetch(url, { method: 'POST', body: 'a'.repeat(1000) })).json(), { bytes: 1000 });
+  const declared = await fetch(url, { method: 'POST', body: 'a'.repeat(1001) });
+  t.is(declared.status, 413);
+  t.is(((await declared.json()) as { error: string }).error, 'request_too_large');
+  const stream = new ReadableStream({
+    start(controller) {
+      for (let i = 0; i < 20; i++) controller.enqueue(new TextEncoder().encode('c'.repeat(100)));
+      controller.close();
+    },
+  });
+  const chunked = await fetch(url, { method: 'POST', body: stream, duplex: 'half' } as RequestInit);
+  t.is(chunked.status, 413);
+});
+
+test('a handler that throws gets a 500, and the server goes on serving', async (t) => {
+  const errors: unknown[] = [];
+  let calls = 0;
+  const port = await listen(t, {
+    handler: (_req, res) => {
+      if (calls++ === 0) throw new Error('boom');
+      sendJson(res, 200, { ok: true });
+    },
+    onError: (error) => errors.push(error),
+  });
+  t.is((await fetch(`http://127.0.0.1:${port}/`)).status, 500);
+  t.is((await fetch(`http://127.0.0.1:${port}/`)).status, 200);
+  t.is(errors.length, 1);
+});
+
+test('headersTimeoutMs over requestTimeoutMs is refused, naming the option', (t) => {
+  t.throws(() => createHostingHttpServer({ handler: () => {}, limits: { headersTimeoutMs: 5000, requestTimeoutMs: 1000 } }), {
+    message: /options\.limits/,
+  });
+});
+
+test('unreadable TLS files are refused with invalid_input naming the file', (t) => {
+  const error = t.throws(() => createHostingHttpServer({ handler: () => {}, tls: { certFile: '/nonexistent/cert.pem', keyFile: '/nonexistent/key.pem' } }));
+  t.is((error as { code?: string }).code, 'invalid_input');
+  t.regex(error!.message, /\/nonexistent\/cert\.pem/);
+});
+
+function hasOpenssl(): boolean {
+  try {
+    execFileSync('openssl', ['version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const tlsTest = hasOpenssl() || process.env['CI'] === 'true' ? test : test.skip;
+if (!hasOpenssl() && process.env['CI'] !== 'true') console.warn('hosting-http-server: TLS test skipped: openssl is not installed');
+
+tlsTest('TLS: a self-signed certificate made here serves HTTPS to a client that trusts it, and only to one', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'toolcell-tls-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const certFile = join(dir, 'cert.pem');
+  const keyFile = join(dir, 'key.pem');
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-days',
+      '1',
+      '-subj',
+      '/CN=localhost',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1,DNS:localhost',
+      '-keyout',
+      keyFile,
+      '-out',
+      certFile,
+    ],
+    { stdio: 'ignore' },
+  );
+  const port = await listen(t, {
+    handler: (req, res) => sendJson(res, 200, { secure: (req.socket as { encrypted?: boolean }).encrypted === true }),
+    tls: { certFile, keyFile },
+  });
+  const get = (ca?: Buffer) =>
+    new Promise<string>((resolve, reject) => {
+      const req = httpsRequest({ host: '127.0.0.1', port, path: '/', ...(ca ? { ca } : {}) }, (res) => {
+        let body = '';
+        res.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+        res.on('end', () => resolve(body));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+  t.deepEqual(JSON.parse(await get(readFileSync(certFile))), { secure: true });
+  await t.throwsAsync(get(), { message: /self[- ]signed/i });
+});
+
+test('a large chunked body over the limit still gets its 413 answer, not a reset', async (t) => {
+  const port = await listen(t, { handler: echoLength });
+  const status = await new Promise<number>((resolve, reject) => {
+    const req = httpRequest({ host: '127.0.0.1', port, method: 'POST', path: '/', headers: { 'Transfer-Encoding': 'chunked' } }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('error', reject);
+    const chunk = Buffer.alloc(64 * 1024, 'd');
+    let sent = 0;
+    const pump = (): void => {
+      while (sent < 80 && req.write(chunk)) sent++;
+      if (sent < 80) req.once('drain', pump);
+      else req.end();
+    };
+    pump();
+  });
+  t.is(status, 413);
+});

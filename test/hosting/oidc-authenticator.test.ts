@@ -1,0 +1,130 @@
+import test from 'ava';
+import { OidcAuthenticator, auditReason, type OidcAuthOutcome } from '../../src/hosting/oidc/oidc-authenticator.js';
+import { protectedResourceMetadata } from '../../src/hosting/oidc/protected-resource.js';
+import { wwwAuthenticate } from '../../src/hosting/oidc/www-authenticate.js';
+import { startTestIssuer } from '../helpers/oidc-issuer.js';
+import { createServer } from 'node:http';
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+
+const AUDIENCE = 'https://tools.example/mcp';
+const TENANTS = new Set(['alice', 'acme']);
+
+async function setUp(t: { teardown(fn: () => Promise<void>): void }, options: { tenantClaim?: string } = {}) {
+  const issuer = await startTestIssuer(AUDIENCE);
+  t.teardown(() => issuer.close());
+  const auth = new OidcAuthenticator({ issuer: issuer.issuer, audience: AUDIENCE, knownTenant: (name) => TENANTS.has(name), ...options });
+  return { issuer, auth };
+}
+
+function refusal(outcome: OidcAuthOutcome): string {
+  return outcome.ok ? 'accepted' : auditReason(outcome);
+}
+
+const now = () => Math.floor(Date.now() / 1000);
+
+test('a good token maps its sub to the tenant and the subject', async (t) => {
+  const { issuer, auth } = await setUp(t);
+  const outcome = await auth.authenticate(await issuer.sign());
+  t.deepEqual(outcome, { ok: true, principal: { tenant: 'alice', subject: 'alice', via: 'oidc' } });
+});
+
+test('tenantClaim maps another claim to the tenant; the subject stays sub', async (t) => {
+  const { issuer, auth } = await setUp(t, { tenantClaim: 'org' });
+  t.deepEqual(await auth.authenticate(await issuer.sign({ sub: 'user-42', org: 'acme' })), {
+    ok: true,
+    principal: { tenant: 'acme', subject: 'user-42', via: 'oidc' },
+  });
+  t.is(refusal(await auth.authenticate(await issuer.sign({ sub: 'user-42' }))), 'invalid_token:missing_claim');
+});
+
+test('each broken token is refused with its reason', async (t) => {
+  const { issuer, auth } = await setUp(t);
+  const cases: Array<[string, Promise<string>, string]> = [
+    ['wrong aud', issuer.sign({ aud: 'https://other.example/mcp' }), 'invalid_token:wrong_audience'],
+    ['wrong iss', issuer.sign({ iss: 'https://evil.example' }), 'invalid_token:wrong_issuer'],
+    ['expired', issuer.sign({ iat: now() - 3600, exp: now() - 600 }), 'invalid_token:expired'],
+    ['not yet valid', issuer.sign({ nbf: now() + 600 }), 'invalid_token:not_yet_valid'],
+    ['bad signature', issuer.sign({}, { key: issuer.otherKey }), 'invalid_token:bad_signature'],
+    ['unknown key id', issuer.sign({}, { key: issuer.otherKey, kid: 'key-2' }), 'invalid_token:unknown_signing_key'],
+    ['no exp', issuer.sign({ exp: undefined }), 'invalid_token:missing_claim'],
+    ['unknown tenant', issuer.sign({ sub: 'mallory' }), 'unknown_tenant'],
+  ];
+  for (const [name, token, expected] of cases) t.is(refusal(await auth.authenticate(await token)), expected, name);
+});
+
+test('alg none is refused', async (t) => {
+  const { issuer, auth } = await setUp(t);
+  const part = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  const token = `${part({ alg: 'none', typ: 'JWT' })}.${part({ iss: issuer.issuer, sub: 'alice', aud: AUDIENCE, exp: now() + 300 })}.`;
+  t.true(auth.recognises(token));
+  t.is(refusal(await auth.authenticate(token)), 'invalid_token:algorithm_not_allowed');
+});
+
+test('a clock a few seconds off is tolerated', async (t) => {
+  const { issuer, auth } = await setUp(t);
+  t.true((await auth.authenticate(await issuer.sign({ exp: now() - 5 }))).ok);
+  t.true((await auth.authenticate(await issuer.sign({ nbf: now() + 5 }))).ok);
+});
+
+test('a refreshed token of the same sub maps to the same Principal; discovery happens once', async (t) => {
+  const { issuer, auth } = await setUp(t);
+  const first = await auth.authenticate(await issuer.sign({ iat: now() - 10, jti: 'one' }));
+  const refreshed = await auth.authenticate(await issuer.sign({ iat: now(), exp: now() + 900, jti: 'two' }));
+  t.true(first.ok && refreshed.ok);
+  t.deepEqual(refreshed, first);
+  t.is(issuer.requests.filter((url) => url === '/.well-known/openid-configuration').length, 1);
+});
+
+test('what is not a JWT is not recognised, and refused as malformed when given anyway', async (t) => {
+  const { auth } = await setUp(t);
+  for (const bearer of ['tc_abcdefabcdef_secretsecret', 'abc.def.ghi', 'eyJhbGciOiJSUzI1NiJ9.only-two']) t.false(auth.recognises(bearer), bearer);
+  t.is(refusal(await auth.authenticate('not-a-jwt')), 'malformed_credentials:malformed');
+});
+
+test('an issuer that does not answer refuses tokens and is asked again on the next one', async (t) => {
+  const issuer = await startTestIssuer(AUDIENCE);
+  const token = await issuer.sign();
+  await issuer.close();
+  const auth = new OidcAuthenticator({ issuer: issuer.issuer, audience: AUDIENCE, knownTenant: () => true, timeoutMs: 1000 });
+  t.is(refusal(await auth.authenticate(token)), 'invalid_token:issuer_unreachable');
+  await t.throwsAsync(auth.discover(), { message: /openid-configuration/ });
+});
+
+test('a discovery document naming another issuer is refused with oidc_discovery_failed', async (t) => {
+  const server = createServer((_req, res) =>
+    res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ issuer: 'https://elsewhere', jwks_uri: 'https://elsewhere/jwks' })),
+  );
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  t.teardown(() => void server.close());
+  const auth = new OidcAuthenticator({ issuer: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, audience: AUDIENCE, knownTenant: () => true });
+  const error = await t.throwsAsync(auth.discover());
+  t.is((error as { code?: string }).code, 'oidc_discovery_failed');
+  t.regex(error!.message, /names the issuer https:\/\/elsewhere/);
+});
+
+test('protected-resource metadata is served at the path-aware and the root well-known paths', async (t) => {
+  const metadata = protectedResourceMetadata({ resource: AUDIENCE, authorizationServers: ['https://id.example'] });
+  t.deepEqual(metadata.paths, ['/.well-known/oauth-protected-resource/mcp', '/.well-known/oauth-protected-resource']);
+  t.is(metadata.url, 'https://tools.example/.well-known/oauth-protected-resource/mcp');
+  const server = createServer((req, res) => void (metadata.paths.includes(req.url ?? '') ? metadata.handler(req, res) : res.writeHead(404).end()));
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  t.teardown(() => void server.close());
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  for (const path of metadata.paths) {
+    const response = await fetch(`${base}${path}`);
+    t.is(response.status, 200);
+    t.deepEqual(await response.json(), { resource: AUDIENCE, authorization_servers: ['https://id.example'], bearer_methods_supported: ['header'] });
+  }
+});
+
+test('wwwAuthenticate points at the metadata, and names invalid_token only for a presented credential', (t) => {
+  const url = 'https://tools.example/.well-known/oauth-protected-resource/mcp';
+  t.is(wwwAuthenticate({ resourceMetadata: url, reason: 'missing_credentials' }), `Bearer resource_metadata="${url}"`);
+  t.is(wwwAuthenticate({ resourceMetadata: url, reason: 'invalid_token' }), `Bearer resource_metadata="${url}", error="invalid_token"`);
+  t.is(wwwAuthenticate({ reason: 'unknown_key' }), 'Bearer error="invalid_token"');
+  t.is(wwwAuthenticate(), 'Bearer');
+  t.is(wwwAuthenticate({ resourceMetadata: 'https://x/"a\\b' }), 'Bearer resource_metadata="https://x/\\"a\\\\b"');
+});
