@@ -83,6 +83,11 @@ export const ToolErrorType = {
   TOKEN_REQUIRED: 'token_required',
   /** A tool name Gemini would reject (defineTool, discovered and MCP tools). */
   INVALID_TOOL_NAME: 'invalid_tool_name',
+  // Hosting (`toolcell serve --tenants`)
+  /** A tenants file that cannot be read or does not match its schema; names the file and the field. */
+  INVALID_TENANTS_FILE: 'invalid_tenants_file',
+  /** A tenant's limit (sessions, concurrentCalls, …) refused a session or a call; the message names the limit. */
+  QUOTA_EXCEEDED: 'quota_exceeded',
 } as const;
 
 export type ToolErrorType = (typeof ToolErrorType)[keyof typeof ToolErrorType];
