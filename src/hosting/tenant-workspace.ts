@@ -1,0 +1,33 @@
+import { mkdir, realpath } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { TenantLimits } from './limits.js';
+
+/** A tenant's workspace, ready for its sessions; `release` when the tenant's last session is gone. */
+export interface PreparedWorkspace {
+  path: string;
+  release(): Promise<void>;
+}
+
+/**
+ * Makes a tenant's workspace ready: the default makes a folder, and a disk
+ * cap (a loop-mounted filesystem sized to `limits.diskBytes`) plugs in here.
+ */
+export type PrepareWorkspace = (tenant: string, limits: TenantLimits) => Promise<PreparedWorkspace>;
+
+/** Where a tenant's workspace is without a `workspace` of its own: `<data-dir>/tenants/<name>/workspace`. */
+export function defaultWorkspacePath(dataDir: string, tenant: string): string {
+  return join(dataDir, 'tenants', tenant, 'workspace');
+}
+
+/**
+ * The default preparer: creates the folder (0700 for the parts toolcell
+ * makes: tenants cannot list each other's names from inside, and nobody
+ * else on the host reads them) and keeps it across restarts. No disk cap.
+ */
+export function folderWorkspace(options: { dataDir: string; workspaceOf: (tenant: string) => string | undefined }): PrepareWorkspace {
+  return async (tenant) => {
+    const path = options.workspaceOf(tenant) ?? defaultWorkspacePath(options.dataDir, tenant);
+    await mkdir(path, { recursive: true, mode: 0o700 });
+    return { path: await realpath(path), release: async () => {} };
+  };
+}
