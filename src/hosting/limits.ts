@@ -130,3 +130,20 @@ export function parseLimitAssignment(text: string): [LimitName, number | string]
   if (!Number.isFinite(number)) throw new Error(`limit ${name} must be a number, got ${JSON.stringify(value)}`);
   return [name, number];
 }
+
+/** `536870912` → `512m`: sizes as the tenants file writes them. */
+export function formatSize(bytes: number): string {
+  for (const [suffix, unit] of [
+    ['g', 1024 ** 3],
+    ['m', 1024 ** 2],
+    ['k', 1024],
+  ] as const)
+    if (bytes % unit === 0) return `${bytes / unit}${suffix}`;
+  return String(bytes);
+}
+
+/** Resolved limits under the names the tenants file and `--limit` use. */
+export function namedLimits(limits: TenantLimits): Record<LimitName, number | string> {
+  const { memoryBytes, diskBytes, ...rest } = limits;
+  return { ...rest, memory: formatSize(memoryBytes), diskBytes: formatSize(diskBytes) };
+}

@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { errorMessage, isToolcellError } from '../../errors.js';
 import { generateApiKey } from '../../hosting/api-key.js';
-import { limitsSchema, parseLimitAssignment, resolveLimits, type LimitsInput } from '../../hosting/limits.js';
+import { limitsSchema, namedLimits, parseLimitAssignment, resolveLimits, type LimitsInput } from '../../hosting/limits.js';
 import { emptyTenantsFile, readTenantsFile, TENANT_NAME, TENANT_NAME_RULE, writeTenantsFile, type TenantsFile } from '../../hosting/tenants-file.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from '../exit-codes.js';
 
@@ -71,7 +71,7 @@ Examples:
           name,
           workspace: entry.workspace ?? null,
           keys: entry.keys.map((key) => ({ id: key.id, createdAt: key.createdAt, revoked: key.revokedAt !== undefined })),
-          limits: resolveLimits(content.defaults?.limits, entry.limits),
+          limits: namedLimits(resolveLimits(content.defaults?.limits, entry.limits)),
         }));
         if (options.json) return void process.stdout.write(`${JSON.stringify({ tenants }, null, 2)}\n`);
         if (tenants.length === 0) return void process.stdout.write('no tenants\n');
