@@ -70,7 +70,8 @@ export function parseTenantsFile(file: string, value: unknown): TenantsFile {
   const issue = result.error.issues[0]!;
   const path = issue.code === 'unrecognized_keys' ? [...issue.path, issue.keys[0] ?? ''] : issue.path;
   const field = path.length > 0 ? path.map(String).join('.') : '(top level)';
-  const message = issue.code === 'unrecognized_keys' ? 'is not a known field' : issue.message;
+  const message =
+    issue.code === 'unrecognized_keys' ? 'is not a known field' : issue.code === 'invalid_key' ? (issue.issues[0]?.message ?? issue.message) : issue.message;
   throw new ToolcellError(ToolErrorType.INVALID_TENANTS_FILE, `Tenants file ${file}: ${field} ${message}`);
 }
 
