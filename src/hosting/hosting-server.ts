@@ -124,7 +124,7 @@ export class HostingServer {
     await this.#http.close(options);
     const all = await Promise.allSettled(this.#resources.values());
     this.#resources.clear();
-    await Promise.all(all.map((settled) => (settled.status === 'fulfilled' ? settled.value.close() : undefined)));
+    await Promise.all(all.map(async (settled) => (settled.status === 'fulfilled' ? settled.value.close() : undefined)));
   }
 
   async #start(): Promise<void> {
