@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { removeLeftoverContainers } from '../backends/docker/cleanup.js';
 import { createEngineClient } from '../backends/docker/engine.js';
 import { parseOptions } from '../contracts/parse-options.js';
-import { ToolErrorType } from '../errors.js';
+import { errorMessage, ToolErrorType } from '../errors.js';
 import type { AroundToolCall } from '../mcp/server/create-tool-server.js';
 import { serveHttp, SessionRefusal, type HttpRefusal, type LiveHttpSession, type RunningHttpServer } from '../mcp/server/serve-http.js';
 import type { ServeSession } from '../mcp/server/session.js';
@@ -159,10 +159,9 @@ export class HostingServer {
           ...(workspace ? { output: { saveDir: `${workspace.stateDir}/tool-outputs`, workspace } } : {}),
         });
       },
-      onSessionOpen: (session) =>
-        void this.#record({ event: 'session_open', tenant: session.caller!.tenant, subject: session.caller!.subject, session: session.id }),
+      onSessionOpen: (session) => this.#note({ event: 'session_open', tenant: session.caller!.tenant, subject: session.caller!.subject, session: session.id }),
       onSessionClose: (session, reason) =>
-        void this.#record({ event: 'session_close', tenant: session.caller!.tenant, session: session.id, reason: reason as SessionCloseReason }),
+        this.#note({ event: 'session_close', tenant: session.caller!.tenant, session: session.id, reason: reason as SessionCloseReason }),
     });
   }
 
@@ -175,7 +174,7 @@ export class HostingServer {
     for (let i = 0; i < calls; i++) {
       const taken = this.#usage.takeCallToken(caller.tenant, limits.callsPerMinute);
       if (taken.ok) continue;
-      void this.#record({ event: 'quota_refusal', tenant: caller.tenant, limit: 'callsPerMinute' });
+      this.#note({ event: 'quota_refusal', tenant: caller.tenant, limit: 'callsPerMinute' });
       return {
         status: 429,
         message: `quota_exceeded: the limit callsPerMinute (${limits.callsPerMinute} calls a minute) is reached; retry after ${taken.retryAfterSeconds} s`,
@@ -193,7 +192,7 @@ export class HostingServer {
     const limits = this.#limits(tenant);
     if (!limits) throw new SessionRefusal({ status: 401, message: 'Invalid bearer token' });
     if (!this.#usage.openSession(tenant, limits.sessions)) {
-      void this.#record({ event: 'quota_refusal', tenant, limit: 'sessions', session: id });
+      this.#note({ event: 'quota_refusal', tenant, limit: 'sessions', session: id });
       throw new SessionRefusal({
         status: 403,
         message: `quota_exceeded: the limit sessions (${limits.sessions} at once) is reached; close a session first`,
@@ -265,7 +264,7 @@ export class HostingServer {
       let result: CallToolResult;
       let done: Awaited<ReturnType<typeof run>> | undefined;
       if (limits && !this.#usage.startCall(tenant, limits.concurrentCalls)) {
-        void this.#record({ event: 'quota_refusal', tenant, limit: 'concurrentCalls', session });
+        this.#note({ event: 'quota_refusal', tenant, limit: 'concurrentCalls', session });
         result = toolErrorResult(
           ToolErrorType.QUOTA_EXCEEDED,
           `quota_exceeded: the limit concurrentCalls (${limits.concurrentCalls} at once) is reached; wait for a running call to finish`,
@@ -317,6 +316,11 @@ export class HostingServer {
 
   async #record(event: HostingEvent): Promise<void> {
     await this.#options.observer?.record(event);
+  }
+
+  /** Records an event nothing waits for; an observer's failure is logged, never thrown into a request. */
+  #note(event: HostingEvent): void {
+    this.#record(event).catch((error: unknown) => this.#log(`recording a ${event.event} event failed: ${errorMessage(error)}`));
   }
 
   #log(message: string): void {
