@@ -105,6 +105,16 @@ export class HostingServer {
     return this.#http.port;
   }
 
+  /** Tool calls running now, all tenants together (for metrics). */
+  get runningCalls(): number {
+    return this.#callGate.held;
+  }
+
+  /** Tool calls waiting for a server-wide slot (for metrics). */
+  get queuedCalls(): number {
+    return this.#callGate.waiting;
+  }
+
   /** Live sessions, oldest first (the admin API lists these). */
   listSessions(): HostedSession[] {
     return this.#http.listSessions().map((session) => hosted(session));
