@@ -1,5 +1,4 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { z } from 'zod';
 import { removeLeftoverContainers } from '../backends/docker/cleanup.js';
 import { createEngineClient } from '../backends/docker/engine.js';
 import { parseOptions } from '../contracts/parse-options.js';
@@ -8,54 +7,19 @@ import type { AroundToolCall } from '../mcp/server/create-tool-server.js';
 import { serveHttp, SessionRefusal, type HttpRefusal, type LiveHttpSession, type RunningHttpServer } from '../mcp/server/serve-http.js';
 import type { ServeSession } from '../mcp/server/session.js';
 import type { ToolRegistry } from '../registry/tool-registry.js';
-import type { Runtime } from '../runtime/runtime.js';
 import type { WorkspaceInfo } from '../tools/define-tool.js';
 import { requestAuthenticator } from './authenticate-request.js';
 import { toolCallEvent, toolErrorResult } from './call-record.js';
 import { FairGate } from './fair-gate.js';
-import type { HostingEvent, HostingObserver, SessionCloseReason } from './hosting-events.js';
+import type { HostingEvent, SessionCloseReason } from './hosting-events.js';
 import type { TenantLimits } from './limits.js';
-import type { Authenticator, Principal } from './principal.js';
+import type { Principal } from './principal.js';
 import { TenantResources } from './tenant-resources.js';
-import type { TenantStore } from './tenant-store.js';
 import { folderWorkspace, type PrepareWorkspace } from './tenant-workspace.js';
 import { TenantUsage } from './tenant-usage.js';
+import { hostingServerOptionsSchema, type HostingServerOptions, type ResolvedHostingServerOptions } from './hosting-server-options.js';
 
-const fn = <T>() => z.custom<T>((value) => typeof value === 'function', { error: 'must be a function' });
-const object = <T>() => z.custom<T>((value) => typeof value === 'object' && value !== null, { error: 'must be an object' });
-
-const hostingServerOptionsSchema = z.object({
-  store: object<TenantStore>(),
-  /** The operator's runtime: its worker pool runs the tenants' file tools, its policy and approval mode apply to every call. */
-  runtime: object<Runtime>(),
-  /** Tried in order; the first that recognises a bearer value decides. */
-  authenticators: z.array(object<Authenticator>()).min(1),
-  observer: object<HostingObserver>().optional(),
-  /** Where tenants' default workspaces live (`<data-dir>/tenants/<name>/workspace`). */
-  dataDir: z.string().refine((path) => path.startsWith('/'), { error: 'must be an absolute path' }),
-  /** Makes a tenant's workspace ready (a disk cap plugs in here); default: a folder under dataDir. */
-  prepareWorkspace: fn<PrepareWorkspace>().optional(),
-  host: z.string().min(1).default('127.0.0.1'),
-  port: z.number().int().min(0).max(65535),
-  allowedHosts: z.array(z.string()).optional(),
-  /** Sessions open at once, all tenants together; past it a new session waits its tenant's turn. Default 64. */
-  maxSessions: z.number().int().min(1).default(64),
-  /** Tool calls running at once, all tenants together; past it calls wait their tenant's turn. Default 16. */
-  maxConcurrentCalls: z.number().int().min(1).default(16),
-  /** How long a new session waits for a server-wide slot before a 503. Default 30 s. */
-  sessionWaitMs: z.number().int().min(0).default(30_000),
-  /** Pre-started containers per tenant. Default 0: an idle tenant costs nothing. */
-  warmContainers: z.number().int().min(0).max(8).default(0),
-  /** Remove sandbox containers of dead toolcell processes before serving. Default true. */
-  removeLeftovers: z.boolean().default(true),
-  /** How often idle and expired sessions are looked for. Default 1000 ms. */
-  sweepIntervalMs: z.number().int().min(10).default(1000),
-  /** The `WWW-Authenticate` challenge of a 401 (an OIDC authenticator adds `resource_metadata`). */
-  challenge: z.string().optional(),
-  onLog: fn<(message: string) => void>().optional(),
-});
-
-export type HostingServerOptions = z.input<typeof hostingServerOptionsSchema>;
+export type { HostingServerOptions } from './hosting-server-options.js';
 
 /** A live MCP session of a hosting server, for the admin API. */
 export interface HostedSession {
@@ -73,7 +37,7 @@ export interface HostedSession {
  * server-wide caps shared in turn, and every event told to the observer.
  */
 export class HostingServer {
-  readonly #options: z.output<typeof hostingServerOptionsSchema>;
+  readonly #options: ResolvedHostingServerOptions;
   readonly #prepare: PrepareWorkspace;
   readonly #resources = new Map<string, Promise<TenantResources>>();
   readonly #usage = new TenantUsage();
@@ -90,7 +54,7 @@ export class HostingServer {
     return server;
   }
 
-  private constructor(options: z.output<typeof hostingServerOptionsSchema>) {
+  private constructor(options: ResolvedHostingServerOptions) {
     this.#options = options;
     this.#prepare = options.prepareWorkspace ?? folderWorkspace({ dataDir: options.dataDir, workspaceOf: (tenant) => options.store.tenant(tenant)?.workspace });
     this.#sessionGate = new FairGate(options.maxSessions);

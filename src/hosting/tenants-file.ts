@@ -45,6 +45,12 @@ export const tenantsFileSchema = z
     tenants: z.record(z.string().regex(TENANT_NAME, { error: TENANT_NAME_RULE }), tenantSchema),
   })
   .superRefine((file, context) => {
+    // Two tenants in one folder (or one inside the other's) would share files: refused.
+    const folders = Object.entries(file.tenants).flatMap(([name, tenant]) => (tenant.workspace ? [[name, tenant.workspace.replace(/\/+$/, '')] as const] : []));
+    for (const [name, folder] of folders) {
+      const other = folders.find(([otherName, otherFolder]) => otherName !== name && (folder === otherFolder || folder.startsWith(`${otherFolder}/`)));
+      if (other) context.addIssue({ code: 'custom', path: ['tenants', name, 'workspace'], message: `must not be or lie inside tenant ${other[0]}'s workspace` });
+    }
     // The key id finds the tenant in one lookup, so it must be unique across the file.
     const seen = new Set<string>();
     for (const [name, tenant] of Object.entries(file.tenants)) {

@@ -7,22 +7,13 @@ import { ToolcellError, ToolErrorType } from '../../errors.js';
 import type { AroundToolCall, ToolServerOptions } from './create-tool-server.js';
 import { createToolServer } from './create-tool-server.js';
 import { createHttpGuard, isAcceptableToken, isLoopbackHost, TOKEN_RULE, type Refusal } from './http-guard.js';
+import { readJsonBody, sendError, sendRefusal, type HttpRefusal } from './http-replies.js';
 import type { ServeSession, ServeSessionFactory } from './session.js';
+
+export type { HttpRefusal } from './http-replies.js';
 
 /** The endpoint path of the Streamable HTTP transport. */
 export const MCP_HTTP_PATH = '/mcp';
-const MAX_BODY_BYTES = 4 * 1024 * 1024;
-
-/** A refusal sent as is: HTTP status, extra headers, and a JSON-RPC error whose `data.type` is a stable code when given. */
-export interface HttpRefusal {
-  status: number;
-  message: string;
-  headers?: Record<string, string>;
-  /** A stable error code (`quota_exceeded`), sent as the JSON-RPC error's `data.type`. */
-  type?: string;
-  /** More of the error's `data` (e.g. the limit's name). */
-  data?: Record<string, unknown>;
-}
 
 /** Thrown by `createSession` to refuse a session with this reply instead of a 500. */
 export class SessionRefusal extends Error {
@@ -349,33 +340,4 @@ function track(entry: SessionEntry<unknown>, req: IncomingMessage, res: ServerRe
     entry.openResponses--;
     entry.lastActivity = Date.now();
   });
-}
-
-function sendRefusal(res: ServerResponse, refusal: HttpRefusal): void {
-  const data =
-    refusal.type !== undefined || refusal.data !== undefined
-      ? { data: { ...(refusal.type !== undefined ? { type: refusal.type } : {}), ...refusal.data } }
-      : {};
-  res
-    .writeHead(refusal.status, { 'Content-Type': 'application/json', ...refusal.headers })
-    .end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: refusal.message, ...data }, id: null }));
-}
-
-function sendError(res: ServerResponse, status: number, code: number, message: string): void {
-  res.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
-}
-
-async function readJsonBody(req: IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_BODY_BYTES) return undefined;
-    chunks.push(chunk);
-  }
-  try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
-  } catch {
-    return undefined;
-  }
 }
