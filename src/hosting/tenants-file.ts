@@ -49,7 +49,8 @@ export const tenantsFileSchema = z
     const folders = Object.entries(file.tenants).flatMap(([name, tenant]) => (tenant.workspace ? [[name, tenant.workspace.replace(/\/+$/, '')] as const] : []));
     for (const [name, folder] of folders) {
       const other = folders.find(([otherName, otherFolder]) => otherName !== name && (folder === otherFolder || folder.startsWith(`${otherFolder}/`)));
-      if (other) context.addIssue({ code: 'custom', path: ['tenants', name, 'workspace'], message: `must not be or lie inside tenant ${other[0]}'s workspace` });
+      if (other)
+        context.addIssue({ code: 'custom', path: ['tenants', name, 'workspace'], message: `must not be or lie inside tenant ${other[0]}'s workspace` });
     }
     // The key id finds the tenant in one lookup, so it must be unique across the file.
     const seen = new Set<string>();
@@ -108,6 +109,8 @@ export async function readTenantsFile(file: string, options: { missingOk?: boole
  * only, but who may log in is nobody else's business.
  */
 export async function writeTenantsFile(file: string, content: TenantsFile): Promise<void> {
+  // Checked before it is written: the commands never leave a file the server would refuse.
+  parseTenantsFile(file, content);
   const folder = dirname(file);
   const workspace = { roots: [folder], stateDir: join(folder, '.toolcell') };
   await writeFileAtomic(workspace, join(folder, basename(file)), `${JSON.stringify(content, null, 2)}\n`, { mode: 0o600 });

@@ -58,6 +58,10 @@ test('errors name the file and the field', async (t) => {
   await check({ version: 1, tenants: { 'Not OK': { keys: [] } } }, /tenants\.Not OK must be 1-63 characters/);
   await check({ version: 2, tenants: {} }, /version/);
   await check({ version: 1, tenants: { a: { keys: [validKey] }, b: { keys: [validKey] } } }, /tenants\.b\.keys\.0\.id must be unique/);
+  await check(
+    { version: 1, tenants: { a: { workspace: '/srv/a', keys: [] }, b: { workspace: '/srv/a/b', keys: [] } } },
+    /tenants\.b\.workspace must not be or lie inside tenant a's workspace/,
+  );
   await writeFile(file, '{not json');
   await t.throwsAsync(readTenantsFile(file), { message: new RegExp(`${file} is not valid JSON`) });
 });
