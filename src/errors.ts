@@ -97,6 +97,11 @@ export const ToolErrorType = {
   OIDC_DISCOVERY_FAILED: 'oidc_discovery_failed',
   /** An admin request (`toolcell hosting …`) that the server refused or could not answer; the message says which. */
   ADMIN_REQUEST_FAILED: 'admin_request_failed',
+  // Hosting (`toolcell serve --tenants`)
+  /** A tenants file that cannot be read or does not match its schema; names the file and the field. */
+  INVALID_TENANTS_FILE: 'invalid_tenants_file',
+  /** A tenant's limit (sessions, concurrentCalls, …) refused a session or a call; the message names the limit. */
+  QUOTA_EXCEEDED: 'quota_exceeded',
 } as const;
 
 export type ToolErrorType = (typeof ToolErrorType)[keyof typeof ToolErrorType];

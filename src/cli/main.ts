@@ -7,6 +7,7 @@ import { registerPolicyCommand } from './commands/policy.js';
 import { registerRunCommand } from './commands/run.js';
 import { registerSandboxCommand } from './commands/sandbox.js';
 import { registerServeCommand } from './commands/serve.js';
+import { registerTenantCommand } from './commands/tenant.js';
 import { registerToolsCommand } from './commands/tools.js';
 import { EXIT_USAGE } from './exit-codes.js';
 import { VERSION } from '../version.js';
@@ -29,6 +30,7 @@ Environment:
   registerSandboxCommand(program);
   registerMcpCommand(program);
   registerServeCommand(program);
+  registerTenantCommand(program);
   registerRunCommand(program);
   registerChatCommand(program);
   registerPolicyCommand(program);

@@ -14,6 +14,8 @@ export interface AtomicWriteOptions {
   createParents?: boolean;
   /** toolcell writes a file of its own state folder (memory, saved outputs); refused otherwise. */
   toolcellState?: boolean;
+  /** Permission bits of the new file (e.g. 0o600 for a secret); default: the old file's, or 0o666 less the umask. */
+  mode?: number;
 }
 
 export interface AtomicWriteResult {
@@ -58,11 +60,13 @@ export async function writeFileAtomic(
   let renamed = false;
   try {
     const existingMode = await modeOfExisting(target, realPath);
-    const handle = await open(temp, TEMP_FLAGS, existingMode ?? 0o666);
+    const mode = options.mode ?? existingMode;
+    // An explicit mode is also the create mode, so the file is never more open than asked, not even briefly.
+    const handle = await open(temp, TEMP_FLAGS, mode ?? 0o666);
     tempCreated = true;
     try {
-      // The create mode was cut by the umask; the old file's bits are restored exactly.
-      if (existingMode !== undefined) await handle.chmod(existingMode);
+      // The create mode was cut by the umask; the wanted bits are restored exactly.
+      if (mode !== undefined) await handle.chmod(mode);
       await writeAll(handle, bytes, signal);
       await handle.sync();
     } finally {

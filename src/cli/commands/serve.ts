@@ -24,6 +24,10 @@ interface ServeOptions extends RunnerCliOptions {
   token?: string;
   allowedHost?: string[];
   maxSessions?: number;
+  tenants?: string;
+  dataDir?: string;
+  drainSeconds: number;
+  maxConcurrentCalls: number;
 }
 
 /** Registers `toolcell serve`: the registry's tools as an MCP server over stdio or Streamable HTTP. */
@@ -35,7 +39,26 @@ export function registerServeCommand(program: Command): void {
     .option('--http <[host:]port>', 'serve Streamable HTTP at http://host:port/mcp (host default 127.0.0.1)', parseHostPort)
     .option('--token <token>', 'bearer token clients must send (required off loopback; default $TOOLCELL_SERVE_TOKEN)')
     .option('--allowed-host <host:port...>', 'extra Host header values to accept (e.g. a DNS name for this server)')
-    .option('--max-sessions <n>', 'most concurrent MCP sessions over HTTP (each holds a sandbox)', parsePositiveInteger, 16)
+    .option(
+      '--max-sessions <n>',
+      'most concurrent MCP sessions over HTTP (each holds a sandbox); with --tenants, all tenants together',
+      parsePositiveInteger,
+      16,
+    )
+    .option('--tenants <file>', 'hosting mode: many tenants, each with its API keys, workspace and limits (see toolcell tenant add)')
+    .option('--data-dir <dir>', "with --tenants: where tenants' workspaces are kept (<dir>/tenants/<name>/workspace; default ~/.toolcell/hosting)")
+    .option(
+      '--max-concurrent-calls <n>',
+      'with --tenants: most tool calls running at once, all tenants together (waiting tenants take turns)',
+      parsePositiveInteger,
+      16,
+    )
+    .option(
+      '--drain-seconds <n>',
+      'with --tenants: on SIGTERM or SIGINT, how long running calls may finish before they are cancelled',
+      parseNonNegativeInteger,
+      10,
+    )
     .addOption(workspaceOption())
     .addOption(approvalOption())
     .addOption(sandboxOption())
@@ -55,10 +78,17 @@ allow everything (shell commands still run in the sandbox). Policy rules
 Live output is sent as MCP progress notifications when the client asks for
 progress; MCP cancellation stops the call, down to its process.
 
+Hosting mode (--tenants FILE): every request needs a tenant's API key
+(Authorization: Bearer tc_…, made by toolcell tenant add); each tenant has its
+own workspace under --data-dir, its own containers and its limits. Changes
+to the tenants file apply within about a second. --workspace, --token and
+--stdio do not apply; commands always run in the Docker sandbox.
+
 Examples:
   toolcell serve --stdio --workspace ~/project
   toolcell serve --http 8080 --approval yolo
-  TOOLCELL_SERVE_TOKEN=s3cret toolcell serve --http 0.0.0.0:8080`,
+  TOOLCELL_SERVE_TOKEN=s3cret toolcell serve --http 0.0.0.0:8080
+  toolcell serve --http 0.0.0.0:8080 --tenants /srv/toolcell/tenants.json --data-dir /srv/toolcell --approval yolo`,
     )
     .action(async (options: ServeOptions) => {
       process.exitCode = await runServe(options);
@@ -67,6 +97,13 @@ Examples:
 
 async function runServe(options: ServeOptions): Promise<number> {
   if (Boolean(options.stdio) === Boolean(options.http)) return usageError('give exactly one of --stdio or --http [host:]port');
+  if (options.tenants !== undefined) {
+    if (!options.http) return usageError('--tenants needs --http [host:]port');
+    if (options.token !== undefined) return usageError('--tenants and --token exclude each other: tenants sign in with their own API keys');
+    const { runHostingServe } = await import('./serve-hosting.js');
+    return runHostingServe({ ...options, http: options.http, tenants: options.tenants });
+  }
+  if (options.dataDir !== undefined) return usageError('--data-dir needs --tenants FILE');
   const token = options.token ?? (process.env['TOOLCELL_SERVE_TOKEN'] || undefined);
   if (token !== undefined && !isAcceptableToken(token)) return usageError(`--token ${TOKEN_RULE}`);
   if (options.http && !isLoopbackHost(options.http.host) && token === undefined) {
@@ -162,6 +199,12 @@ function parseHostPort(value: string): { host: string; port: number } {
   const port = match ? Number(match[3]) : NaN;
   if (!match || port > 65535) throw new InvalidArgumentError('expected [host:]port, e.g. 8080, 127.0.0.1:8080 or [::1]:8080');
   return { host: match[1] ?? match[2] ?? '127.0.0.1', port };
+}
+
+function parseNonNegativeInteger(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('must be a whole number of seconds, 0 or more');
+  return n;
 }
 
 function parsePositiveInteger(value: string): number {

@@ -4,6 +4,7 @@ import type { CallToolResult, ListToolsResult } from '@modelcontextprotocol/sdk/
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolRegistry } from '../../registry/tool-registry.js';
 import type { Scheduler } from '../../scheduler/scheduler.js';
+import type { CompletedToolCall } from '../../scheduler/tool-call.js';
 import type { LiveOutput } from '../../tools/tool.js';
 import { VERSION } from '../../version.js';
 import { completedCallToResult } from './call-response.js';
@@ -19,7 +20,27 @@ export interface ToolServerOptions {
    * One per call, so that calls of a session run concurrently.
    */
   createScheduler(options: { registry: ToolRegistry; onOutput: (callId: string, output: LiveOutput) => void }): Scheduler;
+  /** Wraps every known tool's call: may refuse it (returning a result without calling `run`), queue it, or record it before it is answered. */
+  aroundCall?: AroundToolCall;
 }
+
+/** One tool call as `aroundCall` sees it. */
+export interface ToolCallInfo {
+  callId: string;
+  /** The tool's toolcell (Gemini) name. */
+  tool: string;
+  args: Record<string, unknown>;
+  /** Aborted when the client cancels the call or the session closes. */
+  signal: AbortSignal;
+}
+
+/** What running the call gave: the MCP result and the scheduler's record of it. */
+export interface ToolCallRun {
+  result: CallToolResult;
+  completed: CompletedToolCall;
+}
+
+export type AroundToolCall = (call: ToolCallInfo, run: () => Promise<ToolCallRun>) => Promise<CallToolResult>;
 
 /** Progress messages carry at most this much of a call's live output (its end). */
 const PROGRESS_MESSAGE_CHARS = 2000;
@@ -72,10 +93,15 @@ export function createToolServer(options: ToolServerOptions): Server {
       progress++;
       extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress, message: progressMessage(output) } }).catch(() => {});
     };
-    const scheduler = options.createScheduler({ registry, onOutput });
-    const [completed] = await scheduler.schedule([{ callId, name: geminiName, args: request.params.arguments ?? {} }], extra.signal);
-    if (!completed) throw new McpError(ErrorCode.InternalError, `The call of ${geminiName} did not complete.`);
-    return completedCallToResult(completed);
+    const args = request.params.arguments ?? {};
+    const run = async (): Promise<ToolCallRun> => {
+      const scheduler = options.createScheduler({ registry, onOutput });
+      const [completed] = await scheduler.schedule([{ callId, name: geminiName, args }], extra.signal);
+      if (!completed) throw new McpError(ErrorCode.InternalError, `The call of ${geminiName} did not complete.`);
+      return { result: completedCallToResult(completed), completed };
+    };
+    if (options.aroundCall) return options.aroundCall({ callId, tool: geminiName, args, signal: extra.signal }, run);
+    return (await run()).result;
   });
   return server;
 }

@@ -4,17 +4,44 @@ import type { AddressInfo } from 'node:net';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { ToolcellError, ToolErrorType } from '../../errors.js';
-import type { ToolServerOptions } from './create-tool-server.js';
+import type { AroundToolCall, ToolServerOptions } from './create-tool-server.js';
 import { createToolServer } from './create-tool-server.js';
 import { createHttpGuard, isAcceptableToken, isLoopbackHost, TOKEN_RULE, type Refusal } from './http-guard.js';
+import { readJsonBody, sendError, sendRefusal, type HttpRefusal } from './http-replies.js';
 import type { ServeSession, ServeSessionFactory } from './session.js';
+
+export type { HttpRefusal } from './http-replies.js';
 
 /** The endpoint path of the Streamable HTTP transport. */
 export const MCP_HTTP_PATH = '/mcp';
-const MAX_BODY_BYTES = 4 * 1024 * 1024;
 
-export interface ServeHttpOptions {
-  createSession: ServeSessionFactory;
+/** Thrown by `createSession` to refuse a session with this reply instead of a 500. */
+export class SessionRefusal extends Error {
+  readonly refusal: HttpRefusal;
+  constructor(refusal: HttpRefusal) {
+    super(refusal.message);
+    this.refusal = refusal;
+  }
+}
+
+/** Who sent a request (`authenticate`'s answer), or the reply that refuses it. */
+export type Admission<Caller> = { caller: Caller } | { refusal: HttpRefusal };
+
+/** A live MCP session, for listing and for the open/close hooks. */
+export interface LiveHttpSession<Caller> {
+  id: string;
+  /** Who opened it; undefined without `authenticate`. */
+  caller: Caller | undefined;
+  ageMs: number;
+  /** Tool calls it has made. */
+  calls: number;
+}
+
+/** Why a session closed: the client ended it (DELETE), a timeout, the server, or the reason given to closeSession. */
+export type HttpSessionCloseReason = 'client' | 'idle' | 'max_lifetime' | 'shutdown' | 'error' | (string & {});
+
+export interface ServeHttpOptions<Caller = unknown> {
+  createSession: ServeSessionFactory<Caller>;
   createScheduler: ToolServerOptions['createScheduler'];
   /** Address to bind; default 127.0.0.1. Any non-loopback address requires `token`. */
   host?: string;
@@ -29,21 +56,50 @@ export interface ServeHttpOptions {
   sessionIdleMs?: number;
   /** Problems worth a line on stderr (a session that failed to open, …). */
   onLog?: (message: string) => void;
+  /**
+   * Who sent a request, checked after the Host/Origin guard and instead of
+   * `token` (which must then be absent). Its refusal (401 with
+   * `WWW-Authenticate`, …) is sent as is. Binding off loopback is allowed.
+   */
+  authenticate?: (req: IncomingMessage) => Promise<Admission<Caller>>;
+  /**
+   * Whether `caller` may use a session that `owner` opened. A refused
+   * request gets exactly the 404 an unknown session id gets, so a session id
+   * is worth nothing with another caller's credentials. Default: always.
+   */
+  sameOwner?: (owner: Caller, caller: Caller) => boolean;
+  /** Checks a POST's JSON-RPC message(s) before MCP sees them (a rate limit); a refusal is sent as is. */
+  admitMessage?: (caller: Caller | undefined, body: unknown) => HttpRefusal | undefined;
+  onSessionOpen?: (session: LiveHttpSession<Caller>) => void;
+  onSessionClose?: (session: LiveHttpSession<Caller>, reason: HttpSessionCloseReason) => void;
+  /** How often idle and expired sessions are looked for; default min(sessionIdleMs, 60 s). */
+  sweepIntervalMs?: number;
 }
 
-export interface RunningHttpServer {
+export interface RunningHttpServer<Caller = unknown> {
   /** `http://host:port/mcp`. */
   readonly url: string;
   readonly port: number;
   readonly sessionCount: number;
-  /** Stops accepting requests, aborts in-flight calls and closes every session. */
-  close(): Promise<void>;
+  /** Every live MCP session, oldest first. */
+  listSessions(): Array<LiveHttpSession<Caller>>;
+  /** Closes one session (its calls aborted, its sandbox ended); false when there is none by that id. */
+  closeSession(id: string, reason: HttpSessionCloseReason): Promise<boolean>;
+  /**
+   * Stops accepting requests (new ones get 503), lets running calls finish
+   * for up to `drainMs` (default 0), then aborts the rest and closes every session.
+   */
+  close(options?: { drainMs?: number }): Promise<void>;
 }
 
-interface SessionEntry {
+interface SessionEntry<Caller> {
   transport: StreamableHTTPServerTransport;
   session: ServeSession;
+  caller: Caller | undefined;
+  openedAt: number;
+  calls: number;
   lastActivity: number;
+  idleMs: number;
   /** POST responses still open (a running call streams its result): the session is not idle. */
   openResponses: number;
 }
@@ -54,7 +110,7 @@ interface SessionEntry {
  * Requests pass the Host/Origin/token guard first; binding anything but a
  * loopback address without a token is refused.
  */
-export function serveHttp(options: ServeHttpOptions): Promise<RunningHttpServer> {
+export function serveHttp<Caller = unknown>(options: ServeHttpOptions<Caller>): Promise<RunningHttpServer<Caller>> {
   return McpHttpServer.listen(options);
 }
 
@@ -62,10 +118,10 @@ export function serveHttp(options: ServeHttpOptions): Promise<RunningHttpServer>
  * The server behind serveHttp: its sessions, the request handling that
  * routes to them, and the sweeper that closes idle ones.
  */
-class McpHttpServer implements RunningHttpServer {
-  readonly #options: ServeHttpOptions;
+class McpHttpServer<Caller> implements RunningHttpServer<Caller> {
+  readonly #options: ServeHttpOptions<Caller>;
   readonly #http: Server;
-  readonly #sessions = new Map<string, SessionEntry>();
+  readonly #sessions = new Map<string, SessionEntry<Caller>>();
   readonly #maxSessions: number;
   readonly #idleMs: number;
   readonly #log: (message: string) => void;
@@ -76,11 +132,13 @@ class McpHttpServer implements RunningHttpServer {
   #port = 0;
 
   /** Checks the options, binds, and starts the sweeper. */
-  static async listen(options: ServeHttpOptions): Promise<McpHttpServer> {
+  static async listen<Caller>(options: ServeHttpOptions<Caller>): Promise<McpHttpServer<Caller>> {
     const host = options.host ?? '127.0.0.1';
     if (!Number.isInteger(options.port) || options.port < 0 || options.port > 65535) throw new RangeError('serveHttp: options.port must be an integer 0-65535');
     if (options.token !== undefined && !isAcceptableToken(options.token)) throw new RangeError(`serveHttp: options.token ${TOKEN_RULE}`);
-    if (!isLoopbackHost(host) && options.token === undefined) {
+    if (options.token !== undefined && options.authenticate !== undefined)
+      throw new TypeError('serveHttp: options.token and options.authenticate exclude each other');
+    if (!isLoopbackHost(host) && options.token === undefined && options.authenticate === undefined) {
       throw new ToolcellError(ToolErrorType.TOKEN_REQUIRED, `Serving on ${host} (not a loopback address) requires a bearer token (--token).`);
     }
     const server = new McpHttpServer(options);
@@ -88,7 +146,7 @@ class McpHttpServer implements RunningHttpServer {
     return server;
   }
 
-  private constructor(options: ServeHttpOptions) {
+  private constructor(options: ServeHttpOptions<Caller>) {
     this.#options = options;
     this.#maxSessions = options.maxSessions ?? 16;
     this.#idleMs = options.sessionIdleMs ?? 30 * 60_000;
@@ -114,13 +172,29 @@ class McpHttpServer implements RunningHttpServer {
     return this.#sessions.size;
   }
 
-  async close(): Promise<void> {
+  listSessions(): Array<LiveHttpSession<Caller>> {
+    return [...this.#sessions].map(([id, entry]) => live(id, entry));
+  }
+
+  closeSession(id: string, reason: HttpSessionCloseReason): Promise<boolean> {
+    return this.#closeSession(id, reason);
+  }
+
+  async close(options: { drainMs?: number } = {}): Promise<void> {
     this.#closing = true;
-    clearInterval(this.#sweeper);
     const closed = new Promise<void>((resolve) => this.#http.close(() => resolve()));
-    await Promise.all([...this.#sessions.keys()].map((id) => this.#closeSession(id)));
+    await this.#drain(options.drainMs ?? 0);
+    clearInterval(this.#sweeper);
+    await Promise.all([...this.#sessions.keys()].map((id) => this.#closeSession(id, 'shutdown')));
     this.#http.closeAllConnections();
     await closed;
+  }
+
+  /** Waits until no call is running (no POST response open) or `ms` passed. */
+  async #drain(ms: number): Promise<void> {
+    const deadline = Date.now() + ms;
+    const busy = () => [...this.#sessions.values()].some((entry) => entry.openResponses > 0);
+    while (busy() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, Math.min(100, Math.max(1, deadline - Date.now()))));
   }
 
   async #bind(host: string): Promise<void> {
@@ -139,22 +213,28 @@ class McpHttpServer implements RunningHttpServer {
       ...(this.#options.token !== undefined ? { token: this.#options.token } : {}),
       ...(this.#options.allowedHosts ? { allowedHosts: this.#options.allowedHosts } : {}),
     });
-    this.#sweeper = setInterval(() => this.#sweep(), Math.min(this.#idleMs, 60_000));
+    this.#sweeper = setInterval(() => this.#sweep(), this.#options.sweepIntervalMs ?? Math.min(this.#idleMs, 60_000));
     this.#sweeper.unref();
     this.#url = `http://${host.includes(':') ? `[${host}]` : host}:${this.#port}${MCP_HTTP_PATH}`;
   }
 
   #sweep(): void {
     const now = Date.now();
-    for (const [id, entry] of this.#sessions) if (entry.openResponses === 0 && now - entry.lastActivity > this.#idleMs) void this.#closeSession(id);
+    for (const [id, entry] of this.#sessions) {
+      const { maxLifetimeMs } = entry.session;
+      if (maxLifetimeMs !== undefined && now - entry.openedAt >= maxLifetimeMs) void this.#closeSession(id, 'max_lifetime');
+      else if (entry.openResponses === 0 && now - entry.lastActivity > entry.idleMs) void this.#closeSession(id, 'idle');
+    }
   }
 
-  async #closeSession(id: string): Promise<void> {
+  async #closeSession(id: string, reason: HttpSessionCloseReason): Promise<boolean> {
     const entry = this.#sessions.get(id);
-    if (!entry) return;
+    if (!entry) return false;
     this.#sessions.delete(id);
     await entry.transport.close().catch(() => {});
     await entry.session.close().catch((error: unknown) => this.#log(`closing session ${id}: ${String(error)}`));
+    this.#options.onSessionClose?.(live(id, entry), reason);
+    return true;
   }
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -166,38 +246,72 @@ class McpHttpServer implements RunningHttpServer {
       return sendError(res, refusal.status, -32000, refusal.message);
     }
     if (this.#closing) return sendError(res, 503, -32000, 'Server is shutting down');
+    let caller: Caller | undefined;
+    if (this.#options.authenticate) {
+      const admission = await this.#options.authenticate(req);
+      if ('refusal' in admission) return sendRefusal(res, admission.refusal);
+      caller = admission.caller;
+    }
     const sessionId = req.headers['mcp-session-id'];
     if (typeof sessionId === 'string') {
       const entry = this.#sessions.get(sessionId);
-      if (!entry) return sendError(res, 404, -32001, 'Session not found');
+      const owned = entry !== undefined && (this.#options.sameOwner === undefined || this.#options.sameOwner(entry.caller as Caller, caller as Caller));
+      // Another caller's session answers exactly as an unknown one: its id alone must reveal nothing.
+      if (!entry || !owned) return sendError(res, 404, -32001, 'Session not found');
+      if (req.method !== 'POST' || !this.#options.admitMessage) {
+        track(entry, req, res);
+        return entry.transport.handleRequest(req, res);
+      }
+      const body = await readJsonBody(req);
+      if (body === undefined) return sendError(res, 400, -32700, 'Parse error: the body must be JSON of at most 4 MB');
+      const refused = this.#options.admitMessage(caller, body);
+      if (refused) return sendRefusal(res, refused);
       track(entry, req, res);
-      return entry.transport.handleRequest(req, res);
+      return entry.transport.handleRequest(req, res, body);
     }
     if (req.method !== 'POST') return sendError(res, 400, -32000, 'Bad Request: no Mcp-Session-Id header; start a session with an initialize request');
     const body = await readJsonBody(req);
     if (body === undefined) return sendError(res, 400, -32700, 'Parse error: the body must be JSON of at most 4 MB');
     if (!isInitializeRequest(body)) return sendError(res, 400, -32000, 'Bad Request: no valid session ID provided');
     if (this.#sessions.size >= this.#maxSessions) return sendError(res, 503, -32000, `Too many sessions (at most ${this.#maxSessions})`);
-    return this.#openSession(req, res, body);
+    return this.#openSession(req, res, body, caller);
   }
 
-  async #openSession(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
+  async #openSession(req: IncomingMessage, res: ServerResponse, body: unknown, caller: Caller | undefined): Promise<void> {
     const id = randomUUID();
     let session: ServeSession;
     try {
-      session = await this.#options.createSession(id);
+      session = await this.#options.createSession(id, caller);
     } catch (error) {
+      if (error instanceof SessionRefusal) return sendRefusal(res, error.refusal);
       this.#log(`could not open session: ${error instanceof Error ? error.message : String(error)}`);
       return sendError(res, 500, -32603, `Could not open a session: ${error instanceof Error ? error.message : String(error)}`);
     }
+    const now = Date.now();
+    const entry: SessionEntry<Caller> = {
+      transport: undefined as unknown as StreamableHTTPServerTransport,
+      session,
+      caller,
+      openedAt: now,
+      calls: 0,
+      lastActivity: now,
+      idleMs: session.idleMs ?? this.#idleMs,
+      openResponses: 0,
+    };
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => id,
       onsessioninitialized: (sessionId) => {
-        this.#sessions.set(sessionId, { transport, session, lastActivity: Date.now(), openResponses: 0 });
+        this.#sessions.set(sessionId, entry);
+        this.#options.onSessionOpen?.(live(sessionId, entry));
       },
     });
-    transport.onclose = () => void this.#closeSession(id);
-    const server = createToolServer({ registry: session.registry, createScheduler: this.#options.createScheduler });
+    entry.transport = transport;
+    transport.onclose = () => void this.#closeSession(id, 'client');
+    const aroundCall: AroundToolCall = (call, run) => {
+      entry.calls++;
+      return session.aroundCall ? session.aroundCall(call, run) : run().then((done) => done.result);
+    };
+    const server = createToolServer({ registry: session.registry, createScheduler: this.#options.createScheduler, aroundCall });
     await server.connect(transport);
     await transport.handleRequest(req, res, body);
     if (!this.#sessions.has(id)) {
@@ -208,13 +322,17 @@ class McpHttpServer implements RunningHttpServer {
   }
 }
 
+function live<Caller>(id: string, entry: SessionEntry<Caller>): LiveHttpSession<Caller> {
+  return { id, caller: entry.caller, ageMs: Date.now() - entry.openedAt, calls: entry.calls };
+}
+
 /**
  * Activity is a request's start and end. A POST counts as open until its
  * response closes (a call may run for long); a GET (the client's standing
  * event stream) does not keep a session alive, or a forgotten client would
  * hold its sandbox forever.
  */
-function track(entry: SessionEntry, req: IncomingMessage, res: ServerResponse): void {
+function track(entry: SessionEntry<unknown>, req: IncomingMessage, res: ServerResponse): void {
   entry.lastActivity = Date.now();
   if (req.method !== 'POST') return;
   entry.openResponses++;
@@ -222,23 +340,4 @@ function track(entry: SessionEntry, req: IncomingMessage, res: ServerResponse): 
     entry.openResponses--;
     entry.lastActivity = Date.now();
   });
-}
-
-function sendError(res: ServerResponse, status: number, code: number, message: string): void {
-  res.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
-}
-
-async function readJsonBody(req: IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_BODY_BYTES) return undefined;
-    chunks.push(chunk);
-  }
-  try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
-  } catch {
-    return undefined;
-  }
 }

@@ -1,4 +1,5 @@
 import type { ToolRegistry } from '../../registry/tool-registry.js';
+import type { AroundToolCall } from './create-tool-server.js';
 
 /**
  * What one MCP session of `toolcell serve` owns: its registry, in which the
@@ -9,7 +10,17 @@ export interface ServeSession {
   registry: ToolRegistry;
   /** Ends everything the session started (its sandbox session included). */
   close(): Promise<void>;
+  /** Wraps each tool call (limits, queueing, recording); see ToolServerOptions.aroundCall. */
+  aroundCall?: AroundToolCall;
+  /** Closes the session after this long without a request (over HTTP; overrides the server's default). */
+  idleMs?: number;
+  /** Closes the session this long after it opened, busy or not (over HTTP). */
+  maxLifetimeMs?: number;
 }
 
-/** Opens the resources of a new MCP session. */
-export type ServeSessionFactory = (sessionId: string) => Promise<ServeSession>;
+/**
+ * Opens the resources of a new MCP session. `caller` is who opened it, as
+ * the HTTP server's `authenticate` said (absent over stdio and with the
+ * single shared token).
+ */
+export type ServeSessionFactory<Caller = unknown> = (sessionId: string, caller?: Caller) => Promise<ServeSession>;

@@ -1,0 +1,101 @@
+import { mkdir } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { errorMessage, isToolcellError } from '../../errors.js';
+import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from '../exit-codes.js';
+import { runtimeOptionsFrom, type RunnerCliOptions } from '../options.js';
+
+/** The flags of `toolcell serve` that hosting mode reads. */
+export interface HostingCliOptions extends RunnerCliOptions {
+  http: { host: string; port: number };
+  tenants: string;
+  dataDir?: string;
+  drainSeconds: number;
+  maxSessions?: number;
+  maxConcurrentCalls: number;
+  allowedHost?: string[];
+}
+
+/** Where tenants' workspaces go without --data-dir. */
+export function defaultDataDir(): string {
+  return join(homedir(), '.toolcell', 'hosting');
+}
+
+const say = (message: string) => process.stderr.write(`toolcell serve: ${message}\n`);
+
+/**
+ * `toolcell serve --http … --tenants FILE`: the hosting server until SIGINT
+ * or SIGTERM, then a drain of --drain-seconds, then every container removed.
+ */
+export async function runHostingServe(options: HostingCliOptions): Promise<number> {
+  if (options.sandbox === 'none') return usage('--tenants needs the Docker sandbox: tenants never run commands on the host (drop --sandbox none)');
+  const dataDir = resolve(options.dataDir ?? defaultDataDir());
+  const [{ createRuntime }, { TenantStore }, { ApiKeyAuthenticator }, { HostingServer }] = await Promise.all([
+    import('../../runtime/runtime.js'),
+    import('../../hosting/tenant-store.js'),
+    import('../../hosting/api-key.js'),
+    import('../../hosting/hosting-server.js'),
+  ]);
+  let store;
+  try {
+    store = await TenantStore.open({ file: resolve(options.tenants), onLog: say });
+    await mkdir(dataDir, { recursive: true, mode: 0o700 });
+  } catch (error) {
+    return isToolcellError(error) ? usage(errorMessage(error)) : failure(error);
+  }
+  let runtime;
+  try {
+    // The runtime is the operator's (policy, approval mode, worker pool); its workspace is the data dir, never a tenant's.
+    runtime = await createRuntime({ ...runtimeOptionsFrom({ ...options, workspace: dataDir, sandbox: 'docker' }), onWarning: say });
+  } catch (error) {
+    store.close();
+    return usage(errorMessage(error));
+  }
+  const stop = new AbortController();
+  const onSignal = () => stop.abort();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    let server;
+    try {
+      server = await HostingServer.start({
+        store,
+        runtime,
+        authenticators: [new ApiKeyAuthenticator(store)],
+        dataDir,
+        host: options.http.host,
+        port: options.http.port,
+        ...(options.allowedHost ? { allowedHosts: options.allowedHost } : {}),
+        ...(options.maxSessions !== undefined ? { maxSessions: options.maxSessions } : {}),
+        maxConcurrentCalls: options.maxConcurrentCalls,
+        onLog: say,
+      });
+    } catch (error) {
+      return error instanceof RangeError || error instanceof TypeError ? usage(errorMessage(error)) : failure(error);
+    }
+    say(
+      `hosting ${store.tenants().length} tenant(s) over MCP Streamable HTTP at ${server.url} (tenants ${store.file}, data ${dataDir}, approval ${options.approval})`,
+    );
+    if (!stop.signal.aborted) await new Promise((done) => stop.signal.addEventListener('abort', done, { once: true }));
+    say(`stopping: running calls have ${options.drainSeconds} s to finish`);
+    await server.close({ drainMs: options.drainSeconds * 1000 });
+    return EXIT_OK;
+  } catch (error) {
+    return failure(error);
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    store.close();
+    await runtime.close();
+  }
+}
+
+function usage(message: string): number {
+  say(message);
+  return EXIT_USAGE;
+}
+
+function failure(error: unknown): number {
+  say(errorMessage(error));
+  return EXIT_FAILURE;
+}

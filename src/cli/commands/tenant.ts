@@ -1,0 +1,158 @@
+import { resolve } from 'node:path';
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import { errorMessage, isToolcellError } from '../../errors.js';
+import { generateApiKey } from '../../hosting/api-key.js';
+import { limitsSchema, namedLimits, parseLimitAssignment, resolveLimits, type LimitsInput } from '../../hosting/limits.js';
+import { emptyTenantsFile, readTenantsFile, TENANT_NAME, TENANT_NAME_RULE, writeTenantsFile, type TenantsFile } from '../../hosting/tenants-file.js';
+import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from '../exit-codes.js';
+
+interface FileOption {
+  tenants: string;
+}
+
+const tenantsOption = () => new Option('--tenants <file>', 'the tenants file (JSON, written with mode 0600)').env('TOOLCELL_TENANTS').makeOptionMandatory();
+
+/** Registers `toolcell tenant add|list|revoke|remove`: the tenants file of `toolcell serve --tenants`, without editing hashes by hand. */
+export function registerTenantCommand(program: Command): void {
+  const tenant = program
+    .command('tenant')
+    .description('Manage the tenants file of a hosting server (toolcell serve --http … --tenants FILE): tenants, their API keys and limits.');
+
+  tenant
+    .command('add <name>')
+    .description('Create a tenant, or add a key to an existing one; prints the new API key, alone on one line, once.')
+    .addOption(tenantsOption())
+    .option('--workspace <dir>', "the tenant's workspace (default <data-dir>/tenants/<name>/workspace on the server)")
+    .option(
+      '--limit <key=value>',
+      'a limit for this tenant, repeatable: sessions, concurrentCalls, callsPerMinute, memory (512m), cpus, pids, diskBytes (1g), commandTimeoutSeconds, idleSeconds, maxSessionSeconds',
+      collectLimit,
+      {},
+    )
+    .addHelpText(
+      'after',
+      `
+The key (tc_<id>_<secret>) is printed on stdout and nowhere else; only its
+SHA-256 hash is stored. Keep it: it cannot be shown again. A running server
+picks the change up within about a second.
+
+Examples:
+  toolcell tenant add acme --tenants /srv/toolcell/tenants.json --limit sessions=2 --limit memory=512m
+  KEY=$(toolcell tenant add acme --tenants tenants.json)`,
+    )
+    .action(async (name: string, options: FileOption & { workspace?: string; limit: LimitsInput }) => {
+      process.exitCode = await run('add', async () => {
+        checkName(name);
+        const file = resolve(options.tenants);
+        const content = (await readTenantsFile(file, { missingOk: true })) ?? emptyTenantsFile();
+        const existing = content.tenants[name];
+        const limits = checkLimits({ ...existing?.limits, ...options.limit });
+        const key = generateApiKey();
+        content.tenants[name] = {
+          ...(options.workspace !== undefined ? { workspace: resolve(options.workspace) } : existing?.workspace ? { workspace: existing.workspace } : {}),
+          ...(Object.keys(limits).length > 0 ? { limits } : {}),
+          keys: [...(existing?.keys ?? []), { id: key.id, hash: key.hash, createdAt: new Date().toISOString() }],
+        };
+        await writeTenantsFile(file, content);
+        process.stdout.write(`${key.key}\n`);
+        process.stderr.write(`toolcell tenant: ${existing ? 'added key' : 'created tenant'} ${name} (key id ${key.id}) in ${file}\n`);
+      });
+    });
+
+  tenant
+    .command('list')
+    .description('List tenants: key ids and whether each is revoked, workspace and limits. Never a hash or a key.')
+    .addOption(tenantsOption())
+    .option('--json', 'print one JSON object: {tenants: [{name, workspace, keys: [{id, createdAt, revoked}], limits}]}')
+    .action(async (options: FileOption & { json?: boolean }) => {
+      process.exitCode = await run('list', async () => {
+        const content = await load(options.tenants);
+        const tenants = Object.entries(content.tenants).map(([name, entry]) => ({
+          name,
+          workspace: entry.workspace ?? null,
+          keys: entry.keys.map((key) => ({ id: key.id, createdAt: key.createdAt, revoked: key.revokedAt !== undefined })),
+          limits: namedLimits(resolveLimits(content.defaults?.limits, entry.limits)),
+        }));
+        if (options.json) return void process.stdout.write(`${JSON.stringify({ tenants }, null, 2)}\n`);
+        if (tenants.length === 0) return void process.stdout.write('no tenants\n');
+        for (const entry of tenants) {
+          process.stdout.write(`${entry.name}${entry.workspace ? `  workspace ${entry.workspace}` : ''}\n`);
+          for (const key of entry.keys) process.stdout.write(`  key ${key.id}  created ${key.createdAt}${key.revoked ? '  REVOKED' : ''}\n`);
+          process.stdout.write(
+            `  limits ${Object.entries(entry.limits)
+              .map(([limit, value]) => `${limit}=${String(value)}`)
+              .join(' ')}\n`,
+          );
+        }
+      });
+    });
+
+  tenant
+    .command('revoke <name>')
+    .description('Revoke one key of a tenant (--key ID), or all its keys; a running server refuses them within about a second.')
+    .addOption(tenantsOption())
+    .option('--key <id>', 'the key id to revoke (see toolcell tenant list)')
+    .action(async (name: string, options: FileOption & { key?: string }) => {
+      process.exitCode = await run('revoke', async () => {
+        const content = await load(options.tenants);
+        const entry = content.tenants[name];
+        if (!entry) throw new UsageError(`no tenant ${JSON.stringify(name)} in ${options.tenants}`);
+        const targets = entry.keys.filter((key) => options.key === undefined || key.id === options.key);
+        if (targets.length === 0) throw new UsageError(`tenant ${name} has no key ${JSON.stringify(options.key)}`);
+        const now = new Date().toISOString();
+        for (const key of targets) key.revokedAt ??= now;
+        await writeTenantsFile(resolve(options.tenants), content);
+        process.stderr.write(`toolcell tenant: revoked ${targets.map((key) => key.id).join(', ')} of ${name}\n`);
+      });
+    });
+
+  tenant
+    .command('remove <name>')
+    .description('Remove a tenant and its keys; a running server closes its live sessions. Its workspace is left on disk.')
+    .addOption(tenantsOption())
+    .action(async (name: string, options: FileOption) => {
+      process.exitCode = await run('remove', async () => {
+        const content = await load(options.tenants);
+        if (!content.tenants[name]) throw new UsageError(`no tenant ${JSON.stringify(name)} in ${options.tenants}`);
+        delete content.tenants[name];
+        await writeTenantsFile(resolve(options.tenants), content);
+        process.stderr.write(`toolcell tenant: removed ${name}\n`);
+      });
+    });
+}
+
+class UsageError extends Error {}
+
+function checkName(name: string): void {
+  if (!TENANT_NAME.test(name)) throw new UsageError(`tenant name ${JSON.stringify(name)} ${TENANT_NAME_RULE}`);
+}
+
+function collectLimit(value: string, previous: LimitsInput): LimitsInput {
+  try {
+    const [name, parsed] = parseLimitAssignment(value);
+    return { ...previous, [name]: parsed };
+  } catch (error) {
+    throw new InvalidArgumentError(errorMessage(error));
+  }
+}
+
+function checkLimits(limits: Record<string, unknown>): LimitsInput {
+  const result = limitsSchema.safeParse(limits);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0]!;
+  throw new UsageError(`--limit ${issue.path.map(String).join('.')} ${issue.message}`);
+}
+
+async function load(file: string): Promise<TenantsFile> {
+  return (await readTenantsFile(resolve(file)))!;
+}
+
+async function run(command: string, body: () => Promise<void>): Promise<number> {
+  try {
+    await body();
+    return EXIT_OK;
+  } catch (error) {
+    process.stderr.write(`toolcell tenant ${command}: ${errorMessage(error)}\n`);
+    return error instanceof UsageError || isToolcellError(error) ? EXIT_USAGE : EXIT_FAILURE;
+  }
+}

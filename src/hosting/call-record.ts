@@ -1,0 +1,44 @@
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { ToolCallRun } from '../mcp/server/create-tool-server.js';
+import type { CallOutcome, HostingEvent } from './hosting-events.js';
+
+/** Error types that mean the call was refused before it ran. */
+const REFUSALS = new Set(['policy_denied', 'policy_violation', 'confirmation_required', 'quota_exceeded']);
+
+/** The `tool_call` event of a finished (or refused) call. */
+export function toolCallEvent(fields: {
+  tenant: string;
+  session: string;
+  callId: string;
+  tool: string;
+  args: Record<string, unknown>;
+  durationMs: number;
+  result: CallToolResult;
+  run?: ToolCallRun;
+}): Extract<HostingEvent, { event: 'tool_call' }> {
+  const errorType = fields.result.isError ? String(fields.result._meta?.['toolcell/errorType'] ?? 'error') : undefined;
+  const status = fields.run?.completed.status;
+  const outcome: CallOutcome =
+    errorType !== undefined && REFUSALS.has(errorType) ? 'denied' : status === 'cancelled' ? 'cancelled' : fields.result.isError ? 'error' : 'success';
+  const text = fields.result.content.map((block) => ('text' in block && typeof block.text === 'string' ? block.text : '')).join('\n');
+  const exit = /^Exit Code: (-?\d+)$/m.exec(text);
+  return {
+    event: 'tool_call',
+    tenant: fields.tenant,
+    session: fields.session,
+    callId: fields.callId,
+    tool: fields.tool,
+    args: fields.args,
+    decision: fields.run?.completed.decision ?? (outcome === 'denied' ? 'deny' : 'unknown'),
+    outcome,
+    ...(errorType !== undefined ? { errorType } : {}),
+    ...(exit ? { exitCode: Number(exit[1]) } : {}),
+    durationMs: fields.durationMs,
+    outputBytes: Buffer.byteLength(text),
+  };
+}
+
+/** A tool error result with a stable type, as the scheduler's own errors look over MCP. */
+export function toolErrorResult(type: string, message: string): CallToolResult {
+  return { content: [{ type: 'text', text: message }], isError: true, _meta: { 'toolcell/errorType': type } };
+}

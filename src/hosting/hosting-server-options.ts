@@ -1,0 +1,45 @@
+import { z } from 'zod';
+import type { Runtime } from '../runtime/runtime.js';
+import type { HostingObserver } from './hosting-events.js';
+import type { Authenticator } from './principal.js';
+import type { TenantStore } from './tenant-store.js';
+import type { PrepareWorkspace } from './tenant-workspace.js';
+
+const fn = <T>() => z.custom<T>((value) => typeof value === 'function', { error: 'must be a function' });
+const object = <T>() => z.custom<T>((value) => typeof value === 'object' && value !== null, { error: 'must be an object' });
+
+/** The options of HostingServer.start, their bounds and defaults. */
+export const hostingServerOptionsSchema = z.object({
+  store: object<TenantStore>(),
+  /** The operator's runtime: its worker pool runs the tenants' file tools, its policy and approval mode apply to every call. */
+  runtime: object<Runtime>(),
+  /** Tried in order; the first that recognises a bearer value decides. */
+  authenticators: z.array(object<Authenticator>()).min(1),
+  observer: object<HostingObserver>().optional(),
+  /** Where tenants' default workspaces live (`<data-dir>/tenants/<name>/workspace`). */
+  dataDir: z.string().refine((path) => path.startsWith('/'), { error: 'must be an absolute path' }),
+  /** Makes a tenant's workspace ready (a disk cap plugs in here); default: a folder under dataDir. */
+  prepareWorkspace: fn<PrepareWorkspace>().optional(),
+  host: z.string().min(1).default('127.0.0.1'),
+  port: z.number().int().min(0).max(65535),
+  allowedHosts: z.array(z.string()).optional(),
+  /** Sessions open at once, all tenants together; past it a new session waits its tenant's turn. Default 64. */
+  maxSessions: z.number().int().min(1).default(64),
+  /** Tool calls running at once, all tenants together; past it calls wait their tenant's turn. Default 16. */
+  maxConcurrentCalls: z.number().int().min(1).default(16),
+  /** How long a new session waits for a server-wide slot before a 503. Default 30 s. */
+  sessionWaitMs: z.number().int().min(0).default(30_000),
+  /** Pre-started containers per tenant. Default 0: an idle tenant costs nothing. */
+  warmContainers: z.number().int().min(0).max(8).default(0),
+  /** Remove sandbox containers of dead toolcell processes before serving. Default true. */
+  removeLeftovers: z.boolean().default(true),
+  /** How often idle and expired sessions are looked for. Default 1000 ms. */
+  sweepIntervalMs: z.number().int().min(10).default(1000),
+  /** The `WWW-Authenticate` challenge of a 401 (an OIDC authenticator adds `resource_metadata`). */
+  challenge: z.string().optional(),
+  onLog: fn<(message: string) => void>().optional(),
+});
+
+export type HostingServerOptions = z.input<typeof hostingServerOptionsSchema>;
+
+export type ResolvedHostingServerOptions = z.output<typeof hostingServerOptionsSchema>;

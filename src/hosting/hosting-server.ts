@@ -1,0 +1,307 @@
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { removeLeftoverContainers } from '../backends/docker/cleanup.js';
+import { createEngineClient } from '../backends/docker/engine.js';
+import { parseOptions } from '../contracts/parse-options.js';
+import { errorMessage, ToolErrorType } from '../errors.js';
+import type { AroundToolCall } from '../mcp/server/create-tool-server.js';
+import { serveHttp, SessionRefusal, type HttpRefusal, type LiveHttpSession, type RunningHttpServer } from '../mcp/server/serve-http.js';
+import type { ServeSession } from '../mcp/server/session.js';
+import type { ToolRegistry } from '../registry/tool-registry.js';
+import type { WorkspaceInfo } from '../tools/define-tool.js';
+import { requestAuthenticator } from './authenticate-request.js';
+import { toolCallEvent, toolErrorResult } from './call-record.js';
+import { FairGate } from './fair-gate.js';
+import type { HostingEvent, SessionCloseReason } from './hosting-events.js';
+import type { TenantLimits } from './limits.js';
+import type { Principal } from './principal.js';
+import { TenantResources } from './tenant-resources.js';
+import { folderWorkspace, type PrepareWorkspace } from './tenant-workspace.js';
+import { TenantUsage } from './tenant-usage.js';
+import { hostingServerOptionsSchema, type HostingServerOptions, type ResolvedHostingServerOptions } from './hosting-server-options.js';
+
+export type { HostingServerOptions } from './hosting-server-options.js';
+
+/** A live MCP session of a hosting server, for the admin API. */
+export interface HostedSession {
+  id: string;
+  tenant: string;
+  subject: string;
+  ageMs: number;
+  calls: number;
+}
+
+/**
+ * `toolcell serve --http … --tenants FILE`: serveHttp with API keys (or any
+ * Authenticator), every MCP session bound to the tenant and subject that
+ * opened it, per-tenant workspaces, tools and containers, per-tenant limits,
+ * server-wide caps shared in turn, and every event told to the observer.
+ */
+export class HostingServer {
+  readonly #options: ResolvedHostingServerOptions;
+  readonly #prepare: PrepareWorkspace;
+  readonly #resources = new Map<string, Promise<TenantResources>>();
+  readonly #usage = new TenantUsage();
+  readonly #sessionGate: FairGate;
+  readonly #callGate: FairGate;
+  /** Which tenant's workspace a session registry serves, for the scheduler's saved outputs. */
+  readonly #workspaces = new WeakMap<ToolRegistry, WorkspaceInfo>();
+  readonly #onTenantRemoved = (name: string) => void this.#tenantRemoved(name);
+  #http!: RunningHttpServer<Principal>;
+
+  static async start(raw: HostingServerOptions): Promise<HostingServer> {
+    const server = new HostingServer(parseOptions(hostingServerOptionsSchema, raw, 'HostingServer.start'));
+    await server.#start();
+    return server;
+  }
+
+  private constructor(options: ResolvedHostingServerOptions) {
+    this.#options = options;
+    this.#prepare = options.prepareWorkspace ?? folderWorkspace({ dataDir: options.dataDir, workspaceOf: (tenant) => options.store.tenant(tenant)?.workspace });
+    this.#sessionGate = new FairGate(options.maxSessions);
+    this.#callGate = new FairGate(options.maxConcurrentCalls);
+  }
+
+  get url(): string {
+    return this.#http.url;
+  }
+
+  get port(): number {
+    return this.#http.port;
+  }
+
+  /** Tool calls running now, all tenants together (for metrics). */
+  get runningCalls(): number {
+    return this.#callGate.held;
+  }
+
+  /** Tool calls waiting for a server-wide slot (for metrics). */
+  get queuedCalls(): number {
+    return this.#callGate.waiting;
+  }
+
+  /** Live sessions, oldest first (the admin API lists these). */
+  listSessions(): HostedSession[] {
+    return this.#http.listSessions().map((session) => hosted(session));
+  }
+
+  /** Closes one session: its calls are cancelled and its container removed. */
+  closeSession(id: string, reason: SessionCloseReason): Promise<boolean> {
+    return this.#http.closeSession(id, reason);
+  }
+
+  /**
+   * Stops accepting, lets running calls finish for up to `drainMs`, cancels
+   * the rest, closes every session and removes every container.
+   */
+  async close(options: { drainMs?: number } = {}): Promise<void> {
+    this.#options.store.off('tenant-removed', this.#onTenantRemoved);
+    await this.#http.close(options);
+    const all = await Promise.allSettled(this.#resources.values());
+    this.#resources.clear();
+    await Promise.all(all.map(async (settled) => (settled.status === 'fulfilled' ? settled.value.close() : undefined)));
+  }
+
+  async #start(): Promise<void> {
+    const options = this.#options;
+    if (options.removeLeftovers) {
+      const result = await removeLeftoverContainers(createEngineClient());
+      if (result.removed.length > 0) this.#log(`removed ${result.removed.length} container(s) left by a server that is gone`);
+    }
+    options.store.on('tenant-removed', this.#onTenantRemoved);
+    this.#http = await serveHttp<Principal>({
+      host: options.host,
+      port: options.port,
+      ...(options.allowedHosts ? { allowedHosts: options.allowedHosts } : {}),
+      // The fair session gate is the cap; serveHttp's own would refuse instead of queueing.
+      maxSessions: Number.MAX_SAFE_INTEGER,
+      sweepIntervalMs: options.sweepIntervalMs,
+      onLog: (message) => this.#log(message),
+      authenticate: requestAuthenticator({
+        authenticators: options.authenticators,
+        tenantExists: (tenant) => options.store.tenant(tenant) !== undefined,
+        ...(options.observer ? { observer: options.observer } : {}),
+        ...(options.challenge !== undefined ? { challenge: options.challenge } : {}),
+      }),
+      sameOwner: (owner, caller) => owner.tenant === caller.tenant && owner.subject === caller.subject,
+      admitMessage: (caller, body) => (caller ? this.#admitMessage(caller, body) : undefined),
+      createSession: (id, caller) => this.#openSession(id, caller),
+      createScheduler: ({ registry, onOutput }) => {
+        const workspace = this.#workspaces.get(registry);
+        return options.runtime.createScheduler({
+          registry,
+          onOutput,
+          ...(workspace ? { output: { saveDir: `${workspace.stateDir}/tool-outputs`, workspace } } : {}),
+        });
+      },
+      onSessionOpen: (session) => this.#note({ event: 'session_open', tenant: session.caller!.tenant, subject: session.caller!.subject, session: session.id }),
+      onSessionClose: (session, reason) =>
+        this.#note({ event: 'session_close', tenant: session.caller!.tenant, session: session.id, reason: reason as SessionCloseReason }),
+    });
+  }
+
+  /** The request-rate limit: each tools/call in the body takes a token of the tenant's bucket. */
+  #admitMessage(caller: Principal, body: unknown): HttpRefusal | undefined {
+    const limits = this.#limits(caller.tenant);
+    if (!limits) return undefined;
+    const messages = Array.isArray(body) ? body : [body];
+    const calls = messages.filter((message) => (message as { method?: unknown } | null)?.method === 'tools/call').length;
+    for (let i = 0; i < calls; i++) {
+      const taken = this.#usage.takeCallToken(caller.tenant, limits.callsPerMinute);
+      if (taken.ok) continue;
+      this.#note({ event: 'quota_refusal', tenant: caller.tenant, limit: 'callsPerMinute' });
+      return {
+        status: 429,
+        message: `quota_exceeded: the limit callsPerMinute (${limits.callsPerMinute} calls a minute) is reached; retry after ${taken.retryAfterSeconds} s`,
+        headers: { 'Retry-After': String(taken.retryAfterSeconds) },
+        type: ToolErrorType.QUOTA_EXCEEDED,
+        data: { limit: 'callsPerMinute' },
+      };
+    }
+    return undefined;
+  }
+
+  async #openSession(id: string, caller: Principal | undefined): Promise<ServeSession> {
+    if (!caller) throw new Error('a hosting session needs an authenticated caller');
+    const { tenant } = caller;
+    const limits = this.#limits(tenant);
+    if (!limits) throw new SessionRefusal({ status: 401, message: 'Invalid bearer token' });
+    if (!this.#usage.openSession(tenant, limits.sessions)) {
+      this.#note({ event: 'quota_refusal', tenant, limit: 'sessions', session: id });
+      throw new SessionRefusal({
+        status: 403,
+        message: `quota_exceeded: the limit sessions (${limits.sessions} at once) is reached; close a session first`,
+        type: ToolErrorType.QUOTA_EXCEEDED,
+        data: { limit: 'sessions' },
+      });
+    }
+    const undo: Array<() => Promise<void> | void> = [() => this.#usage.closeSession(tenant)];
+    const rollback = async () => {
+      while (undo.length > 0) await undo.pop()!();
+    };
+    try {
+      const releaseSlot = await this.#sessionGate.acquire(tenant, AbortSignal.timeout(this.#options.sessionWaitMs)).catch(() => {
+        throw new SessionRefusal({ status: 503, message: 'The server is at its session capacity; retry later', headers: { 'Retry-After': '5' } });
+      });
+      undo.push(releaseSlot);
+      const resources = await this.#tenantResources(tenant, limits);
+      resources.use();
+      undo.push(() => resources.unuse());
+      const base = await resources.createSession(id);
+      this.#workspaces.set(base.registry, resources.workspace);
+      return {
+        registry: base.registry,
+        idleMs: limits.idleSeconds * 1000,
+        maxLifetimeMs: limits.maxSessionSeconds * 1000,
+        aroundCall: this.#aroundCall(tenant, id),
+        close: async () => {
+          await base.close().catch(() => {});
+          await rollback();
+        },
+      };
+    } catch (error) {
+      await rollback();
+      throw error;
+    }
+  }
+
+  /** A tenant's resources for its current limits: made on first use, replaced when its container limits change. */
+  async #tenantResources(tenant: string, limits: TenantLimits): Promise<TenantResources> {
+    const pending = this.#resources.get(tenant);
+    if (pending) {
+      const current = await pending.catch(() => undefined);
+      // Another session may have replaced them while this one waited: start over from what is there now.
+      if (this.#resources.get(tenant) !== pending) return this.#tenantResources(tenant, limits);
+      if (current?.matches(limits)) return current;
+      if (current) void current.retire();
+    }
+    const made = TenantResources.create({
+      tenant,
+      limits,
+      runtime: this.#options.runtime,
+      prepareWorkspace: this.#prepare,
+      warmContainers: this.#options.warmContainers,
+    });
+    this.#resources.set(tenant, made);
+    made.catch(() => this.#resources.get(tenant) === made && this.#resources.delete(tenant));
+    return made;
+  }
+
+  /**
+   * Per call: the tenant's concurrentCalls limit (refused at once, as a
+   * tool error), then a server-wide slot in the tenant's turn, then the
+   * call; its event is recorded before the result goes back.
+   */
+  #aroundCall(tenant: string, session: string): AroundToolCall {
+    return async (call, run) => {
+      const started = Date.now();
+      const limits = this.#limits(tenant);
+      let result: CallToolResult;
+      let done: Awaited<ReturnType<typeof run>> | undefined;
+      if (limits && !this.#usage.startCall(tenant, limits.concurrentCalls)) {
+        this.#note({ event: 'quota_refusal', tenant, limit: 'concurrentCalls', session });
+        result = toolErrorResult(
+          ToolErrorType.QUOTA_EXCEEDED,
+          `quota_exceeded: the limit concurrentCalls (${limits.concurrentCalls} at once) is reached; wait for a running call to finish`,
+        );
+      } else {
+        try {
+          const release = await this.#callGate.acquire(tenant, call.signal);
+          try {
+            done = await run();
+            result = done.result;
+          } finally {
+            release();
+          }
+        } catch (error) {
+          if (!call.signal.aborted) throw error;
+          result = toolErrorResult(ToolErrorType.CANCELLED, 'The call was cancelled while it waited for a slot.');
+        } finally {
+          this.#usage.endCall(tenant);
+        }
+      }
+      await this.#record(
+        toolCallEvent({
+          tenant,
+          session,
+          callId: call.callId,
+          tool: call.tool,
+          args: call.args,
+          durationMs: Date.now() - started,
+          result,
+          ...(done ? { run: done } : {}),
+        }),
+      );
+      return result;
+    };
+  }
+
+  async #tenantRemoved(name: string): Promise<void> {
+    const sessions = this.#http.listSessions().filter((session) => session.caller?.tenant === name);
+    await Promise.all(sessions.map((session) => this.#http.closeSession(session.id, 'tenant_removed')));
+    const resources = this.#resources.get(name);
+    this.#resources.delete(name);
+    await (await resources?.catch(() => undefined))?.retire();
+    this.#usage.forget(name);
+  }
+
+  #limits(tenant: string): TenantLimits | undefined {
+    return this.#options.store.tenant(tenant)?.limits;
+  }
+
+  async #record(event: HostingEvent): Promise<void> {
+    await this.#options.observer?.record(event);
+  }
+
+  /** Records an event nothing waits for; an observer's failure is logged, never thrown into a request. */
+  #note(event: HostingEvent): void {
+    this.#record(event).catch((error: unknown) => this.#log(`recording a ${event.event} event failed: ${errorMessage(error)}`));
+  }
+
+  #log(message: string): void {
+    this.#options.onLog?.(message);
+  }
+}
+
+function hosted(session: LiveHttpSession<Principal>): HostedSession {
+  return { id: session.id, tenant: session.caller?.tenant ?? '', subject: session.caller?.subject ?? '', ageMs: session.ageMs, calls: session.calls };
+}

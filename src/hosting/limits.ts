@@ -1,0 +1,149 @@
+import { z } from 'zod';
+
+/**
+ * A tenant's limits: what each one bounds, its default and why. The tenants
+ * file holds defaults for every tenant (`defaults.limits`) and per-tenant
+ * overrides; `resolveLimits` merges them over these. Every limit is
+ * enforced, and every refusal names it.
+ */
+
+const UNITS: Record<string, number> = { '': 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 };
+
+/** `512m`, `1g`, `64k`, `1048576` → bytes (binary units, as Docker's `--memory`). Undefined when malformed. */
+export function parseSize(text: string): number | undefined {
+  const match = /^(\d+(?:\.\d+)?)\s*([kmg]?)b?$/i.exec(text.trim());
+  if (!match) return undefined;
+  const bytes = Math.floor(Number(match[1]) * UNITS[match[2]!.toLowerCase()]!);
+  return Number.isSafeInteger(bytes) && bytes > 0 ? bytes : undefined;
+}
+
+/** A size written as `512m` (or a number of bytes), kept as written so the file stays readable. */
+const size = (min: number) =>
+  z.union([z.number().int(), z.string()]).refine(
+    (value) => {
+      const bytes = typeof value === 'number' ? value : parseSize(value);
+      return bytes !== undefined && bytes >= min;
+    },
+    { error: `must be a size of at least ${min} bytes, such as 512m or 1g (k, m, g suffixes)` },
+  );
+
+const count = (max: number) => z.number().int().min(1).max(max);
+
+/** Every limit, optional: the shape of `defaults.limits` and of a tenant's `limits`. */
+export const limitsSchema = z.strictObject({
+  /** MCP sessions open at once (each holds a container). */
+  sessions: count(10_000).optional(),
+  /** Tool calls running at once, across the tenant's sessions. */
+  concurrentCalls: count(10_000).optional(),
+  /** Tool calls per minute: a token bucket holding this many tokens, refilled evenly over a minute. */
+  callsPerMinute: count(1_000_000).optional(),
+  /** Memory of each session's container (swap off). */
+  memory: size(16 * 1024 ** 2).optional(),
+  /** CPUs each session's container may use. */
+  cpus: z.number().min(0.01).max(1024).optional(),
+  /** Processes and threads in each session's container. */
+  pids: z.number().int().min(16).max(1_000_000).optional(),
+  /** The tenant's workspace in total; enforced by the workspace preparer (a capped filesystem), not here. */
+  diskBytes: size(1024 ** 2).optional(),
+  /** Wall time of one shell command. */
+  commandTimeoutSeconds: count(86_400).optional(),
+  /** A session with no request for this long is closed and its container removed. */
+  idleSeconds: count(7 * 86_400).optional(),
+  /** A session older than this is closed, busy or not. */
+  maxSessionSeconds: count(30 * 86_400).optional(),
+});
+
+export type LimitsInput = z.infer<typeof limitsSchema>;
+export type LimitName = keyof LimitsInput;
+export const LIMIT_NAMES = Object.keys(limitsSchema.shape) as LimitName[];
+
+/** Limits with every value filled in, sizes in bytes. */
+export interface TenantLimits {
+  sessions: number;
+  concurrentCalls: number;
+  callsPerMinute: number;
+  memoryBytes: number;
+  cpus: number;
+  pids: number;
+  diskBytes: number;
+  commandTimeoutSeconds: number;
+  idleSeconds: number;
+  maxSessionSeconds: number;
+}
+
+/**
+ * The defaults when the file says nothing: a tenant can do real work (a few
+ * sessions, a build's worth of memory) but not hold a shared 2-core machine
+ * alone. Sessions 4 and concurrent calls 4: an agent rarely runs more in
+ * parallel. 600 calls a minute: ten a second, far above a model's pace,
+ * low enough to stop a script hammering the server. Memory 512 MiB, 1 CPU,
+ * 256 pids: the sandbox's own defaults made a little tighter for sharing.
+ * Disk 1 GiB. Commands 10 minutes; idle 30 minutes; a session at most a day.
+ */
+export const DEFAULT_TENANT_LIMITS: Readonly<TenantLimits> = Object.freeze({
+  sessions: 4,
+  concurrentCalls: 4,
+  callsPerMinute: 600,
+  memoryBytes: 512 * 1024 ** 2,
+  cpus: 1,
+  pids: 256,
+  diskBytes: 1024 ** 3,
+  commandTimeoutSeconds: 600,
+  idleSeconds: 1800,
+  maxSessionSeconds: 86_400,
+});
+
+const bytesOf = (value: number | string | undefined): number | undefined => (typeof value === 'string' ? parseSize(value) : value);
+
+/** The tenant's limits: its own over the file's defaults over DEFAULT_TENANT_LIMITS. */
+export function resolveLimits(defaults: LimitsInput | undefined, own: LimitsInput | undefined): TenantLimits {
+  const merged = { ...defaults, ...own };
+  const base = DEFAULT_TENANT_LIMITS;
+  return {
+    sessions: merged.sessions ?? base.sessions,
+    concurrentCalls: merged.concurrentCalls ?? base.concurrentCalls,
+    callsPerMinute: merged.callsPerMinute ?? base.callsPerMinute,
+    memoryBytes: bytesOf(merged.memory) ?? base.memoryBytes,
+    cpus: merged.cpus ?? base.cpus,
+    pids: merged.pids ?? base.pids,
+    diskBytes: bytesOf(merged.diskBytes) ?? base.diskBytes,
+    commandTimeoutSeconds: merged.commandTimeoutSeconds ?? base.commandTimeoutSeconds,
+    idleSeconds: merged.idleSeconds ?? base.idleSeconds,
+    maxSessionSeconds: merged.maxSessionSeconds ?? base.maxSessionSeconds,
+  };
+}
+
+/**
+ * Reads `KEY=VALUE` from the command line (`--limit memory=512m`): numbers
+ * as numbers, sizes kept as written. Throws an Error naming the key or the
+ * value; the caller checks the result against limitsSchema.
+ */
+export function parseLimitAssignment(text: string): [LimitName, number | string] {
+  const at = text.indexOf('=');
+  const key = text.slice(0, Math.max(at, 0)).trim();
+  const value = text.slice(at + 1).trim();
+  if (at < 1 || value === '') throw new Error(`expected KEY=VALUE, got ${JSON.stringify(text)}`);
+  if (!(LIMIT_NAMES as string[]).includes(key)) throw new Error(`unknown limit ${JSON.stringify(key)}; the limits are ${LIMIT_NAMES.join(', ')}`);
+  const name = key as LimitName;
+  if (name === 'memory' || name === 'diskBytes') return [name, /^\d+$/.test(value) ? Number(value) : value];
+  const number = Number(value);
+  if (!Number.isFinite(number)) throw new Error(`limit ${name} must be a number, got ${JSON.stringify(value)}`);
+  return [name, number];
+}
+
+/** `536870912` → `512m`: sizes as the tenants file writes them. */
+export function formatSize(bytes: number): string {
+  for (const [suffix, unit] of [
+    ['g', 1024 ** 3],
+    ['m', 1024 ** 2],
+    ['k', 1024],
+  ] as const)
+    if (bytes % unit === 0) return `${bytes / unit}${suffix}`;
+  return String(bytes);
+}
+
+/** Resolved limits under the names the tenants file and `--limit` use. */
+export function namedLimits(limits: TenantLimits): Record<LimitName, number | string> {
+  const { memoryBytes, diskBytes, ...rest } = limits;
+  return { ...rest, memory: formatSize(memoryBytes), diskBytes: formatSize(diskBytes) };
+}

@@ -1,0 +1,154 @@
+import { EventEmitter } from 'node:events';
+import { watch, type FSWatcher } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { basename, dirname } from 'node:path';
+import { errorMessage } from '../errors.js';
+import type { KeyDirectory, StoredKey } from './api-key.js';
+import { resolveLimits, type TenantLimits } from './limits.js';
+import { readTenantsFile, type TenantsFile } from './tenants-file.js';
+
+/** One tenant as the server sees it: limits resolved, workspace as the file says (undefined: the data dir's). */
+export interface TenantView {
+  name: string;
+  workspace?: string;
+  limits: TenantLimits;
+}
+
+export interface TenantStoreEvents {
+  /** The tenant is gone from the file: its live sessions must close. */
+  'tenant-removed': [name: string];
+  /** The file was reloaded and is valid. */
+  reloaded: [];
+}
+
+export interface TenantStoreOptions {
+  file: string;
+  /** How often the file is checked when fs.watch says nothing (it misses changes on some filesystems). Default 1000 ms. */
+  pollMs?: number;
+  /** One line per problem (a bad edit), never per poll. */
+  onLog?: (message: string) => void;
+}
+
+/**
+ * The tenants file, loaded and kept current: fs.watch on its folder (the
+ * file is replaced by rename, so its own inode changes) and a poll as a
+ * fallback, so a revoked key is refused within about a second. A bad edit
+ * keeps the last good state and is logged once.
+ */
+export class TenantStore extends EventEmitter<TenantStoreEvents> implements KeyDirectory {
+  readonly file: string;
+  readonly #pollMs: number;
+  readonly #log: (message: string) => void;
+  #tenants = new Map<string, TenantView>();
+  #keys = new Map<string, StoredKey>();
+  #watcher: FSWatcher | undefined;
+  #poller: NodeJS.Timeout | undefined;
+  #signature = '';
+  #lastProblem = '';
+  #reloading: Promise<void> | undefined;
+  #again = false;
+
+  /** Reads the file (it must exist and be valid) and starts watching it. */
+  static async open(options: TenantStoreOptions): Promise<TenantStore> {
+    const store = new TenantStore(options);
+    const content = await readTenantsFile(options.file);
+    store.#signature = await signature(options.file);
+    store.#apply(content!);
+    store.#watch();
+    return store;
+  }
+
+  private constructor(options: TenantStoreOptions) {
+    super();
+    this.file = options.file;
+    this.#pollMs = options.pollMs ?? 1000;
+    this.#log = options.onLog ?? (() => {});
+  }
+
+  findKey(id: string): StoredKey | undefined {
+    return this.#keys.get(id);
+  }
+
+  tenant(name: string): TenantView | undefined {
+    return this.#tenants.get(name);
+  }
+
+  tenants(): TenantView[] {
+    return [...this.#tenants.values()];
+  }
+
+  /** Reads the file again now (the watcher and poller call this; tests may too). */
+  reload(): Promise<void> {
+    if (this.#reloading) {
+      this.#again = true;
+      return this.#reloading;
+    }
+    this.#reloading = (async () => {
+      do {
+        this.#again = false;
+        await this.#reloadOnce();
+      } while (this.#again);
+    })().finally(() => (this.#reloading = undefined));
+    return this.#reloading;
+  }
+
+  close(): void {
+    this.#watcher?.close();
+    clearInterval(this.#poller);
+  }
+
+  async #reloadOnce(): Promise<void> {
+    const now = await signature(this.file);
+    if (now === this.#signature) return;
+    try {
+      const content = await readTenantsFile(this.file);
+      this.#signature = now;
+      this.#lastProblem = '';
+      this.#apply(content!);
+      this.emit('reloaded');
+    } catch (error) {
+      const problem = errorMessage(error);
+      // Once per distinct problem: the poll must not repeat it every second.
+      if (problem !== this.#lastProblem) this.#log(`${problem}; keeping the tenants as they were`);
+      this.#lastProblem = problem;
+      this.#signature = now;
+    }
+  }
+
+  #apply(content: TenantsFile): void {
+    const tenants = new Map<string, TenantView>();
+    const keys = new Map<string, StoredKey>();
+    for (const [name, entry] of Object.entries(content.tenants)) {
+      tenants.set(name, { name, ...(entry.workspace ? { workspace: entry.workspace } : {}), limits: resolveLimits(content.defaults?.limits, entry.limits) });
+      for (const key of entry.keys) keys.set(key.id, { tenant: name, hash: key.hash, revoked: key.revokedAt !== undefined });
+    }
+    const removed = [...this.#tenants.keys()].filter((name) => !tenants.has(name));
+    this.#tenants = tenants;
+    this.#keys = keys;
+    for (const name of removed) this.emit('tenant-removed', name);
+  }
+
+  #watch(): void {
+    const name = basename(this.file);
+    try {
+      this.#watcher = watch(dirname(this.file), { persistent: false }, (_event, changed) => {
+        if (changed === null || changed === name) void this.reload();
+      });
+      this.#watcher.on('error', () => this.#watcher?.close());
+    } catch {
+      // Some filesystems cannot be watched: the poll alone serves.
+    }
+    this.#poller = setInterval(() => void this.reload(), this.#pollMs);
+    this.#poller.unref();
+  }
+}
+
+/** What changes when the file is replaced or edited in place. */
+async function signature(file: string): Promise<string> {
+  try {
+    const stats = await stat(file);
+    return `${stats.ino}:${stats.size}:${stats.mtimeMs}`;
+  } catch {
+    return 'missing';
+  }
+}

@@ -1,0 +1,117 @@
+import { readFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { z } from 'zod';
+import { ToolErrorType, ToolcellError } from '../errors.js';
+import { writeFileAtomic } from '../fs/atomic-write.js';
+import { limitsSchema } from './limits.js';
+
+/**
+ * The tenants file: who may use a hosting server, with which keys, in which
+ * workspace and under which limits. JSON, managed by `toolcell tenant …` so
+ * nobody edits hashes by hand; the server reloads it when it changes.
+ *
+ * {"version": 1, "defaults": {"limits": {…}},
+ *  "tenants": {"acme": {"workspace"?: "/srv/acme", "limits"?: {…},
+ *              "keys": [{"id", "hash", "createdAt", "revokedAt"?}]}}}
+ */
+
+/** A tenant name: used in paths and labels, so a plain lowercase word. */
+export const TENANT_NAME = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+export const TENANT_NAME_RULE = 'must be 1-63 characters of a-z 0-9 _ -, starting with a letter or digit';
+
+const keySchema = z.strictObject({
+  /** The key's public id, also inside the key itself (`tc_<id>_<secret>`). */
+  id: z.string().regex(/^[a-z0-9]{12}$/, { error: 'must be 12 characters of a-z 0-9' }),
+  /** SHA-256 of the whole key, hex. The key itself is never stored. */
+  hash: z.string().regex(/^[0-9a-f]{64}$/, { error: 'must be a SHA-256 hash in hex (64 characters)' }),
+  createdAt: z.iso.datetime(),
+  revokedAt: z.iso.datetime().optional(),
+});
+
+const tenantSchema = z.strictObject({
+  /** An absolute folder; default `<data-dir>/tenants/<name>/workspace`. */
+  workspace: z
+    .string()
+    .refine((path) => path.startsWith('/'), { error: 'must be an absolute path' })
+    .optional(),
+  limits: limitsSchema.optional(),
+  keys: z.array(keySchema),
+});
+
+export const tenantsFileSchema = z
+  .strictObject({
+    version: z.literal(1),
+    defaults: z.strictObject({ limits: limitsSchema.optional() }).optional(),
+    tenants: z.record(z.string().regex(TENANT_NAME, { error: TENANT_NAME_RULE }), tenantSchema),
+  })
+  .superRefine((file, context) => {
+    // Two tenants in one folder (or one inside the other's) would share files: refused.
+    const folders = Object.entries(file.tenants).flatMap(([name, tenant]) => (tenant.workspace ? [[name, tenant.workspace.replace(/\/+$/, '')] as const] : []));
+    for (const [name, folder] of folders) {
+      const other = folders.find(([otherName, otherFolder]) => otherName !== name && (folder === otherFolder || folder.startsWith(`${otherFolder}/`)));
+      if (other)
+        context.addIssue({ code: 'custom', path: ['tenants', name, 'workspace'], message: `must not be or lie inside tenant ${other[0]}'s workspace` });
+    }
+    // The key id finds the tenant in one lookup, so it must be unique across the file.
+    const seen = new Set<string>();
+    for (const [name, tenant] of Object.entries(file.tenants)) {
+      tenant.keys.forEach((key, index) => {
+        if (seen.has(key.id)) context.addIssue({ code: 'custom', path: ['tenants', name, 'keys', index, 'id'], message: 'must be unique in the file' });
+        seen.add(key.id);
+      });
+    }
+  });
+
+export type TenantsFile = z.infer<typeof tenantsFileSchema>;
+export type TenantEntry = TenantsFile['tenants'][string];
+export type TenantKey = TenantEntry['keys'][number];
+
+export function emptyTenantsFile(): TenantsFile {
+  return { version: 1, defaults: { limits: {} }, tenants: {} };
+}
+
+/** Checks parsed JSON; the error names the file and the first wrong field. */
+export function parseTenantsFile(file: string, value: unknown): TenantsFile {
+  const result = tenantsFileSchema.safeParse(value);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0]!;
+  const path = issue.code === 'unrecognized_keys' ? [...issue.path, issue.keys[0] ?? ''] : issue.path;
+  const field = path.length > 0 ? path.map(String).join('.') : '(top level)';
+  const message =
+    issue.code === 'unrecognized_keys' ? 'is not a known field' : issue.code === 'invalid_key' ? (issue.issues[0]?.message ?? issue.message) : issue.message;
+  throw new ToolcellError(ToolErrorType.INVALID_TENANTS_FILE, `Tenants file ${file}: ${field} ${message}`);
+}
+
+/**
+ * Reads and checks the tenants file. A missing file is `undefined` when
+ * `missingOk` (the first `tenant add` creates it), an error otherwise.
+ */
+export async function readTenantsFile(file: string, options: { missingOk?: boolean } = {}): Promise<TenantsFile | undefined> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT' && options.missingOk) return undefined;
+    throw new ToolcellError(ToolErrorType.INVALID_TENANTS_FILE, `Cannot read tenants file ${file}: ${(error as Error).message}`);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new ToolcellError(ToolErrorType.INVALID_TENANTS_FILE, `Tenants file ${file} is not valid JSON: ${(error as Error).message}`);
+  }
+  return parseTenantsFile(file, value);
+}
+
+/**
+ * Writes the file whole and atomically (readers, the server's watcher
+ * included, see the old content or the new), mode 0600: it holds hashes
+ * only, but who may log in is nobody else's business.
+ */
+export async function writeTenantsFile(file: string, content: TenantsFile): Promise<void> {
+  // Checked before it is written: the commands never leave a file the server would refuse.
+  parseTenantsFile(file, content);
+  const folder = dirname(file);
+  const workspace = { roots: [folder], stateDir: join(folder, '.toolcell') };
+  await writeFileAtomic(workspace, join(folder, basename(file)), `${JSON.stringify(content, null, 2)}\n`, { mode: 0o600 });
+}

@@ -1,0 +1,159 @@
+/**
+ * Shared machinery of the hosting tests: tenants made with the real
+ * `toolcell tenant` commands, a HostingServer on a free port with an
+ * observer that keeps every event, and the MCP SDK's own client signed in
+ * with a tenant's key.
+ */
+import type { ExecutionContext } from 'ava';
+import { randomUUID } from 'node:crypto';
+import { mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { ApiKeyAuthenticator } from '../../src/hosting/api-key.js';
+import type { HostingEvent, HostingObserver } from '../../src/hosting/hosting-events.js';
+import { HostingServer, type HostingServerOptions } from '../../src/hosting/hosting-server.js';
+import { TenantStore } from '../../src/hosting/tenant-store.js';
+import { createRuntime, type Runtime } from '../../src/runtime/runtime.js';
+import { runCli } from './cli.js';
+
+/** A fresh real-path folder, removed at teardown (containers may still hold files a moment; retried). */
+export async function hostingFolder(t: ExecutionContext | { teardown(fn: () => Promise<void>): void }, prefix = 'toolcell-hosting-'): Promise<string> {
+  const dir = await realpath(await mkdtemp(join(tmpdir(), prefix)));
+  t.teardown(() => rm(dir, { recursive: true, force: true, maxRetries: 5 }));
+  return dir;
+}
+
+/** `toolcell tenant add NAME --tenants FILE …`; returns the key after checking it is stdout's only line. */
+export async function addTenant(file: string, name: string, extra: string[] = []): Promise<string> {
+  const result = await runCli(['tenant', 'add', name, '--tenants', file, ...extra]);
+  if (result.code !== 0) throw new Error(`toolcell tenant add ${name} exited ${result.code}: ${result.stderr}`);
+  const lines = result.stdout.split('\n');
+  if (lines.length !== 2 || lines[1] !== '' || !/^tc_[a-z0-9]{12}_[A-Za-z0-9_-]{43}$/.test(lines[0]!))
+    throw new Error(`unexpected stdout: ${JSON.stringify(result.stdout)}`);
+  return lines[0]!;
+}
+
+/** An observer that keeps every event, and lets a test wait for one. */
+export class RecordingObserver implements HostingObserver {
+  readonly events: HostingEvent[] = [];
+  readonly #waiters: Array<{ match: (event: HostingEvent) => boolean; resolve: (event: HostingEvent) => void }> = [];
+
+  /** When set, `record` returns its promise for the events it returns one for: the server must wait for it. */
+  hold: ((event: HostingEvent) => Promise<void> | undefined) | undefined;
+
+  record(event: HostingEvent): void | Promise<void> {
+    this.events.push(event);
+    const held = this.hold?.(event);
+    for (const waiter of [...this.#waiters]) {
+      if (!waiter.match(event)) continue;
+      this.#waiters.splice(this.#waiters.indexOf(waiter), 1);
+      waiter.resolve(event);
+    }
+    return held;
+  }
+
+  /** Resolves with the first event (past or future) that matches; rejects after `timeoutMs`. */
+  waitFor(match: (event: HostingEvent) => boolean, timeoutMs = 30_000): Promise<HostingEvent> {
+    const past = this.events.find(match);
+    if (past) return Promise.resolve(past);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('no matching hosting event in time')), timeoutMs);
+      this.#waiters.push({
+        match,
+        resolve: (event) => {
+          clearTimeout(timer);
+          resolve(event);
+        },
+      });
+    });
+  }
+}
+
+export interface Hosting {
+  server: HostingServer;
+  store: TenantStore;
+  runtime: Runtime;
+  observer: RecordingObserver;
+  dataDir: string;
+  close(): Promise<void>;
+}
+
+/** Starts a hosting server over `tenantsFile` on 127.0.0.1 and a free port (approval yolo: shell commands run, in Docker). */
+export async function startHosting(options: { tenantsFile: string; dataDir: string } & Partial<HostingServerOptions>): Promise<Hosting> {
+  const { tenantsFile, ...rest } = options;
+  await mkdir(options.dataDir, { recursive: true });
+  const store = await TenantStore.open({ file: tenantsFile, pollMs: 200 });
+  const runtime = await createRuntime({ workspace: options.dataDir, approvalMode: 'yolo', sandbox: 'docker', onWarning: () => {} });
+  const observer = new RecordingObserver();
+  const server = await HostingServer.start({
+    store,
+    runtime,
+    authenticators: [new ApiKeyAuthenticator(store)],
+    observer,
+    port: 0,
+    sweepIntervalMs: 100,
+    ...rest,
+  });
+  let closed: Promise<void> | undefined;
+  return {
+    server,
+    store,
+    runtime,
+    observer,
+    dataDir: options.dataDir,
+    close: () =>
+      (closed ??= (async () => {
+        await server.close();
+        store.close();
+        await runtime.close();
+      })()),
+  };
+}
+
+export interface Connection {
+  client: Client;
+  transport: StreamableHTTPClientTransport;
+  sessionId: string;
+  /** Ends the MCP session (DELETE, so the server frees its slot and container at once) and closes the client. */
+  close(): Promise<void>;
+}
+
+/** The SDK client connected as the holder of `key`. */
+export async function connectAs(url: string, key: string): Promise<Connection> {
+  const client = new Client({ name: 'hosting-test', version: '1.0.0' });
+  const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${key}` } } });
+  await client.connect(transport);
+  return {
+    client,
+    transport,
+    sessionId: transport.sessionId!,
+    close: async () => {
+      await transport.terminateSession().catch(() => {});
+      await client.close();
+    },
+  };
+}
+
+/** A tool call's text, and its error type when it failed. */
+export async function call(client: Client, name: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<{ text: string; errorType?: string }> {
+  const result = (await client.callTool({ name, arguments: args }, undefined, signal ? { signal } : {})) as CallToolResult;
+  const text = result.content.map((block) => (block.type === 'text' ? block.text : '')).join('\n');
+  return result.isError ? { text, errorType: String(result._meta?.['toolcell/errorType']) } : { text };
+}
+
+/** A raw JSON-RPC POST to the MCP endpoint, as a client without the SDK would send it. */
+export function post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(url, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...headers },
+    body: JSON.stringify(body),
+  });
+}
+
+/** A tools/list request, the smallest call a session answers; its id is unique, so it never shares a stream with the SDK client's own requests. */
+export function listToolsMessage(): Record<string, unknown> {
+  return { jsonrpc: '2.0', id: `probe-${randomUUID()}`, method: 'tools/list', params: {} };
+}

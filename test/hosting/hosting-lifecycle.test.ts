@@ -1,0 +1,125 @@
+import anyTest from 'ava';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { createEngineClient } from '../../src/backends/docker/engine.js';
+import { sandboxImageTag } from '../../src/backends/docker/image.js';
+import { LABELS } from '../../src/backends/docker/labels.js';
+import { cliPath } from '../helpers/cli.js';
+import { containerProcesses, containersWithLabel, eventually, requireDocker } from '../helpers/docker.js';
+import { addTenant, call, connectAs, hostingFolder, startHosting } from '../helpers/hosting.js';
+
+/** A hosting server's start and end: leftovers removed, a drain that lets calls finish, the CLI's SIGTERM. */
+const test = (await requireDocker(anyTest, 'hosting/lifecycle')).serial;
+
+/** The pid of a process that has exited (and so owns nothing any more). */
+async function deadPid(): Promise<number> {
+  const child = spawn('true');
+  await once(child, 'exit');
+  return child.pid!;
+}
+
+test('containers a crashed server left behind are removed at start', async (t) => {
+  const dir = await hostingFolder(t);
+  const file = join(dir, 'tenants.json');
+  await addTenant(file, 'alpha');
+  const docker = createEngineClient();
+  const marker = `leftover-${process.pid}-${Date.now()}`;
+  const container = await docker.createContainer({
+    Image: sandboxImageTag(),
+    Cmd: ['true'],
+    Labels: {
+      [LABELS.sandbox]: '1',
+      [LABELS.ownerPid]: String(await deadPid()),
+      [LABELS.ownerStart]: '',
+      [LABELS.ownerHost]: hostname(),
+      [LABELS.session]: marker,
+    },
+  });
+  t.teardown(() => container.remove({ force: true }).catch(() => {}));
+  t.is((await containersWithLabel(LABELS.session, marker)).length, 1);
+  const hosting = await startHosting({ tenantsFile: file, dataDir: join(dir, 'data') });
+  t.teardown(() => hosting.close());
+  t.is((await containersWithLabel(LABELS.session, marker)).length, 0);
+});
+
+test('closing with a drain lets a running call finish, then removes every container', async (t) => {
+  const dir = await hostingFolder(t);
+  const file = join(dir, 'tenants.json');
+  const key = await addTenant(file, 'alpha');
+  const hosting = await startHosting({ tenantsFile: file, dataDir: join(dir, 'data') });
+  t.teardown(() => hosting.close());
+  const alpha = await connectAs(hosting.server.url, key);
+  t.teardown(() => alpha.client.close());
+  const running = call(alpha.client, 'run_shell_command', { command: 'sleep 2; echo drained-ok' });
+  t.true(await eventually(async () => hosting.server.listSessions().some((session) => session.calls === 1), 30_000, 20));
+  const workspace = join(hosting.dataDir, 'tenants', 'alpha', 'workspace');
+  await hosting.server.close({ drainMs: 60_000 });
+  t.true((await running).text.includes('drained-ok'));
+  t.deepEqual(await containersWithLabel(LABELS.workspace, workspace), []);
+});
+
+test('closing without a drain cancels running calls and removes every container', async (t) => {
+  const dir = await hostingFolder(t);
+  const file = join(dir, 'tenants.json');
+  const key = await addTenant(file, 'alpha');
+  const hosting = await startHosting({ tenantsFile: file, dataDir: join(dir, 'data') });
+  t.teardown(() => hosting.close());
+  const alpha = await connectAs(hosting.server.url, key);
+  t.teardown(() => alpha.client.close());
+  const outcome = call(alpha.client, 'run_shell_command', { command: 'sleep 120; echo never' }).then(
+    (result) => result.text,
+    (error: unknown) => String(error),
+  );
+  t.true(await eventually(async () => hosting.server.listSessions().some((session) => session.calls === 1), 30_000, 20));
+  const workspace = join(hosting.dataDir, 'tenants', 'alpha', 'workspace');
+  t.is((await containersWithLabel(LABELS.workspace, workspace)).length, 1);
+  await hosting.server.close({ drainMs: 0 });
+  t.deepEqual(await containersWithLabel(LABELS.workspace, workspace), []);
+  await alpha.client.close();
+  t.false((await outcome).includes('Output: never'));
+});
+
+test('toolcell serve --tenants serves tenants and on SIGTERM drains and removes its containers', async (t) => {
+  const dir = await hostingFolder(t);
+  const file = join(dir, 'tenants.json');
+  const key = await addTenant(file, 'alpha');
+  const dataDir = join(dir, 'data');
+  const child = spawn(
+    process.execPath,
+    [cliPath, 'serve', '--http', '127.0.0.1:0', '--tenants', file, '--data-dir', dataDir, '--approval', 'yolo', '--drain-seconds', '60'],
+    {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
+  t.teardown(() => void child.kill('SIGKILL'));
+  let stderr = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+      const match = /at (http:\/\/\S+\/mcp)/.exec(stderr);
+      if (match) resolve(match[1]!);
+    });
+    child.once('exit', () => reject(new Error(`serve exited: ${stderr}`)));
+  });
+  const alpha = await connectAs(url, key);
+  t.teardown(() => alpha.client.close());
+  t.true((await call(alpha.client, 'run_shell_command', { command: 'echo first' })).text.includes('first'));
+  const running = call(alpha.client, 'run_shell_command', { command: 'sleep 2; echo finished-in-drain' }).catch((error: unknown) => ({ text: String(error) }));
+  // The command is running once its container shows a sleep process; then stop the server.
+  const workspace = join(dataDir, 'tenants', 'alpha', 'workspace');
+  t.true(
+    await eventually(async () => {
+      const [id] = await containersWithLabel(LABELS.workspace, workspace);
+      if (!id) return false;
+      return (await containerProcesses(id)).some((row) => row.args.startsWith('sleep 2'));
+    }),
+  );
+  const exited = once(child, 'exit');
+  child.kill('SIGTERM');
+  t.true((await running).text.includes('finished-in-drain'));
+  const [code] = (await exited) as [number | null];
+  t.is(code, 0, stderr);
+  t.deepEqual(await containersWithLabel(LABELS.workspace, workspace), []);
+});
