@@ -6,6 +6,7 @@
 import { threadId, workerData } from 'node:worker_threads';
 import { errorMessage, isToolcellError, ToolErrorType } from '../src/errors.js';
 import { SlotWatcher } from '../src/exec/cancel-board.js';
+import { LazyAbort } from '../src/exec/lazy-abort.js';
 import { loadToolModule } from '../src/exec/tool-module.js';
 import type { PortMessage, ToolTask, ToolTaskResult, ToolWorkerData } from '../src/exec/worker-protocol.js';
 import type { AnyToolDefinition, ToolContext } from '../src/tools/define-tool.js';
@@ -35,7 +36,7 @@ export default function runToolTask(task: ToolTask): Promise<ToolTaskResult> {
 
 async function runOne(task: ToolTask): Promise<ToolTaskResult> {
   const { port } = task;
-  const controller = new AbortController();
+  const controller = new LazyAbort();
   try {
     // Cancelled while it waited (the pool may have reported it cancelled already): it never runs.
     if (!slots.start(task.slot, controller))
@@ -43,7 +44,9 @@ async function runOne(task: ToolTask): Promise<ToolTaskResult> {
     const definition = catalog.get(task.toolName);
     if (!definition) return { ok: false, code: ToolErrorType.TOOL_NOT_REGISTERED, message: `No tool "${task.toolName}" in this worker's tool modules.` };
     const context: ToolContext = {
-      signal: controller.signal,
+      get signal() {
+        return controller.signal;
+      },
       updateOutput: port ? (output) => port.postMessage({ type: 'output', output } satisfies PortMessage) : () => {},
       workspace: task.workspace,
     };

@@ -100,7 +100,7 @@ export class SlotWatcher {
   readonly #startTimes: Int32Array;
   readonly #owners: Int32Array;
   readonly #threadId: number;
-  readonly #running = new Map<number, AbortController>();
+  readonly #running = new Map<number, { abort(): void }>();
 
   constructor(memory: CancelBoardMemory, options: { pollMs: number; threadId: number }) {
     this.#memory = memory;
@@ -116,7 +116,7 @@ export class SlotWatcher {
    * cancelled. Returns false, and starts nothing, when it was cancelled
    * before it started: the caller must not run it.
    */
-  start(slot: number, controller: AbortController): boolean {
+  start(slot: number, controller: { abort(): void }): boolean {
     Atomics.store(this.#startTimes, slot, Date.now() - this.#memory.epoch);
     Atomics.store(this.#owners, slot, this.#threadId);
     if (Atomics.compareExchange(this.#states, slot, SlotState.QUEUED, SlotState.STARTED) !== SlotState.QUEUED) {

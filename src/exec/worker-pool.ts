@@ -10,6 +10,7 @@ import { DefinedTool, type RunOptions, type ToolRunner } from '../tools/defined-
 import { toolErrorResult } from '../tools/results.js';
 import type { Tool, ToolConfirmationDetails, ToolResult, ToolResultError, UpdateOutput } from '../tools/tool.js';
 import { builtinToolModuleUrl } from './builtin-module.js';
+import { AbortFanout } from './abort-fanout.js';
 import { CancelBoard } from './cancel-board.js';
 import { loadToolModule } from './tool-module.js';
 import type { PortMessage, ToolTask, ToolTaskResult, ToolWorkerData } from './worker-protocol.js';
@@ -68,6 +69,7 @@ export class WorkerPool implements ToolRunner {
   readonly #cancelGraceMs: number;
   readonly #maxCallsInFlight: number;
   readonly #board: CancelBoard;
+  readonly #aborts = new AbortFanout();
   /** Calls in flight, checked against the time limit by one sweeper timer rather than a timer per call. */
   readonly #timeLimits = new Set<{ slot: number; expire: () => void }>();
   readonly #sweeper: NodeJS.Timeout;
@@ -164,9 +166,8 @@ export class WorkerPool implements ToolRunner {
     let terminated = false;
     let timedOut = false;
     let graceTimer: NodeJS.Timeout | undefined;
-    // Settles when a call that no worker has started yet is given up (its worker is busy with another).
+    // Settles the wait when a call that no worker has started yet is given up (its worker is busy with another).
     let giveUp: () => void = () => undefined;
-    const givenUp = new Promise<undefined>((resolve) => (giveUp = () => resolve(undefined)));
     const terminate = () => {
       terminated = true;
       const threadId = this.#board.runningOn(slot);
@@ -186,19 +187,26 @@ export class WorkerPool implements ToolRunner {
       },
     };
     this.#timeLimits.add(timeLimit);
-    if (input.signal.aborted) requestCancel();
-    else input.signal.addEventListener('abort', requestCancel, { once: true });
+    const unwatch = this.#aborts.watch(input.signal, requestCancel);
 
     const task: ToolTask = { op: input.op, toolName: name, params: input.params, workspace: input.workspace, slot };
     if (channel) task.port = channel.port2;
-    let settled: Promise<unknown> = Promise.resolve();
+    // Set once no worker holds the task any more; until then its slot stays taken.
+    let settled: Promise<unknown> | undefined;
     try {
       let reply: ToolTaskResult | undefined;
       for (let posts = 0; ; posts++) {
         const running = this.#piscina.run(task, channel ? { transferList: [channel.port2] } : {});
-        settled = running.catch(() => undefined);
+        settled = undefined;
         try {
-          reply = await Promise.race([running, givenUp]);
+          reply = await new Promise<ToolTaskResult | undefined>((resolve, reject) => {
+            giveUp = () => {
+              // A call given up may still be queued in its worker.
+              settled = running.catch(() => undefined);
+              resolve(undefined);
+            };
+            running.then(resolve, reject);
+          });
           break;
         } catch (error) {
           // Its worker was ended for another call (or died) before this one started: post it again.
@@ -224,10 +232,11 @@ export class WorkerPool implements ToolRunner {
     } finally {
       this.#timeLimits.delete(timeLimit);
       clearTimeout(graceTimer);
-      input.signal.removeEventListener('abort', requestCancel);
+      unwatch();
       channel?.port1.close();
-      // The slot is free only once no worker holds the task any more (a call given up may still be queued in one).
-      void settled.then(() => this.#board.release(slot));
+      // A reply or a failure means no worker holds the task: its slot is free at once.
+      if (settled) void settled.then(() => this.#board.release(slot));
+      else this.#board.release(slot);
     }
   }
 
