@@ -8,7 +8,7 @@ import { errorMessage, isToolcellError, ToolErrorType } from '../src/errors.js';
 import { SlotWatcher } from '../src/exec/cancel-board.js';
 import { LazyAbort } from '../src/exec/lazy-abort.js';
 import { loadToolModule } from '../src/exec/tool-module.js';
-import type { PortMessage, ToolTask, ToolTaskResult, ToolWorkerData } from '../src/exec/worker-protocol.js';
+import type { PortMessage, ToolTask, ToolTaskResult, ToolWorkerData, WorkerMessage } from '../src/exec/worker-protocol.js';
 import type { AnyToolDefinition, ToolContext } from '../src/tools/define-tool.js';
 
 const catalog = new Map<string, AnyToolDefinition>();
@@ -28,10 +28,17 @@ const slots = new SlotWatcher((workerData as ToolWorkerData).board, { pollMs: 10
  */
 let previous: Promise<unknown> = Promise.resolve();
 
-export default function runToolTask(task: ToolTask): Promise<ToolTaskResult> {
-  const turn = previous.then(() => runOne(task));
+export default function runToolTask(message: WorkerMessage): Promise<ToolTaskResult | ToolTaskResult[]> {
+  const turn = message.group ? previous.then(() => runGroup(message.group)) : previous.then(() => runOne(message.task));
   previous = turn.catch(() => undefined);
   return turn;
+}
+
+/** A group's calls, one after another; each waits (not started) until its turn. */
+async function runGroup(group: ToolTask[]): Promise<ToolTaskResult[]> {
+  const results: ToolTaskResult[] = [];
+  for (const task of group) results.push(await runOne(task));
+  return results;
 }
 
 async function runOne(task: ToolTask): Promise<ToolTaskResult> {

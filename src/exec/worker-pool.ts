@@ -12,8 +12,9 @@ import type { Tool, ToolConfirmationDetails, ToolResult, ToolResultError, Update
 import { builtinToolModuleUrl } from './builtin-module.js';
 import { AbortFanout } from './abort-fanout.js';
 import { CancelBoard } from './cancel-board.js';
+import { TaskBatcher } from './task-batcher.js';
 import { loadToolModule } from './tool-module.js';
-import type { PortMessage, ToolTask, ToolTaskResult, ToolWorkerData } from './worker-protocol.js';
+import type { PortMessage, ToolTask, ToolTaskResult, ToolWorkerData, WorkerMessage } from './worker-protocol.js';
 
 /**
  * The options of `new WorkerPool`, their bounds and their defaults in one
@@ -50,6 +51,8 @@ export type WorkerPoolOptions = z.input<typeof workerPoolOptionsSchema>;
  * round trip halved throughput (bench/dispatch).
  */
 const TASKS_PER_WORKER = 2;
+/** Most calls posted to a worker in one message (see TaskBatcher). */
+const MAX_GROUP = 16;
 /** Times a call that never started is posted again after its worker was ended for another call. */
 const REPOSTS = 3;
 
@@ -63,7 +66,8 @@ const REPOSTS = 3;
  * yet is posted again.
  */
 export class WorkerPool implements ToolRunner {
-  readonly #piscina: Piscina<ToolTask, ToolTaskResult>;
+  readonly #piscina: Piscina<WorkerMessage, ToolTaskResult | ToolTaskResult[]>;
+  readonly #batcher: TaskBatcher;
   readonly #toolModules: string[];
   readonly #callTimeoutMs: number;
   readonly #cancelGraceMs: number;
@@ -82,7 +86,7 @@ export class WorkerPool implements ToolRunner {
     this.#maxCallsInFlight = maxCallsInFlight;
     this.#board = new CancelBoard({ slots: this.#maxCallsInFlight });
     this.#toolModules = [builtinToolModuleUrl, ...toolModules.map(String)];
-    this.#piscina = new Piscina<ToolTask, ToolTaskResult>({
+    this.#piscina = new Piscina<WorkerMessage, ToolTaskResult | ToolTaskResult[]>({
       filename: workerEntry('tools').href,
       minThreads: threads,
       maxThreads: threads,
@@ -90,6 +94,11 @@ export class WorkerPool implements ToolRunner {
       concurrentTasksPerWorker: TASKS_PER_WORKER,
       resourceLimits: { maxOldGenerationSizeMb: maxHeapMb },
       workerData: { toolModules: this.#toolModules, board: this.#board.memory } satisfies ToolWorkerData,
+    });
+    this.#batcher = new TaskBatcher({
+      post: (message) => this.#piscina.run(message, message.task?.port ? { transferList: [message.task.port] } : undefined),
+      workerSlots: threads * TASKS_PER_WORKER,
+      maxGroup: MAX_GROUP,
     });
     // The time limit counts execution, not time spent queued behind other calls.
     this.#sweeper = setInterval(
@@ -196,7 +205,7 @@ export class WorkerPool implements ToolRunner {
     try {
       let reply: ToolTaskResult | undefined;
       for (let posts = 0; ; posts++) {
-        const running = this.#piscina.run(task, channel ? { transferList: [channel.port2] } : {});
+        const running = this.#batcher.run(task);
         settled = undefined;
         try {
           reply = await new Promise<ToolTaskResult | undefined>((resolve, reject) => {
