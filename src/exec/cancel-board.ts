@@ -80,6 +80,18 @@ export class CancelBoard {
     return state === SlotState.QUEUED || (state === SlotState.CANCELLED && Atomics.load(this.#startTimes, slot) === NOT_STARTED);
   }
 
+  /**
+   * Makes a call that ran to its end queued again, for a second run; false
+   * (and nothing changes) when it had not ended. For a read-only call whose
+   * result was lost with its worker (see TaskBatcher).
+   */
+  requeueFinished(slot: number): boolean {
+    if (Atomics.compareExchange(this.#states, slot, SlotState.DONE, SlotState.QUEUED) !== SlotState.DONE) return false;
+    Atomics.store(this.#owners, slot, 0);
+    Atomics.store(this.#startTimes, slot, NOT_STARTED);
+    return true;
+  }
+
   /** Milliseconds the call has been executing, or undefined while it is still queued. */
   executingFor(slot: number): number | undefined {
     const started = Atomics.load(this.#startTimes, slot);

@@ -16,11 +16,14 @@ interface Waiting {
  * and Piscina's bookkeeping (about a third of a no-op call's dispatch in
  * bench/dispatch); a group pays that once for all its calls.
  *
- * The price: a group's results come back together, when its last call ends.
- * Groups stay small (at most `maxGroup`), and calls are grouped only when
- * they would otherwise wait in the queue for a free worker anyway, so a
+ * The price: a group's results come back together, when its last call ends,
+ * and all of them are lost if its worker dies or is ended (a call that would
+ * not stop). So only read-only calls are grouped (the pool runs a lost one
+ * again), groups stay small (at most `maxGroup`), and calls are grouped only
+ * when they would otherwise wait in the queue for a free worker anyway: a
  * slow call holds back at most a few others that were queued behind it.
- * A call that streams output (it has a port) is always posted alone.
+ * Other calls, and calls that stream output (they have a port), are posted
+ * alone, at once.
  */
 export class TaskBatcher {
   readonly #post: PostToWorker;
@@ -35,8 +38,9 @@ export class TaskBatcher {
     this.#maxGroup = options.maxGroup;
   }
 
-  run(task: ToolTask): Promise<ToolTaskResult> {
-    if (task.port) return this.#post({ task }) as Promise<ToolTaskResult>;
+  /** `groupable`: the call only reads, so running it twice is harmless. */
+  run(task: ToolTask, options: { groupable: boolean }): Promise<ToolTaskResult> {
+    if (task.port || !options.groupable) return this.#post({ task }) as Promise<ToolTaskResult>;
     return new Promise((resolve, reject) => {
       this.#waiting.push({ task, resolve, reject });
       if (!this.#scheduled) {

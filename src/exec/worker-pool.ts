@@ -8,7 +8,7 @@ import { workerEntry } from '../paths.js';
 import type { AnyToolDefinition, WorkspaceInfo } from '../tools/define-tool.js';
 import { DefinedTool, type RunOptions, type ToolRunner } from '../tools/defined-tool.js';
 import { toolErrorResult } from '../tools/results.js';
-import type { Tool, ToolConfirmationDetails, ToolResult, ToolResultError, UpdateOutput } from '../tools/tool.js';
+import type { Tool, ToolConfirmationDetails, ToolKind, ToolResult, ToolResultError, UpdateOutput } from '../tools/tool.js';
 import { builtinToolModuleUrl } from './builtin-module.js';
 import { AbortFanout } from './abort-fanout.js';
 import { CancelBoard } from './cancel-board.js';
@@ -53,6 +53,8 @@ export type WorkerPoolOptions = z.input<typeof workerPoolOptionsSchema>;
 const TASKS_PER_WORKER = 2;
 /** Most calls posted to a worker in one message (see TaskBatcher). */
 const MAX_GROUP = 16;
+/** Kinds of tool whose calls may be posted in groups: running one twice is harmless (see TaskBatcher). */
+const GROUPABLE_KINDS: ReadonlySet<ToolKind> = new Set(['read', 'search']);
 /** Times a call that never started is posted again after its worker was ended for another call. */
 const REPOSTS = 3;
 
@@ -199,13 +201,14 @@ export class WorkerPool implements ToolRunner {
     const unwatch = this.#aborts.watch(input.signal, requestCancel);
 
     const task: ToolTask = { op: input.op, toolName: name, params: input.params, workspace: input.workspace, slot };
+    const groupable = GROUPABLE_KINDS.has(input.definition.kind);
     if (channel) task.port = channel.port2;
     // Set once no worker holds the task any more; until then its slot stays taken.
     let settled: Promise<unknown> | undefined;
     try {
       let reply: ToolTaskResult | undefined;
       for (let posts = 0; ; posts++) {
-        const running = this.#batcher.run(task);
+        const running = this.#batcher.run(task, { groupable });
         settled = undefined;
         try {
           reply = await new Promise<ToolTaskResult | undefined>((resolve, reject) => {
@@ -218,8 +221,16 @@ export class WorkerPool implements ToolRunner {
           });
           break;
         } catch (error) {
-          // Its worker was ended for another call (or died) before this one started: post it again.
-          if (!terminated && !this.#closed && posts < REPOSTS && !channel && this.#board.neverStarted(slot)) continue;
+          // Its worker was ended for another call (or died) before this one started, or (a read-only
+          // call of a group) after it ended but before the group's results came back: post it again.
+          if (
+            !terminated &&
+            !this.#closed &&
+            posts < REPOSTS &&
+            !channel &&
+            (this.#board.neverStarted(slot) || (groupable && this.#board.requeueFinished(slot)))
+          )
+            continue;
           throw error;
         }
       }
