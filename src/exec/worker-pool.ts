@@ -65,7 +65,8 @@ const REPOSTS = 3;
  * blocks its thread is ended by terminating its worker, which Piscina
  * replaces, so the next call works. A worker runs one call at a time, so
  * that ends no other running call; a call posted to it that had not started
- * yet is posted again.
+ * yet is posted again, and so is a read-only call of a group (TaskBatcher)
+ * that had ended but whose result was lost with the worker.
  */
 export class WorkerPool implements ToolRunner {
   readonly #piscina: Piscina<WorkerMessage, ToolTaskResult | ToolTaskResult[]>;
