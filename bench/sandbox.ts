@@ -10,13 +10,15 @@
  *                                     into a warm container and Engine API exec (dockerode)
  *   first call of a new session       open + first `true` (pre-started spare) vs `docker run --rm`
  *   concurrency                       aggregate calls/s and p50/p99 with 1-32 sessions each running
- *                                     `true` in a loop; the time to open 100 sessions at once
+ *                                     `true` in a loop (one pass per level); the 8-to-1 ratio as the
+ *                                     median of back-to-back pairs, beside the same ratio for host
+ *                                     spawns; the time to open 100 sessions at once
  *   throughput                        256 MB of text output end to end vs `cat` of the same bytes
  *                                     into /dev/null (host, and inside the container)
  *   event loop                        main-thread delay p99 while four 256 MB floods run
  *   memory                            resident-set growth during and after the floods
  *
- *   npm run bench:sandbox -- [--calls N] [--runs N] [--image REF] [--load-seconds S] [--open N]
+ *   npm run bench:sandbox -- [--calls N] [--runs N] [--image REF] [--load-seconds S] [--open N] [--scaling-rounds N]
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, open, realpath, rm } from 'node:fs/promises';
@@ -29,7 +31,7 @@ import { createDockerBackend } from '../src/backends/docker/docker-backend.js';
 import { buildShellEnvironment } from '../src/shell/environment.js';
 import { ShellService } from '../src/shell/shell-service.js';
 import { hostPtyTrue, hostSpawnTrue } from './host-spawn.js';
-import { loadSessions, openSessions } from './sandbox-concurrency.js';
+import { loadSessions, measureScaling, openSessions } from './sandbox-concurrency.js';
 import { fmt, percentile, sortNumbers } from './stats.js';
 import { timeEach, timeInterleaved } from './timing.js';
 
@@ -40,10 +42,12 @@ const { values } = parseArgs({
     image: { type: 'string' },
     'load-seconds': { type: 'string', default: '3' },
     open: { type: 'string', default: '100' },
+    'scaling-rounds': { type: 'string', default: '5' },
   },
 });
 const loadMs = Number(values['load-seconds']) * 1000;
 const openCount = Number(values.open);
+const scalingRounds = Number(values['scaling-rounds']);
 const CONCURRENCY_LEVELS = [1, 2, 4, 8, 16, 32];
 const calls = Number(values.calls);
 const runs = Number(values.runs);
@@ -206,6 +210,13 @@ for (const level of CONCURRENCY_LEVELS) {
     `${(load.callsPerSecond / loads[0]!.callsPerSecond).toFixed(2)}× one session's${level === 8 ? ' (target ≥ 1.6×)' : ''}`,
   );
 }
+const scaling = await measureScaling({ sessions: loadPool.sessions, many: 8, hostOnce: () => hostSpawnTrue(hostEnv), rounds: scalingRounds, durationMs: 2000 });
+row(
+  `8 sessions / 1 session, median of ${scalingRounds} back-to-back pairs`,
+  `${scaling.sandbox.toFixed(2)}×`,
+  `target ≥ 1.6×; machine ${(scaling.machineBusy * 100).toFixed(0)}% busy (all processes)`,
+);
+row('baseline: host `bash -c true`, 8 loops / 1 loop, same rounds', `${scaling.host.toFixed(2)}×`);
 await Promise.allSettled(loadPool.sessions.map((s) => s.close()));
 const opened = await openSessions(service, workspace, openCount, 'bench-open');
 row(`open ${openCount} sessions at once (+ one \`true\` in each)`, `${fmt(opened.openMs)}, ${opened.failures.length} failed`, 'target: no failure');

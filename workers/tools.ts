@@ -6,8 +6,9 @@
 import { threadId, workerData } from 'node:worker_threads';
 import { errorMessage, isToolcellError, ToolErrorType } from '../src/errors.js';
 import { SlotWatcher } from '../src/exec/cancel-board.js';
+import { LazyAbort } from '../src/exec/lazy-abort.js';
 import { loadToolModule } from '../src/exec/tool-module.js';
-import type { PortMessage, ToolTask, ToolTaskResult, ToolWorkerData } from '../src/exec/worker-protocol.js';
+import type { PortMessage, ToolTask, ToolTaskResult, ToolWorkerData, WorkerMessage } from '../src/exec/worker-protocol.js';
 import type { AnyToolDefinition, ToolContext } from '../src/tools/define-tool.js';
 
 const catalog = new Map<string, AnyToolDefinition>();
@@ -27,15 +28,22 @@ const slots = new SlotWatcher((workerData as ToolWorkerData).board, { pollMs: 10
  */
 let previous: Promise<unknown> = Promise.resolve();
 
-export default function runToolTask(task: ToolTask): Promise<ToolTaskResult> {
-  const turn = previous.then(() => runOne(task));
+export default function runToolTask(message: WorkerMessage): Promise<ToolTaskResult | ToolTaskResult[]> {
+  const turn = message.group ? previous.then(() => runGroup(message.group)) : previous.then(() => runOne(message.task));
   previous = turn.catch(() => undefined);
   return turn;
 }
 
+/** A group's calls, one after another; each waits (not started) until its turn. */
+async function runGroup(group: ToolTask[]): Promise<ToolTaskResult[]> {
+  const results: ToolTaskResult[] = [];
+  for (const task of group) results.push(await runOne(task));
+  return results;
+}
+
 async function runOne(task: ToolTask): Promise<ToolTaskResult> {
   const { port } = task;
-  const controller = new AbortController();
+  const controller = new LazyAbort();
   try {
     // Cancelled while it waited (the pool may have reported it cancelled already): it never runs.
     if (!slots.start(task.slot, controller))
@@ -43,7 +51,9 @@ async function runOne(task: ToolTask): Promise<ToolTaskResult> {
     const definition = catalog.get(task.toolName);
     if (!definition) return { ok: false, code: ToolErrorType.TOOL_NOT_REGISTERED, message: `No tool "${task.toolName}" in this worker's tool modules.` };
     const context: ToolContext = {
-      signal: controller.signal,
+      get signal() {
+        return controller.signal;
+      },
       updateOutput: port ? (output) => port.postMessage({ type: 'output', output } satisfies PortMessage) : () => {},
       workspace: task.workspace,
     };

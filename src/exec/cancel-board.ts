@@ -80,6 +80,18 @@ export class CancelBoard {
     return state === SlotState.QUEUED || (state === SlotState.CANCELLED && Atomics.load(this.#startTimes, slot) === NOT_STARTED);
   }
 
+  /**
+   * Makes a call that ran to its end queued again, for a second run; false
+   * (and nothing changes) when it had not ended. For a read-only call whose
+   * result was lost with its worker (see TaskBatcher).
+   */
+  requeueFinished(slot: number): boolean {
+    if (Atomics.compareExchange(this.#states, slot, SlotState.DONE, SlotState.QUEUED) !== SlotState.DONE) return false;
+    Atomics.store(this.#owners, slot, 0);
+    Atomics.store(this.#startTimes, slot, NOT_STARTED);
+    return true;
+  }
+
   /** Milliseconds the call has been executing, or undefined while it is still queued. */
   executingFor(slot: number): number | undefined {
     const started = Atomics.load(this.#startTimes, slot);
@@ -100,7 +112,7 @@ export class SlotWatcher {
   readonly #startTimes: Int32Array;
   readonly #owners: Int32Array;
   readonly #threadId: number;
-  readonly #running = new Map<number, AbortController>();
+  readonly #running = new Map<number, { abort(): void }>();
 
   constructor(memory: CancelBoardMemory, options: { pollMs: number; threadId: number }) {
     this.#memory = memory;
@@ -116,7 +128,7 @@ export class SlotWatcher {
    * cancelled. Returns false, and starts nothing, when it was cancelled
    * before it started: the caller must not run it.
    */
-  start(slot: number, controller: AbortController): boolean {
+  start(slot: number, controller: { abort(): void }): boolean {
     Atomics.store(this.#startTimes, slot, Date.now() - this.#memory.epoch);
     Atomics.store(this.#owners, slot, this.#threadId);
     if (Atomics.compareExchange(this.#states, slot, SlotState.QUEUED, SlotState.STARTED) !== SlotState.QUEUED) {

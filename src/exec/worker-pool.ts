@@ -8,11 +8,13 @@ import { workerEntry } from '../paths.js';
 import type { AnyToolDefinition, WorkspaceInfo } from '../tools/define-tool.js';
 import { DefinedTool, type RunOptions, type ToolRunner } from '../tools/defined-tool.js';
 import { toolErrorResult } from '../tools/results.js';
-import type { Tool, ToolConfirmationDetails, ToolResult, ToolResultError, UpdateOutput } from '../tools/tool.js';
+import type { Tool, ToolConfirmationDetails, ToolKind, ToolResult, ToolResultError, UpdateOutput } from '../tools/tool.js';
 import { builtinToolModuleUrl } from './builtin-module.js';
+import { AbortFanout } from './abort-fanout.js';
 import { CancelBoard } from './cancel-board.js';
+import { TaskBatcher } from './task-batcher.js';
 import { loadToolModule } from './tool-module.js';
-import type { PortMessage, ToolTask, ToolTaskResult, ToolWorkerData } from './worker-protocol.js';
+import type { PortMessage, ToolTask, ToolTaskResult, ToolWorkerData, WorkerMessage } from './worker-protocol.js';
 
 /**
  * The options of `new WorkerPool`, their bounds and their defaults in one
@@ -49,6 +51,10 @@ export type WorkerPoolOptions = z.input<typeof workerPoolOptionsSchema>;
  * round trip halved throughput (bench/dispatch).
  */
 const TASKS_PER_WORKER = 2;
+/** Most calls posted to a worker in one message (see TaskBatcher). */
+const MAX_GROUP = 16;
+/** Kinds of tool whose calls may be posted in groups: running one twice is harmless (see TaskBatcher). */
+const GROUPABLE_KINDS: ReadonlySet<ToolKind> = new Set(['read', 'search']);
 /** Times a call that never started is posted again after its worker was ended for another call. */
 const REPOSTS = 3;
 
@@ -59,15 +65,18 @@ const REPOSTS = 3;
  * blocks its thread is ended by terminating its worker, which Piscina
  * replaces, so the next call works. A worker runs one call at a time, so
  * that ends no other running call; a call posted to it that had not started
- * yet is posted again.
+ * yet is posted again, and so is a read-only call of a group (TaskBatcher)
+ * that had ended but whose result was lost with the worker.
  */
 export class WorkerPool implements ToolRunner {
-  readonly #piscina: Piscina<ToolTask, ToolTaskResult>;
+  readonly #piscina: Piscina<WorkerMessage, ToolTaskResult | ToolTaskResult[]>;
+  readonly #batcher: TaskBatcher;
   readonly #toolModules: string[];
   readonly #callTimeoutMs: number;
   readonly #cancelGraceMs: number;
   readonly #maxCallsInFlight: number;
   readonly #board: CancelBoard;
+  readonly #aborts = new AbortFanout();
   /** Calls in flight, checked against the time limit by one sweeper timer rather than a timer per call. */
   readonly #timeLimits = new Set<{ slot: number; expire: () => void }>();
   readonly #sweeper: NodeJS.Timeout;
@@ -80,7 +89,7 @@ export class WorkerPool implements ToolRunner {
     this.#maxCallsInFlight = maxCallsInFlight;
     this.#board = new CancelBoard({ slots: this.#maxCallsInFlight });
     this.#toolModules = [builtinToolModuleUrl, ...toolModules.map(String)];
-    this.#piscina = new Piscina<ToolTask, ToolTaskResult>({
+    this.#piscina = new Piscina<WorkerMessage, ToolTaskResult | ToolTaskResult[]>({
       filename: workerEntry('tools').href,
       minThreads: threads,
       maxThreads: threads,
@@ -88,6 +97,11 @@ export class WorkerPool implements ToolRunner {
       concurrentTasksPerWorker: TASKS_PER_WORKER,
       resourceLimits: { maxOldGenerationSizeMb: maxHeapMb },
       workerData: { toolModules: this.#toolModules, board: this.#board.memory } satisfies ToolWorkerData,
+    });
+    this.#batcher = new TaskBatcher({
+      post: (message) => this.#piscina.run(message, message.task?.port ? { transferList: [message.task.port] } : undefined),
+      workerSlots: threads * TASKS_PER_WORKER,
+      maxGroup: MAX_GROUP,
     });
     // The time limit counts execution, not time spent queued behind other calls.
     this.#sweeper = setInterval(
@@ -164,9 +178,8 @@ export class WorkerPool implements ToolRunner {
     let terminated = false;
     let timedOut = false;
     let graceTimer: NodeJS.Timeout | undefined;
-    // Settles when a call that no worker has started yet is given up (its worker is busy with another).
+    // Settles the wait when a call that no worker has started yet is given up (its worker is busy with another).
     let giveUp: () => void = () => undefined;
-    const givenUp = new Promise<undefined>((resolve) => (giveUp = () => resolve(undefined)));
     const terminate = () => {
       terminated = true;
       const threadId = this.#board.runningOn(slot);
@@ -186,23 +199,39 @@ export class WorkerPool implements ToolRunner {
       },
     };
     this.#timeLimits.add(timeLimit);
-    if (input.signal.aborted) requestCancel();
-    else input.signal.addEventListener('abort', requestCancel, { once: true });
+    const unwatch = this.#aborts.watch(input.signal, requestCancel);
 
     const task: ToolTask = { op: input.op, toolName: name, params: input.params, workspace: input.workspace, slot };
+    const groupable = GROUPABLE_KINDS.has(input.definition.kind);
     if (channel) task.port = channel.port2;
-    let settled: Promise<unknown> = Promise.resolve();
+    // Set once no worker holds the task any more; until then its slot stays taken.
+    let settled: Promise<unknown> | undefined;
     try {
       let reply: ToolTaskResult | undefined;
       for (let posts = 0; ; posts++) {
-        const running = this.#piscina.run(task, channel ? { transferList: [channel.port2] } : {});
-        settled = running.catch(() => undefined);
+        const running = this.#batcher.run(task, { groupable });
+        settled = undefined;
         try {
-          reply = await Promise.race([running, givenUp]);
+          reply = await new Promise<ToolTaskResult | undefined>((resolve, reject) => {
+            giveUp = () => {
+              // A call given up may still be queued in its worker.
+              settled = running.catch(() => undefined);
+              resolve(undefined);
+            };
+            running.then(resolve, reject);
+          });
           break;
         } catch (error) {
-          // Its worker was ended for another call (or died) before this one started: post it again.
-          if (!terminated && !this.#closed && posts < REPOSTS && !channel && this.#board.neverStarted(slot)) continue;
+          // Its worker was ended for another call (or died) before this one started, or (a read-only
+          // call of a group) after it ended but before the group's results came back: post it again.
+          if (
+            !terminated &&
+            !this.#closed &&
+            posts < REPOSTS &&
+            !channel &&
+            (this.#board.neverStarted(slot) || (groupable && this.#board.requeueFinished(slot)))
+          )
+            continue;
           throw error;
         }
       }
@@ -224,10 +253,11 @@ export class WorkerPool implements ToolRunner {
     } finally {
       this.#timeLimits.delete(timeLimit);
       clearTimeout(graceTimer);
-      input.signal.removeEventListener('abort', requestCancel);
+      unwatch();
       channel?.port1.close();
-      // The slot is free only once no worker holds the task any more (a call given up may still be queued in one).
-      void settled.then(() => this.#board.release(slot));
+      // A reply or a failure means no worker holds the task: its slot is free at once.
+      if (settled) void settled.then(() => this.#board.release(slot));
+      else this.#board.release(slot);
     }
   }
 

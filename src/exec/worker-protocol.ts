@@ -20,6 +20,13 @@ export interface ToolTask {
 }
 
 /**
+ * What the pool posts to a worker: one task, or a group of tasks gathered
+ * when many calls were queued at once (the worker runs them in order and
+ * answers with their results in the same order).
+ */
+export type WorkerMessage = { task: ToolTask; group?: undefined } | { group: ToolTask[]; task?: undefined };
+
+/**
  * Messages on a call's output port (worker → main). `end` is the last one:
  * the port is a different channel from the one the result comes back on, so
  * the pool waits for it before closing the port, or the last updates are lost.

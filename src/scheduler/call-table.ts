@@ -19,7 +19,9 @@ interface CallClock {
  * separately, so neither is mistaken for the other.
  */
 export class CallTable {
+  /** Changed in place; readers get `#snapshot`, copied only when read after a change. */
   #calls: ToolCall[] = [];
+  #snapshot: readonly ToolCall[] | undefined;
   readonly #index = new Map<string, number>();
   readonly #clocks = new Map<string, CallClock>();
   readonly #onUpdate: ((calls: readonly ToolCall[]) => void) | undefined;
@@ -34,14 +36,21 @@ export class CallTable {
   reset(calls: ToolCallUpdate[]): void {
     this.#clocks.clear();
     this.#calls = calls.map((call) => (isCompleted(call as ToolCall) ? ({ ...call, durationMs: 0 } as ToolCall) : (call as ToolCall)));
+    this.#snapshot = undefined;
     this.#index.clear();
     this.#calls.forEach((call, i) => this.#index.set(call.request.callId, i));
     for (const call of this.#calls) if (isCompleted(call)) this.#onComplete(call);
     this.#notify();
   }
 
+  /**
+   * Every call in request order: an array that never changes (a later state
+   * change makes a new one), so observers may keep it. Copied when first read
+   * after a change rather than on every change: a batch of n calls makes
+   * about 3n changes, and copying on each cost O(n²) (bench/dispatch).
+   */
   get all(): readonly ToolCall[] {
-    return this.#calls;
+    return (this.#snapshot ??= this.#calls.slice());
   }
 
   get(callId: string): ToolCall {
@@ -57,8 +66,8 @@ export class CallTable {
     const current = this.#calls[i]!;
     if (isCompleted(current)) return false;
     const next = this.#stamp(current, update);
-    this.#calls = this.#calls.slice();
     this.#calls[i] = next;
+    this.#snapshot = undefined;
     if (isCompleted(next)) this.#onComplete(next);
     this.#notify();
     return true;
@@ -90,6 +99,6 @@ export class CallTable {
   }
 
   #notify(): void {
-    this.#onUpdate?.(this.#calls);
+    if (this.#onUpdate) this.#onUpdate(this.all);
   }
 }

@@ -106,6 +106,25 @@ test('a call cancelled while it waits behind a blocked one ends as cancelled and
   t.is((await byName(tools, 'noop').execute({}, new AbortController().signal)).llmContent, 'ok');
 });
 
+test('read-only calls posted together still get their results when a call of their group makes the pool end its worker', async (t) => {
+  const pool = createTestPool(t, { threads: 1, cancelGraceMs: 100 });
+  const tools = await pool.createTools({ workspace });
+  const echo = byName(tools, 'echo');
+  // The worker has started and loaded the tools, so the cancel below finds `read_spin` running.
+  await echo.execute(params(echo, { text: 'warm' }), new AbortController().signal);
+  const controller = new AbortController();
+  // One tick, more calls than the worker holds: they go in groups, `read_spin` last in the second.
+  const echoes = Array.from({ length: 5 }, (_, i) => echo.execute(params(echo, { text: `e${i}` }), new AbortController().signal));
+  const spinning = byName(tools, 'read_spin').execute({}, controller.signal);
+  setTimeout(() => controller.abort(), 300);
+  t.regex((await spinning).error?.message ?? '', /did not stop .* its worker was terminated/);
+  const results = await Promise.all(echoes);
+  t.deepEqual(
+    results.map((result) => result.error?.type ?? result.llmContent),
+    ['e0', 'e1', 'e2', 'e3', 'e4'],
+  );
+});
+
 test('a tool that exhausts its heap gives worker_out_of_memory and the pool recovers', async (t) => {
   const pool = createTestPool(t, { threads: 1, maxHeapMb: 64 });
   const tools = await pool.createTools({ workspace });
