@@ -1,3 +1,4 @@
+import type { ServeHttpOptions } from '../mcp/server/serve-http.js';
 import { z } from 'zod';
 import type { Runtime } from '../runtime/runtime.js';
 import type { HostingObserver } from './hosting-events.js';
@@ -37,6 +38,10 @@ export const hostingServerOptionsSchema = z.object({
   sweepIntervalMs: z.number().int().min(10).default(1000),
   /** The `WWW-Authenticate` challenge of a 401 (an OIDC authenticator adds `resource_metadata`). */
   challenge: z.string().optional(),
+  /** Handlers for paths beside /mcp: health, the OAuth protected-resource document, the admin API (serveHttp's `otherPaths`). */
+  otherPaths: fn<NonNullable<ServeHttpOptions['otherPaths']>>().optional(),
+  /** The listening server: TLS and the timeouts of `createHostingHttpServer` (serveHttp's `createListener`). */
+  createListener: fn<NonNullable<ServeHttpOptions['createListener']>>().optional(),
   onLog: fn<(message: string) => void>().optional(),
 });
 

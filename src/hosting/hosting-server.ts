@@ -112,6 +112,8 @@ export class HostingServer {
       host: options.host,
       port: options.port,
       ...(options.allowedHosts ? { allowedHosts: options.allowedHosts } : {}),
+      ...(options.otherPaths ? { otherPaths: options.otherPaths } : {}),
+      ...(options.createListener ? { createListener: options.createListener } : {}),
       // The fair session gate is the cap; serveHttp's own would refuse instead of queueing.
       maxSessions: Number.MAX_SAFE_INTEGER,
       sweepIntervalMs: options.sweepIntervalMs,

@@ -1,12 +1,16 @@
 import anyTest from 'ava';
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
+import { readFileSync, statSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { createEngineClient } from '../../src/backends/docker/engine.js';
 import { sandboxImageTag } from '../../src/backends/docker/image.js';
 import { LABELS } from '../../src/backends/docker/labels.js';
-import { cliPath } from '../helpers/cli.js';
+import { tenantSlug } from '../../src/hosting/disk/tenant-slug.js';
+import { cliPath, runCli } from '../helpers/cli.js';
 import { containerProcesses, containersWithLabel, eventually, requireDocker } from '../helpers/docker.js';
 import { addTenant, call, connectAs, hostingFolder, startHosting } from '../helpers/hosting.js';
 
@@ -81,34 +85,67 @@ test('closing without a drain cancels running calls and removes every container'
   t.false((await outcome).includes('Output: never'));
 });
 
-test('toolcell serve --tenants serves tenants and on SIGTERM drains and removes its containers', async (t) => {
+test('toolcell serve --tenants with --audit, --metrics and --admin-key-file: a capped workspace, health, metrics, admin and audit lines; SIGTERM drains and removes its containers', async (t) => {
   const dir = await hostingFolder(t);
   const file = join(dir, 'tenants.json');
   const key = await addTenant(file, 'alpha');
   const dataDir = join(dir, 'data');
+  const auditFile = join(dir, 'audit.jsonl');
+  const adminKeyFile = join(dir, 'admin.key');
+  await writeFile(adminKeyFile, `${randomBytes(32).toString('base64url')}\n`, { mode: 0o600 });
   const child = spawn(
     process.execPath,
-    [cliPath, 'serve', '--http', '127.0.0.1:0', '--tenants', file, '--data-dir', dataDir, '--approval', 'yolo', '--drain-seconds', '60'],
-    {
-      stdio: ['ignore', 'ignore', 'pipe'],
-    },
+    [
+      cliPath,
+      'serve',
+      '--http',
+      '127.0.0.1:0',
+      '--tenants',
+      file,
+      '--data-dir',
+      dataDir,
+      '--approval',
+      'yolo',
+      '--drain-seconds',
+      '60',
+      '--audit',
+      auditFile,
+      '--metrics',
+      '127.0.0.1:0',
+      '--admin-key-file',
+      adminKeyFile,
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
   );
   t.teardown(() => void child.kill('SIGKILL'));
   let stderr = '';
-  const url = await new Promise<string>((resolve, reject) => {
+  const [url, metricsUrl] = await new Promise<[string, string]>((resolve, reject) => {
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
       stderr += chunk;
-      const match = /at (http:\/\/\S+\/mcp)/.exec(stderr);
-      if (match) resolve(match[1]!);
+      const mcp = /at (http:\/\/\S+\/mcp)/.exec(stderr);
+      const metrics = /for operators at (http:\/\/\S+)/.exec(stderr);
+      if (mcp && metrics) resolve([mcp[1]!, metrics[1]!]);
     });
     child.once('exit', () => reject(new Error(`serve exited: ${stderr}`)));
   });
+  const base = url.replace(/\/mcp$/, '');
+  t.is((await fetch(`${base}/healthz`)).status, 200);
   const alpha = await connectAs(url, key);
   t.teardown(() => alpha.client.close());
   t.true((await call(alpha.client, 'run_shell_command', { command: 'echo first' })).text.includes('first'));
+  // Run as root, the tenant's workspace is a filesystem of its own (its disk cap), not a folder of the host's.
+  const workspace = join(dataDir, 'workspaces', tenantSlug('alpha'));
+  t.regex((await call(alpha.client, 'run_shell_command', { command: 'df -P /workspace | tail -1' })).text, /\/workspace/);
+  t.not(statSync(workspace).dev, statSync(dataDir).dev, 'the workspace is a mount of its own');
+
+  const sessions = await runCli(['hosting', 'sessions', '--server', base, '--admin-key-file', adminKeyFile, '--json']);
+  t.is(sessions.code, 0, sessions.stderr);
+  t.like(JSON.parse(sessions.stdout), [{ id: alpha.sessionId, tenant: 'alpha' }]);
+  const scraped = await (await fetch(`${metricsUrl}/metrics`)).text();
+  t.regex(scraped, /tenant="alpha"/);
+
   const running = call(alpha.client, 'run_shell_command', { command: 'sleep 2; echo finished-in-drain' }).catch((error: unknown) => ({ text: String(error) }));
   // The command is running once its container shows a sleep process; then stop the server.
-  const workspace = join(dataDir, 'tenants', 'alpha', 'workspace');
   t.true(
     await eventually(async () => {
       const [id] = await containersWithLabel(LABELS.workspace, workspace);
@@ -122,4 +159,12 @@ test('toolcell serve --tenants serves tenants and on SIGTERM drains and removes 
   const [code] = (await exited) as [number | null];
   t.is(code, 0, stderr);
   t.deepEqual(await containersWithLabel(LABELS.workspace, workspace), []);
+  const lines = readFileSync(auditFile, 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+  t.true(lines.some((line) => line['event'] === 'session_open' && line['tenant'] === 'alpha'));
+  t.true(lines.some((line) => line['event'] === 'tool_call' && line['tenant'] === 'alpha' && JSON.stringify(line['args']).includes('echo first')));
+  t.true(lines.some((line) => line['event'] === 'admin'));
+  t.false(readFileSync(auditFile, 'utf8').includes(key), 'the key is never written');
 });

@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import { errorMessage, isToolcellError } from '../../errors.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from '../exit-codes.js';
 import { runtimeOptionsFrom, type RunnerCliOptions } from '../options.js';
+import type { HostingServerOptions } from '../../hosting/hosting-server.js';
 
 /** The flags of `toolcell serve` that hosting mode reads. */
 export interface HostingCliOptions extends RunnerCliOptions {
@@ -14,6 +15,14 @@ export interface HostingCliOptions extends RunnerCliOptions {
   maxSessions?: number;
   maxConcurrentCalls: number;
   allowedHost?: string[];
+  audit?: string;
+  metrics?: string;
+  adminKeyFile?: string;
+  oidcIssuer?: string;
+  audience?: string;
+  tenantClaim?: string;
+  tlsCert?: string;
+  tlsKey?: string;
 }
 
 /** Where tenants' workspaces go without --data-dir. */
@@ -30,12 +39,19 @@ const say = (message: string) => process.stderr.write(`toolcell serve: ${message
 export async function runHostingServe(options: HostingCliOptions): Promise<number> {
   if (options.sandbox === 'none') return usage('--tenants needs the Docker sandbox: tenants never run commands on the host (drop --sandbox none)');
   const dataDir = resolve(options.dataDir ?? defaultDataDir());
-  const [{ createRuntime }, { TenantStore }, { ApiKeyAuthenticator }, { HostingServer }] = await Promise.all([
-    import('../../runtime/runtime.js'),
-    import('../../hosting/tenant-store.js'),
-    import('../../hosting/api-key.js'),
-    import('../../hosting/hosting-server.js'),
-  ]);
+  if ((options.tlsCert === undefined) !== (options.tlsKey === undefined)) return usage('--tls-cert and --tls-key go together');
+  if (options.oidcIssuer === undefined && (options.audience !== undefined || options.tenantClaim !== undefined))
+    return usage('--audience and --tenant-claim need --oidc-issuer URL');
+  const [{ createRuntime }, { TenantStore }, { ApiKeyAuthenticator }, { HostingServer }, { TenantDisks }, { folderWorkspace }, { openHostingOperations }] =
+    await Promise.all([
+      import('../../runtime/runtime.js'),
+      import('../../hosting/tenant-store.js'),
+      import('../../hosting/api-key.js'),
+      import('../../hosting/hosting-server.js'),
+      import('../../hosting/disk/tenant-disks.js'),
+      import('../../hosting/tenant-workspace.js'),
+      import('./hosting-operations.js'),
+    ]);
   let store;
   try {
     store = await TenantStore.open({ file: resolve(options.tenants), onLog: say });
@@ -43,12 +59,29 @@ export async function runHostingServe(options: HostingCliOptions): Promise<numbe
   } catch (error) {
     return isToolcellError(error) ? usage(errorMessage(error)) : failure(error);
   }
+  let operations;
+  try {
+    const scheme = options.tlsCert !== undefined ? 'https' : 'http';
+    operations = await openHostingOperations({ ...options, publicUrl: `${scheme}://${options.http.host}:${options.http.port}` }, store, say);
+  } catch (error) {
+    store.close();
+    return isToolcellError(error) || error instanceof RangeError || error instanceof TypeError ? usage(errorMessage(error)) : failure(error);
+  }
+  // A hard cap on each tenant's workspace is a loop-mounted filesystem: it needs root. A tenant with a
+  // `workspace` of its own keeps that folder, uncapped.
+  const disks = process.getuid?.() === 0 ? await TenantDisks.open({ dataDir }) : undefined;
+  if (!disks) say('not running as root: tenant workspaces are plain folders without a disk cap');
+  const folders = folderWorkspace({ dataDir, workspaceOf: (tenant) => store.tenant(tenant)?.workspace });
+  const prepareWorkspace: HostingServerOptions['prepareWorkspace'] = (tenant, limits) =>
+    disks && store.tenant(tenant)?.workspace === undefined ? disks.prepare(tenant, { diskBytes: limits.diskBytes }) : folders(tenant, limits);
   let runtime;
   try {
     // The runtime is the operator's (policy, approval mode, worker pool); its workspace is the data dir, never a tenant's.
     runtime = await createRuntime({ ...runtimeOptionsFrom({ ...options, workspace: dataDir, sandbox: 'docker' }), onWarning: say });
   } catch (error) {
     store.close();
+    await operations.close();
+    await disks?.releaseAll();
     return usage(errorMessage(error));
   }
   const stop = new AbortController();
@@ -61,7 +94,10 @@ export async function runHostingServe(options: HostingCliOptions): Promise<numbe
       server = await HostingServer.start({
         store,
         runtime,
-        authenticators: [new ApiKeyAuthenticator(store)],
+        authenticators: [new ApiKeyAuthenticator(store), ...operations.authenticators],
+        observer: operations.observer,
+        ...operations.serverOptions,
+        prepareWorkspace,
         dataDir,
         host: options.http.host,
         port: options.http.port,
@@ -73,6 +109,7 @@ export async function runHostingServe(options: HostingCliOptions): Promise<numbe
     } catch (error) {
       return error instanceof RangeError || error instanceof TypeError ? usage(errorMessage(error)) : failure(error);
     }
+    await operations.attach(server);
     say(
       `hosting ${store.tenants().length} tenant(s) over MCP Streamable HTTP at ${server.url} (tenants ${store.file}, data ${dataDir}, approval ${options.approval})`,
     );
@@ -87,6 +124,8 @@ export async function runHostingServe(options: HostingCliOptions): Promise<numbe
     process.off('SIGTERM', onSignal);
     store.close();
     await runtime.close();
+    await operations.close();
+    await disks?.releaseAll();
   }
 }
 

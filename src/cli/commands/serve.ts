@@ -28,7 +28,27 @@ interface ServeOptions extends RunnerCliOptions {
   dataDir?: string;
   drainSeconds: number;
   maxConcurrentCalls: number;
+  audit?: string;
+  metrics?: string;
+  adminKeyFile?: string;
+  oidcIssuer?: string;
+  audience?: string;
+  tenantClaim?: string;
+  tlsCert?: string;
+  tlsKey?: string;
 }
+
+/** The hosting-only flags: each needs --tenants. */
+const HOSTING_FLAGS = [
+  ['audit', '--audit'],
+  ['metrics', '--metrics'],
+  ['adminKeyFile', '--admin-key-file'],
+  ['oidcIssuer', '--oidc-issuer'],
+  ['audience', '--audience'],
+  ['tenantClaim', '--tenant-claim'],
+  ['tlsCert', '--tls-cert'],
+  ['tlsKey', '--tls-key'],
+] as const;
 
 /** Registers `toolcell serve`: the registry's tools as an MCP server over stdio or Streamable HTTP. */
 export function registerServeCommand(program: Command): void {
@@ -59,6 +79,14 @@ export function registerServeCommand(program: Command): void {
       parseNonNegativeInteger,
       10,
     )
+    .option('--audit <file>', 'with --tenants: append one JSON line per event (calls, sessions, refusals, admin actions); reopened on SIGHUP')
+    .option('--metrics <[host:]port>', 'with --tenants: serve /metrics (Prometheus), /healthz and /readyz for operators (host default 127.0.0.1)')
+    .option('--admin-key-file <file>', 'with --tenants: the admin key (a file of mode 0600) for /admin/ and toolcell hosting sessions|close')
+    .option('--oidc-issuer <url>', 'with --tenants: also accept JWT access tokens of this OpenID issuer (checked against its JWKS)')
+    .option('--audience <aud>', "with --oidc-issuer: what tokens' aud must hold (default this server's /mcp URL)")
+    .option('--tenant-claim <name>', 'with --oidc-issuer: the token claim that names the tenant (default sub)')
+    .option('--tls-cert <file>', 'with --tenants: serve HTTPS with this PEM certificate (with --tls-key)')
+    .option('--tls-key <file>', 'with --tenants: the PEM private key of --tls-cert')
     .addOption(workspaceOption())
     .addOption(approvalOption())
     .addOption(sandboxOption())
@@ -82,7 +110,9 @@ Hosting mode (--tenants FILE): every request needs a tenant's API key
 (Authorization: Bearer tc_…, made by toolcell tenant add); each tenant has its
 own workspace under --data-dir, its own containers and its limits. Changes
 to the tenants file apply within about a second. --workspace, --token and
---stdio do not apply; commands always run in the Docker sandbox.
+--stdio do not apply; commands always run in the Docker sandbox. Run as
+root, each tenant's workspace is a filesystem of its own capped at its
+diskBytes limit. /healthz and /readyz answer on the same port.
 
 Examples:
   toolcell serve --stdio --workspace ~/project
@@ -104,6 +134,7 @@ async function runServe(options: ServeOptions): Promise<number> {
     return runHostingServe({ ...options, http: options.http, tenants: options.tenants });
   }
   if (options.dataDir !== undefined) return usageError('--data-dir needs --tenants FILE');
+  for (const [key, flag] of HOSTING_FLAGS) if (options[key] !== undefined) return usageError(`${flag} needs --tenants FILE`);
   const token = options.token ?? (process.env['TOOLCELL_SERVE_TOKEN'] || undefined);
   if (token !== undefined && !isAcceptableToken(token)) return usageError(`--token ${TOKEN_RULE}`);
   if (options.http && !isLoopbackHost(options.http.host) && token === undefined) {

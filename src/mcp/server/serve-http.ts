@@ -70,6 +70,14 @@ export interface ServeHttpOptions<Caller = unknown> {
   sameOwner?: (owner: Caller, caller: Caller) => boolean;
   /** Checks a POST's JSON-RPC message(s) before MCP sees them (a rate limit); a refusal is sent as is. */
   admitMessage?: (caller: Caller | undefined, body: unknown) => HttpRefusal | undefined;
+  /**
+   * Handlers for paths other than /mcp (health, OAuth metadata, an admin
+   * API), after the Host/Origin guard and without `authenticate`: each
+   * checks what it needs itself. Undefined for a path: 404.
+   */
+  otherPaths?: (req: IncomingMessage) => ((req: IncomingMessage, res: ServerResponse) => void | Promise<void>) | undefined;
+  /** Makes the listening server (TLS, header and body timeouts); default a plain node:http server. */
+  createListener?: (handler: (req: IncomingMessage, res: ServerResponse) => void) => Server;
   onSessionOpen?: (session: LiveHttpSession<Caller>) => void;
   onSessionClose?: (session: LiveHttpSession<Caller>, reason: HttpSessionCloseReason) => void;
   /** How often idle and expired sessions are looked for; default min(sessionIdleMs, 60 s). */
@@ -151,13 +159,14 @@ class McpHttpServer<Caller> implements RunningHttpServer<Caller> {
     this.#maxSessions = options.maxSessions ?? 16;
     this.#idleMs = options.sessionIdleMs ?? 30 * 60_000;
     this.#log = options.onLog ?? (() => {});
-    this.#http = createServer((req, res) => {
+    const handler = (req: IncomingMessage, res: ServerResponse): void => {
       this.#handle(req, res).catch((error: unknown) => {
         this.#log(`request failed: ${error instanceof Error ? error.message : String(error)}`);
         if (!res.headersSent) sendError(res, 500, -32603, 'Internal server error');
         else res.end();
       });
-    });
+    };
+    this.#http = options.createListener ? options.createListener(handler) : createServer(handler);
   }
 
   get url(): string {
@@ -239,12 +248,14 @@ class McpHttpServer<Caller> implements RunningHttpServer<Caller> {
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
-    if (path !== MCP_HTTP_PATH) return sendError(res, 404, -32000, `Not found: the MCP endpoint is ${MCP_HTTP_PATH}`);
+    const other = path === MCP_HTTP_PATH ? undefined : this.#options.otherPaths?.(req);
+    if (path !== MCP_HTTP_PATH && !other) return sendError(res, 404, -32000, `Not found: the MCP endpoint is ${MCP_HTTP_PATH}`);
     const refusal = this.#guard ? this.#guard(req) : { status: 503, message: 'Server is starting' };
     if (refusal) {
       if (refusal.status === 401) res.setHeader('WWW-Authenticate', 'Bearer');
       return sendError(res, refusal.status, -32000, refusal.message);
     }
+    if (other) return other(req, res);
     if (this.#closing) return sendError(res, 503, -32000, 'Server is shutting down');
     let caller: Caller | undefined;
     if (this.#options.authenticate) {

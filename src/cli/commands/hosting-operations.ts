@@ -1,0 +1,139 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { HostingServer, HostingServerOptions } from '../../hosting/hosting-server.js';
+import type { HostingObserver } from '../../hosting/hosting-events.js';
+import type { Authenticator } from '../../hosting/principal.js';
+import type { TenantStore } from '../../hosting/tenant-store.js';
+
+/** The operator's flags of `toolcell serve --tenants` beyond the tenants themselves. */
+export interface HostingOperationsFlags {
+  audit?: string;
+  metrics?: string;
+  adminKeyFile?: string;
+  oidcIssuer?: string;
+  audience?: string;
+  tenantClaim?: string;
+  tlsCert?: string;
+  tlsKey?: string;
+  /** `http(s)://host:port`, the resource identifier OIDC tokens name in `aud` when --audience is absent. */
+  publicUrl: string;
+}
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
+
+/** What the server start needs from the operations, and what runs beside it. */
+export interface HostingOperations {
+  observer: HostingObserver;
+  authenticators: Authenticator[];
+  serverOptions: Pick<HostingServerOptions, 'otherPaths' | 'createListener' | 'challenge'>;
+  /** Starts what needs the running server (the metrics listener, the admin API's session list). */
+  attach(server: HostingServer): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * Builds the audit log, metrics, health and admin endpoints, OIDC and TLS
+ * from the flags. Each piece is off unless its flag is given, except the
+ * health endpoints, which cost nothing.
+ */
+export async function openHostingOperations(flags: HostingOperationsFlags, store: TenantStore, say: (message: string) => void): Promise<HostingOperations> {
+  const [audit, metrics, admin, oidc, health, http, observers, sighup] = await Promise.all([
+    import('../../hosting/audit/audit-log.js'),
+    import('../../hosting/metrics/serve-metrics.js').then(async (serve) => ({ ...serve, ...(await import('../../hosting/metrics/hosting-metrics.js')) })),
+    import('../../hosting/admin/admin-handler.js').then(async (handler) => ({ ...handler, ...(await import('../../hosting/admin/admin-key.js')) })),
+    import('../../hosting/oidc/oidc-authenticator.js').then(async (authenticator) => ({
+      ...authenticator,
+      ...(await import('../../hosting/oidc/protected-resource.js')),
+      ...(await import('../../hosting/oidc/www-authenticate.js')),
+    })),
+    import('../../hosting/health/health-handlers.js').then(async (handlers) => ({
+      ...handlers,
+      ...(await import('../../hosting/health/docker-readiness.js')),
+    })),
+    import('../../hosting/http/hosting-http-server.js'),
+    import('../../hosting/combine-observers.js'),
+    import('../../hosting/audit/reopen-on-sighup.js'),
+  ]);
+  const closers: Array<() => Promise<void> | void> = [];
+  const parts: HostingObserver[] = [];
+  let server: HostingServer | undefined;
+  try {
+    if (flags.audit !== undefined) {
+      const log = await audit.AuditLog.open({ path: flags.audit });
+      parts.push(log);
+      const stopReopening = sighup.reopenOnSighup(log, (error) => say(`audit log: cannot reopen ${flags.audit}: ${String(error)}`));
+      closers.push(stopReopening, () => log.close());
+    }
+    let hostingMetrics: InstanceType<typeof metrics.HostingMetrics> | undefined;
+    if (flags.metrics !== undefined) {
+      // One container per session: the live session count is the live container count.
+      hostingMetrics = new metrics.HostingMetrics({
+        liveSessions: () => server?.listSessions().length ?? 0,
+        liveContainers: () => server?.listSessions().length ?? 0,
+        queuedCalls: () => server?.queuedCalls ?? 0,
+      });
+      parts.push(hostingMetrics);
+    }
+    const observer = observers.combineObservers(...parts);
+    const authenticators: Authenticator[] = [];
+    const paths = new Map<string, Handler>([
+      ['/healthz', health.healthzHandler],
+      ['/readyz', health.createReadyzHandler({ check: health.dockerReadiness(), detail: false })],
+    ]);
+    let challenge: string | undefined;
+    if (flags.oidcIssuer !== undefined) {
+      const authenticator = new oidc.OidcAuthenticator({
+        issuer: flags.oidcIssuer,
+        audience: flags.audience ?? `${flags.publicUrl}/mcp`,
+        ...(flags.tenantClaim !== undefined ? { tenantClaim: flags.tenantClaim } : {}),
+        knownTenant: (name) => store.tenant(name) !== undefined,
+      });
+      await authenticator.discover();
+      authenticators.push(authenticator);
+      const resource = oidc.protectedResourceMetadata({ resource: flags.audience ?? `${flags.publicUrl}/mcp`, authorizationServers: [flags.oidcIssuer] });
+      for (const path of resource.paths) paths.set(path, resource.handler);
+      challenge = oidc.wwwAuthenticate({ resourceMetadata: resource.url });
+    }
+    let adminHandler: Handler | undefined;
+    if (flags.adminKeyFile !== undefined) {
+      const adminKey = await admin.readAdminKeyFile(flags.adminKeyFile);
+      adminHandler = admin.createAdminHandler({
+        adminKey,
+        observer,
+        sessions: {
+          list: (tenant) => (server?.listSessions() ?? []).filter((session) => tenant === undefined || session.tenant === tenant),
+          close: (id) => server?.closeSession(id, 'admin') ?? Promise.resolve(false),
+        },
+      });
+    }
+    const tls = flags.tlsCert !== undefined && flags.tlsKey !== undefined ? { certFile: flags.tlsCert, keyFile: flags.tlsKey } : undefined;
+    return {
+      observer,
+      authenticators,
+      serverOptions: {
+        otherPaths: (req) => {
+          const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+          if (adminHandler && path.startsWith(admin.ADMIN_PATH_PREFIX)) return adminHandler;
+          return paths.get(path);
+        },
+        createListener: (handler) =>
+          http.createHostingHttpServer({ handler, ...(tls ? { tls } : {}) }) as ReturnType<NonNullable<HostingServerOptions['createListener']>>,
+        ...(challenge !== undefined ? { challenge } : {}),
+      },
+      async attach(running) {
+        server = running;
+        if (hostingMetrics && flags.metrics !== undefined) {
+          const listen = metrics.parseListenAddress(flags.metrics);
+          const served = await metrics.serveMetrics({ metrics: hostingMetrics, host: listen.host, port: listen.port, ready: health.dockerReadiness() });
+          closers.push(() => served.close());
+          say(`metrics, /healthz and /readyz for operators at ${served.url}`);
+        }
+      },
+      async close() {
+        for (const close of closers.reverse()) await close();
+      },
+    };
+  } catch (error) {
+    for (const close of closers.reverse()) await close();
+    throw error;
+  }
+}
