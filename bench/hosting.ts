@@ -1,0 +1,253 @@
+/**
+ * bench/hosting: a tenants server under load, with the real Docker engine,
+ * real HTTP and the MCP SDK's own client.
+ *
+ * Prints: sessions opened per second (100 at once, across 50 tenants) and
+ * their failures; the first call's latency in a new session; sandboxed calls
+ * per second in total with 1, 10 and 50 tenants calling at once; the server's
+ * RSS and the engine's memory figure per idle session; and the noisy-neighbour
+ * ratio (tenant B's `echo` p99 while tenant A attacks, over B's p99 on the
+ * same server idle, in the same run). Nothing here is asserted: figures only.
+ *
+ *   npm run bench:hosting            (BENCH_QUICK=1 for a short run)
+ */
+import { mkdtemp, realpath, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { createEngineClient } from '../src/backends/docker/engine.js';
+import { LABELS } from '../src/backends/docker/labels.js';
+import { ApiKeyAuthenticator, generateApiKey } from '../src/hosting/api-key.js';
+import { TenantDisks } from '../src/hosting/disk/tenant-disks.js';
+import { HostingServer } from '../src/hosting/hosting-server.js';
+import type { LimitsInput } from '../src/hosting/limits.js';
+import { TenantStore } from '../src/hosting/tenant-store.js';
+import { emptyTenantsFile, writeTenantsFile } from '../src/hosting/tenants-file.js';
+import { createRuntime } from '../src/runtime/runtime.js';
+import { fmt, percentile, sortNumbers } from './stats.js';
+
+const QUICK = process.env['BENCH_QUICK'] === '1';
+const TENANTS = 50;
+const OPEN_AT_ONCE = 100;
+const THROUGHPUT_SECONDS = QUICK ? 4 : 10;
+const NOISY_SAMPLES = QUICK ? 40 : 100;
+const MiB = 1024 * 1024;
+
+interface Session {
+  client: Client;
+  transport: StreamableHTTPClientTransport;
+}
+
+async function connect(url: string, key: string): Promise<Session> {
+  const client = new Client({ name: 'bench-hosting', version: '1.0.0' });
+  const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${key}` } } });
+  await client.connect(transport);
+  return { client, transport };
+}
+
+async function closeSession(session: Session): Promise<void> {
+  await session.transport.terminateSession().catch(() => {});
+  await session.client.close().catch(() => {});
+}
+
+/** One shell call; throws on a protocol failure, returns false on a tool error. */
+async function shell(session: Session, command: string, signal?: AbortSignal): Promise<boolean> {
+  const result = (await session.client.callTool({ name: 'run_shell_command', arguments: { command } }, undefined, {
+    timeout: 300_000,
+    ...(signal ? { signal } : {}),
+  })) as CallToolResult;
+  return result.isError !== true;
+}
+
+async function timed(run: () => Promise<unknown>): Promise<number> {
+  const start = performance.now();
+  await run();
+  return performance.now() - start;
+}
+
+/** The engine's memory figure (usage minus page cache) of every container of this process's backend. */
+async function containerMemory(): Promise<{ count: number; bytes: number }> {
+  const docker = createEngineClient();
+  const containers = await docker.listContainers({ filters: { label: [`${LABELS.sandbox}=1`, `${LABELS.ownerPid}=${process.pid}`] } });
+  let bytes = 0;
+  for (const info of containers) {
+    const stats = (await docker.getContainer(info.Id).stats({ stream: false })) as { memory_stats?: { usage?: number; stats?: { inactive_file?: number } } };
+    bytes += (stats.memory_stats?.usage ?? 0) - (stats.memory_stats?.stats?.inactive_file ?? 0);
+  }
+  return { count: containers.length, bytes };
+}
+
+function line(label: string, value: string): void {
+  console.log(`  ${label.padEnd(52)} ${value}`);
+}
+
+const root = await realpath(await mkdtemp(join(tmpdir(), 'toolcell-bench-hosting-')));
+const dataDir = join(root, 'data');
+const tenantsFile = join(root, 'tenants.json');
+const keys = new Map<string, string>();
+const file = emptyTenantsFile();
+const limits: LimitsInput = { sessions: 4, concurrentCalls: 4, callsPerMinute: 1_000_000, memory: 256 * MiB, pids: 128, commandTimeoutSeconds: 30 };
+file.defaults = { limits };
+for (let i = 0; i < TENANTS; i++) {
+  const name = `t${String(i).padStart(2, '0')}`;
+  const key = generateApiKey();
+  keys.set(name, key.key);
+  file.tenants[name] = { keys: [{ id: key.id, hash: key.hash, createdAt: new Date().toISOString() }] };
+}
+// The attacker: a disk cap to fill, and every slot it is allowed.
+file.tenants['t00']!.limits = { diskBytes: 256 * MiB, sessions: 4, concurrentCalls: 4 };
+await writeTenantsFile(tenantsFile, file);
+
+const store = await TenantStore.open({ file: tenantsFile });
+const runtime = await createRuntime({ workspace: root, approvalMode: 'yolo', sandbox: 'docker', onWarning: () => {} });
+const disks = await TenantDisks.open({ dataDir });
+const server = await HostingServer.start({
+  store,
+  runtime,
+  authenticators: [new ApiKeyAuthenticator(store)],
+  dataDir,
+  prepareWorkspace: (tenant, tenantLimits) => disks.prepare(tenant, { diskBytes: tenantLimits.diskBytes }),
+  port: 0,
+  maxSessions: 128,
+  maxConcurrentCalls: 64,
+});
+const tenantNames = [...keys.keys()];
+const keyOf = (name: string): string => keys.get(name)!;
+
+console.log(`bench/hosting: ${TENANTS} tenants, Docker sandbox, MCP SDK client over HTTP (load average ${(await import('node:os')).loadavg()[0]!.toFixed(1)})`);
+
+try {
+  const rssBefore = process.memoryUsage().rss;
+
+  // 1. 100 sessions opened at once (2 per tenant), then each one's first call.
+  let failedOpens = 0;
+  let firstOpenError = '';
+  const openStart = performance.now();
+  const opened = await Promise.all(
+    Array.from({ length: OPEN_AT_ONCE }, (_, i) =>
+      connect(server.url, keyOf(tenantNames[i % TENANTS]!)).catch((error: unknown) => {
+        failedOpens++;
+        firstOpenError ||= error instanceof Error ? error.message : String(error);
+        return undefined;
+      }),
+    ),
+  );
+  const openMs = performance.now() - openStart;
+  const sessions = opened.filter((session): session is Session => session !== undefined);
+  let failedFirstCalls = 0;
+  const firstCallStart = performance.now();
+  const firstCalls = await Promise.all(
+    sessions.map((session) =>
+      timed(async () => {
+        if (!(await shell(session, 'echo first').catch(() => false))) failedFirstCalls++;
+      }),
+    ),
+  );
+  const firstCallsWallMs = performance.now() - firstCallStart;
+  sortNumbers(firstCalls);
+  console.log('\nsessions');
+  line(
+    `${OPEN_AT_ONCE} sessions opened at once`,
+    `${(openMs / 1000).toFixed(2)} s, ${((sessions.length / openMs) * 1000).toFixed(1)} sessions/s, ${failedOpens} failed`,
+  );
+  if (firstOpenError) line('  first failure', firstOpenError.slice(0, 160));
+  line(
+    'first call of each (all at once; starts its container)',
+    `p50 ${fmt(percentile(firstCalls, 50))}, p99 ${fmt(percentile(firstCalls, 99))}, ${failedFirstCalls} failed`,
+  );
+  line('  all 100 first calls done after', `${(firstCallsWallMs / 1000).toFixed(2)} s`);
+
+  // 2. Memory of 100 idle sessions (each has run one call, so its container is up).
+  const rssIdle = process.memoryUsage().rss;
+  const engine = await containerMemory();
+  console.log('\nmemory per idle session');
+  line('server RSS growth / session', `${((rssIdle - rssBefore) / sessions.length / MiB).toFixed(2)} MB`);
+  line(`containers' memory (engine, ${engine.count} containers) / session`, `${(engine.bytes / Math.max(1, engine.count) / MiB).toFixed(2)} MB`);
+  line('in all / session', `${((rssIdle - rssBefore + engine.bytes) / sessions.length / MiB).toFixed(2)} MB (target ≤ 15 MB)`);
+
+  // 3. Sandboxed calls per second with 1, 10 and 50 tenants calling at once (one session each, `true` in a loop).
+  console.log(`\nthroughput (${THROUGHPUT_SECONDS} s each, one session per tenant calling \`true\` in a loop)`);
+  const byTenant = new Map<string, Session>();
+  sessions.forEach((session, i) => {
+    const tenant = tenantNames[i % TENANTS]!;
+    if (!byTenant.has(tenant)) byTenant.set(tenant, session);
+  });
+  let oneTenantRate = 0;
+  for (const count of [1, 10, 50]) {
+    // Tenants whose sessions failed to open above are left out (and said so): their failures are counted there.
+    const callers = tenantNames
+      .slice(0, count)
+      .map((tenant) => byTenant.get(tenant))
+      .filter((session): session is Session => session !== undefined);
+    const deadline = performance.now() + THROUGHPUT_SECONDS * 1000;
+    let calls = 0;
+    let failed = 0;
+    const latencies: number[] = [];
+    await Promise.all(
+      callers.map(async (session) => {
+        while (performance.now() < deadline) {
+          const ms = await timed(async () => {
+            if (!(await shell(session, 'true').catch(() => false))) failed++;
+          });
+          latencies.push(ms);
+          calls++;
+        }
+      }),
+    );
+    sortNumbers(latencies);
+    const rate = calls / THROUGHPUT_SECONDS;
+    if (count === 1) oneTenantRate = rate;
+    line(
+      `${count} tenant${count === 1 ? '' : 's'}${callers.length < count ? ` (${callers.length} with a session)` : ''}`,
+      `${rate.toFixed(1)} calls/s (${(rate / oneTenantRate).toFixed(2)}× one tenant), p50 ${fmt(percentile(latencies, 50))}, p99 ${fmt(percentile(latencies, 99))}, ${failed} failed`,
+    );
+  }
+
+  // 4. Noisy neighbour: B's echo p99 on the idle server, then while A attacks with every slot it has.
+  await Promise.all(sessions.filter((session) => session !== byTenant.get('t01')).map(closeSession));
+  const victim = byTenant.get('t01') ?? (await connect(server.url, keyOf('t01')));
+  for (let i = 0; i < 10; i++) await shell(victim, 'echo warm').catch(() => false);
+  const echoP99 = async (): Promise<{ p50: number; p99: number; failed: number }> => {
+    const samples: number[] = [];
+    let failed = 0;
+    for (let i = 0; i < NOISY_SAMPLES; i++)
+      samples.push(
+        await timed(async () => {
+          if (!(await shell(victim, 'echo hello').catch(() => false))) failed++;
+        }),
+      );
+    sortNumbers(samples);
+    return { p50: percentile(samples, 50), p99: percentile(samples, 99), failed };
+  };
+  const idle = await echoP99();
+  const attackers = await Promise.all(Array.from({ length: 4 }, () => connect(server.url, keyOf('t00'))));
+  const stop = new AbortController();
+  const attacks = [
+    ':(){ :|:& };:',
+    'while :; do :; done',
+    'head -c 1073741824 /dev/zero | tr "\\0" x',
+    'dd if=/dev/zero of=fill bs=1M count=1024; while :; do :; done',
+  ];
+  const attacking = attackers.map(async (session, i) => {
+    while (!stop.signal.aborted) await shell(session, attacks[i]!, stop.signal).catch(() => false);
+  });
+  await new Promise((resolve) => setTimeout(resolve, 2000));
+  const busy = await echoP99();
+  stop.abort();
+  await Promise.all(attacking);
+  await Promise.all(attackers.map(closeSession));
+  console.log('\nnoisy neighbour (B runs `echo hello`; A: fork bomb, CPU spin, 1 GB output flood, fills its 256 MB disk cap)');
+  line('B alone', `p50 ${fmt(idle.p50)}, p99 ${fmt(idle.p99)}, ${idle.failed} failed`);
+  line('B while A attacks', `p50 ${fmt(busy.p50)}, p99 ${fmt(busy.p99)}, ${busy.failed} failed`);
+  line('ratio of p99s', `${(busy.p99 / idle.p99).toFixed(2)} (target ≤ 3)`);
+  await closeSession(victim);
+} finally {
+  await server.close();
+  store.close();
+  await runtime.close();
+  await disks.releaseAll();
+  await rm(root, { recursive: true, force: true });
+}
