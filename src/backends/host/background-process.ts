@@ -22,7 +22,7 @@ export interface BackgroundSpawnOptions {
 export function spawnBackgroundProcess(options: BackgroundSpawnOptions): Promise<SpawnedProcess> {
   const log = openSync(options.logPath, 'a', 0o600);
   try {
-    const child = spawn(options.shell, pipeShellArgs(options.command), {
+    const child = spawn(options.shell, pipeShellArgs(options.shell, options.command), {
       cwd: options.cwd,
       env: options.env,
       detached: true,

@@ -24,7 +24,7 @@ export interface PipeSpawnOptions {
  * own (`detached`), so its process group can be found and killed.
  */
 export function spawnPipeProcess(options: PipeSpawnOptions): Promise<SpawnedProcess> {
-  const child = spawn(options.shell, pipeShellArgs(options.command), {
+  const child = spawn(options.shell, pipeShellArgs(options.shell, options.command), {
     cwd: options.cwd,
     env: options.env,
     detached: true,

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { basename } from 'node:path';
 
 /** The shell commands run under on the host: bash when present (like Gemini CLI), else POSIX sh. */
 export function hostShell(): string {
@@ -40,7 +41,13 @@ export function ptyShellArgs(shell: string, command: string, endMarker: string):
   return ['-c', wrapper, shell, command, endMarker];
 }
 
-/** Arguments that run `command` with plain pipes (pipes mode, background jobs). */
-export function pipeShellArgs(command: string): string[] {
-  return ['-c', command];
+/**
+ * Arguments that run `command` with plain pipes (pipes mode, background
+ * jobs). Node's stdio pipes are socket pairs, and Debian's bash sources
+ * ~/.bashrc when its stdin is a socket (it takes it for rshd/sshd), even
+ * with -c: a .bashrc that waits on stdin (pyenv's init did) hung every
+ * command. `--norc` turns that off; POSIX sh reads no such file.
+ */
+export function pipeShellArgs(shell: string, command: string): string[] {
+  return basename(shell) === 'bash' ? ['--norc', '-c', command] : ['-c', command];
 }
