@@ -138,7 +138,8 @@ test('inactivity and wall-clock limits end commands in the container', async (t)
   const idle = await session.run({ command: 'echo before; sleep 60', timeouts: { inactivityMs: 3000 } });
   t.is(idle.timedOut, 'inactivity');
   t.is(idle.output, 'before');
-  const busy = await session.run({ command: 'while true; do echo tick; sleep 0.05; done', timeouts: { wallMs: 900, inactivityMs: 60_000 } });
+  // As with the silence above: a wall limit counted from the start must leave a loaded machine time to print.
+  const busy = await session.run({ command: 'while true; do echo tick; sleep 0.05; done', timeouts: { wallMs: 3000, inactivityMs: 60_000 } });
   t.is(busy.timedOut, 'wall');
   t.regex(busy.output, /tick/);
 });

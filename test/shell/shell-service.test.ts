@@ -200,7 +200,7 @@ test('inactivity timeout ends a silent command and keeps its output', async (t) 
 
 test('wall-clock timeout ends a chatty command', async (t) => {
   const { session } = await useShellSession(t);
-  const result = await session.run({ command: 'while true; do echo tick; sleep 0.05; done', timeouts: { wallMs: 700, inactivityMs: 60_000 } });
+  const result = await session.run({ command: 'while true; do echo tick; sleep 0.05; done', timeouts: { wallMs: 3000, inactivityMs: 60_000 } });
   t.is(result.timedOut, 'wall');
   t.regex(result.output, /tick/);
 });
