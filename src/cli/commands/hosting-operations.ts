@@ -4,8 +4,8 @@ import type { HostingObserver } from '../../hosting/hosting-events.js';
 import type { Authenticator } from '../../hosting/principal.js';
 import type { TenantStore } from '../../hosting/tenant-store.js';
 
-/** The operator's flags of `toolcell serve --tenants` beyond the tenants themselves. */
-export interface HostingOperationsFlags {
+/** The operator's flags of `toolcell serve --tenants` beyond the tenants themselves, as commander parses them. */
+export interface HostingOperationsFlagValues {
   audit?: string;
   metrics?: string;
   adminKeyFile?: string;
@@ -14,6 +14,9 @@ export interface HostingOperationsFlags {
   tenantClaim?: string;
   tlsCert?: string;
   tlsKey?: string;
+}
+
+export interface HostingOperationsFlags extends HostingOperationsFlagValues {
   /** `http(s)://host:port`, the resource identifier OIDC tokens name in `aud` when --audience is absent. */
   publicUrl: string;
 }

@@ -5,9 +5,10 @@ import { errorMessage, isToolcellError } from '../../errors.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from '../exit-codes.js';
 import { runtimeOptionsFrom, type RunnerCliOptions } from '../options.js';
 import type { HostingServerOptions } from '../../hosting/hosting-server.js';
+import type { HostingOperationsFlagValues } from './hosting-operations.js';
 
 /** The flags of `toolcell serve` that hosting mode reads. */
-export interface HostingCliOptions extends RunnerCliOptions {
+export interface HostingCliOptions extends RunnerCliOptions, HostingOperationsFlagValues {
   http: { host: string; port: number };
   tenants: string;
   dataDir?: string;
@@ -15,14 +16,6 @@ export interface HostingCliOptions extends RunnerCliOptions {
   maxSessions?: number;
   maxConcurrentCalls: number;
   allowedHost?: string[];
-  audit?: string;
-  metrics?: string;
-  adminKeyFile?: string;
-  oidcIssuer?: string;
-  audience?: string;
-  tenantClaim?: string;
-  tlsCert?: string;
-  tlsKey?: string;
 }
 
 /** Where tenants' workspaces go without --data-dir. */

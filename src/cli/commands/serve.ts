@@ -17,8 +17,9 @@ import {
 } from '../options.js';
 import type { Runtime } from '../../runtime/runtime.js';
 import { shellServiceOptions } from '../../runtime/shell-settings.js';
+import type { HostingOperationsFlagValues } from './hosting-operations.js';
 
-interface ServeOptions extends RunnerCliOptions {
+interface ServeOptions extends RunnerCliOptions, HostingOperationsFlagValues {
   stdio?: boolean;
   http?: { host: string; port: number };
   token?: string;
@@ -28,14 +29,6 @@ interface ServeOptions extends RunnerCliOptions {
   dataDir?: string;
   drainSeconds: number;
   maxConcurrentCalls: number;
-  audit?: string;
-  metrics?: string;
-  adminKeyFile?: string;
-  oidcIssuer?: string;
-  audience?: string;
-  tenantClaim?: string;
-  tlsCert?: string;
-  tlsKey?: string;
 }
 
 /** The hosting-only flags: each needs --tenants. */
