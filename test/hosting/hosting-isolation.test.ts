@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { HostingEvent } from '../../src/hosting/hosting-events.js';
+import { createEngineClient } from '../../src/backends/docker/engine.js';
 import { requireDocker } from '../helpers/docker.js';
 import { addTenant, call, connectAs, hostingFolder, listToolsMessage, post, startHosting, type Hosting } from '../helpers/hosting.js';
 
@@ -112,6 +113,60 @@ test('each MCP session has its own container; sessions of a tenant share its wor
   t.not(name(a), name(b));
   await call(one.client, 'write_file', { file_path: 'shared.txt', content: 'both' });
   t.true((await call(two.client, 'read_file', { file_path: 'shared.txt' })).text.includes('both'));
+});
+
+test("A's command cannot reach B's container: its processes, its /tmp, a network to it, or the engine", async (t) => {
+  const { hosting, keys } = t.context;
+  const beta = await connectAs(hosting.server.url, keys['beta']!);
+  t.teardown(() => beta.close());
+  // B leaves a file in its /tmp and a process running, each with a marker A must never see.
+  const planted = await call(beta.client, 'run_shell_command', { command: 'echo beta > /tmp/beta-tmp-marker && ls /tmp', is_background: false });
+  t.true(planted.text.includes('beta-tmp-marker'), planted.text);
+  const running = await call(beta.client, 'run_shell_command', { command: 'sleep 300 && echo beta-proc-marker', is_background: true });
+  t.is(running.errorType, undefined, running.text);
+
+  const alpha = await connectAs(hosting.server.url, keys['alpha']!);
+  t.teardown(() => alpha.close());
+  const probe = await call(alpha.client, 'run_shell_command', {
+    command: [
+      'ls -a /tmp',
+      "for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < $f 2>/dev/null; echo; done",
+      'echo "== net"; cat /proc/net/dev',
+      'echo "== route"; cat /proc/net/route',
+      'ls -l /var/run/docker.sock /run/docker.sock 2>&1',
+      '(exec 3<>/dev/tcp/172.17.0.1/2375) 2>&1 || echo no-tcp',
+      'echo done',
+    ].join('; '),
+  });
+  t.is(probe.errorType, undefined, probe.text);
+  t.true(probe.text.includes('done'), probe.text);
+  t.false(probe.text.includes('beta-tmp-marker'), 'B’s /tmp is visible to A');
+  t.false(probe.text.includes('beta-proc-marker'), 'B’s processes are visible to A');
+  // Loopback is A's only interface, and it has no route: no network joins it to B or to the host.
+  // The command's text is echoed in the result too: read the sections after its last mention.
+  const section = (from: string, to: string) => probe.text.slice(probe.text.lastIndexOf(from), probe.text.lastIndexOf(to));
+  const interfaces = [...section('== net', '== route').matchAll(/^\s*([\w.@-]+):/gm)].map((match) => match[1]);
+  t.deepEqual(interfaces, ['lo'], probe.text);
+  t.notRegex(section('== route', 'docker.sock'), /^\w+\s+[0-9A-F]{8}/m, 'A has a route');
+  t.regex(probe.text, /docker\.sock'?: No such file or directory/);
+  t.true(probe.text.includes('no-tcp'), probe.text);
+
+  // From the engine's side: the two containers share no network and no mount source.
+  const docker = createEngineClient();
+  const containerOf = async (client: typeof alpha.client) =>
+    /Output: (\S+)/.exec((await call(client, 'run_shell_command', { command: 'cat /etc/hostname' })).text)?.[1];
+  const [alphaId, betaId] = [await containerOf(alpha.client), await containerOf(beta.client)];
+  t.truthy(alphaId && betaId);
+  const [alphaInfo, betaInfo] = await Promise.all([docker.getContainer(alphaId!).inspect(), docker.getContainer(betaId!).inspect()]);
+  t.not(alphaInfo.Id, betaInfo.Id);
+  t.is(alphaInfo.HostConfig.NetworkMode, 'none');
+  t.is(betaInfo.HostConfig.NetworkMode, 'none');
+  // tmpfs mounts (/tmp among them) have no source: each is the container's own memory.
+  const sources = (info: typeof alphaInfo) =>
+    new Set(info.Mounts.filter((mount) => mount.Type === 'bind' || mount.Type === 'volume').map((mount) => mount.Source));
+  t.true(sources(alphaInfo).size > 0, JSON.stringify(alphaInfo.Mounts));
+  const shared = [...sources(alphaInfo)].filter((source) => sources(betaInfo).has(source));
+  t.deepEqual(shared, [], `shared mount sources: ${shared.join(', ')}`);
 });
 
 test('every request without a valid key gets 401 with WWW-Authenticate, and the secret is never in an event', async (t) => {
