@@ -61,7 +61,7 @@ test('a workspace owned by a regular user: commands run as that user', async (t)
   t.is(info.gid, 4343);
 });
 
-for (const root of ['/', '/run', '/proc', '/dev/shm']) {
+for (const root of ['/', '/run', '/proc', '/dev/shm', '/tmp', '/var/tmp']) {
   test(`a workspace of ${root} is refused (it would hand the container the host)`, async (t) => {
     const error = await t.throwsAsync(sandbox.backend.openSession({ sessionId: `refused-${root.replace(/\W/g, '')}`, workspaceRoot: root }));
     t.is((error as { code?: string }).code, 'policy_violation');

@@ -32,14 +32,17 @@ export class PinnedDirectory {
   readonly identity: FileIdentity;
   readonly uid: number;
   readonly gid: number;
+  /** Type and permission bits, as stat reports them. */
+  readonly mode: number;
   readonly #handle: FileHandle;
 
-  private constructor(path: string, handle: FileHandle, stats: { dev: bigint; ino: bigint; uid: bigint; gid: bigint }) {
+  private constructor(path: string, handle: FileHandle, stats: { dev: bigint; ino: bigint; uid: bigint; gid: bigint; mode: bigint }) {
     this.path = path;
     this.#handle = handle;
     this.identity = { dev: stats.dev, ino: stats.ino };
     this.uid = Number(stats.uid);
     this.gid = Number(stats.gid);
+    this.mode = Number(stats.mode);
   }
 
   /**

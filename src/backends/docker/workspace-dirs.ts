@@ -53,6 +53,23 @@ function assertMountable(root: string, engineSocket: string | undefined): void {
   }
 }
 
+/** Sticky and writable by all: a folder every user shares (`/tmp`, `/var/tmp`). */
+const SHARED_FOLDER_BITS = 0o1002;
+
+/**
+ * Refuses a folder every user of the host writes to. As root, the sandbox
+ * gives its command user an ACL on the whole tree (identity.ts, and the supervisor's workspace_acl.py), which in
+ * `/tmp` would reach every user's files and be inherited by every folder
+ * made there afterwards; in any case, other users' files are no workspace.
+ */
+function assertNotShared(root: PinnedDirectory): void {
+  if ((root.mode & SHARED_FOLDER_BITS) !== SHARED_FOLDER_BITS) return;
+  throw new ToolcellError(
+    ToolErrorType.POLICY_VIOLATION,
+    `Refusing to mount ${root.path} into the sandbox: it is a folder every user shares (sticky and writable by all, like /tmp); use a folder of its own, e.g. one made with mktemp -d.`,
+  );
+}
+
 function unavailable(message: string, cause?: unknown): ToolcellError {
   return new ToolcellError(ToolErrorType.SANDBOX_UNAVAILABLE, `Refusing to start the sandbox: ${message}`, cause === undefined ? {} : { cause });
 }
@@ -123,6 +140,7 @@ export async function prepareWorkspace(input: {
   const targets: string[] = [];
   try {
     assertMountable(root.path, input.engineSocket);
+    assertNotShared(root);
     const identity = resolveSandboxIdentity({ uid: root.uid, gid: root.gid }, input.user, input.grantAcl);
     const state = await root.child(STATE_DIR_NAME, { create: true, mode: 0o755 });
     held.push(state);
