@@ -4,14 +4,16 @@ import { z } from 'zod';
 import { ToolErrorType, ToolcellError } from '../errors.js';
 import { writeFileAtomic } from '../fs/atomic-write.js';
 import { limitsSchema } from './limits.js';
+import { tenantNetworkSchema, tenantPoliciesSchema } from './tenant-policy-fields.js';
 
 /**
  * The tenants file: who may use a hosting server, with which keys, in which
  * workspace and under which limits. JSON, managed by `toolcell tenant …` so
  * nobody edits hashes by hand; the server reloads it when it changes.
  *
- * {"version": 1, "defaults": {"limits": {…}},
+ * {"version": 1, "defaults": {"limits": {…}, "policies"?: [...], "network"?: …},
  *  "tenants": {"acme": {"workspace"?: "/srv/acme", "limits"?: {…},
+ *              "policies"?: ["/srv/policies/acme.toml"], "network"?: "none" | {"allow": [...]},
  *              "keys": [{"id", "hash", "createdAt", "revokedAt"?}]}}}
  */
 
@@ -35,13 +37,17 @@ const tenantSchema = z.strictObject({
     .refine((path) => path.startsWith('/'), { error: 'must be an absolute path' })
     .optional(),
   limits: limitsSchema.optional(),
+  /** Policy files for this tenant's calls, after the defaults' (see tenant-policy.ts). */
+  policies: tenantPoliciesSchema.optional(),
+  /** What this tenant's sandboxes may reach; replaces the defaults' (see tenant-network.ts). */
+  network: tenantNetworkSchema.optional(),
   keys: z.array(keySchema),
 });
 
 export const tenantsFileSchema = z
   .strictObject({
     version: z.literal(1),
-    defaults: z.strictObject({ limits: limitsSchema.optional() }).optional(),
+    defaults: z.strictObject({ limits: limitsSchema.optional(), policies: tenantPoliciesSchema.optional(), network: tenantNetworkSchema.optional() }).optional(),
     tenants: z.record(z.string().regex(TENANT_NAME, { error: TENANT_NAME_RULE }), tenantSchema),
   })
   .superRefine((file, context) => {

@@ -1,0 +1,58 @@
+import type { EgressEvent } from '../egress/egress-event.js';
+import type { ShellServiceOptions } from '../shell/shell-service.js';
+import type { Tool } from '../tools/tool.js';
+import { WebFetchTool } from '../tools/web/web-fetch-tool.js';
+
+/**
+ * What a hosting tenant's sandboxes may reach. The tenants file alone
+ * decides (`network`, else `defaults.network`, else none): the operator's
+ * own `sandbox.network` is never handed to tenants. A tenant with an allow
+ * list gets a shell service of its own whose Docker backend has
+ * `egress`: its own internal network and its own proxy, which allows only
+ * that list, so no other tenant's (or the operator's) container shares the
+ * network and every connection is told to `onEvent` with the tenant's name.
+ * A tenant without one gets containers with no network at all.
+ */
+export interface TenantNetwork {
+  tenant: string;
+  /** The allow list; undefined: no network. */
+  allow?: readonly string[] | undefined;
+  /** Names the proxy resolves from this map instead of DNS (tests; an operator pinning names). */
+  hosts?: Readonly<Record<string, string | readonly string[]>> | undefined;
+  /** Every connection the tenant's proxy allowed or refused. */
+  onEvent?: ((tenant: string, event: EgressEvent) => void) | undefined;
+}
+
+/** True when the tenant needs a shell service of its own (its own egress network and proxy). */
+export function needsOwnShell(network: TenantNetwork): boolean {
+  return network.allow !== undefined;
+}
+
+/** Part of the key that says when a tenant's shell service must be made again: its allow list. */
+export function networkKey(allow: readonly string[] | undefined): string {
+  return allow === undefined ? 'none' : JSON.stringify(allow);
+}
+
+/**
+ * The shell service options for a tenant: the operator's (image, limits,
+ * …) without the operator's `egress`, plus the tenant's own when it has an
+ * allow list.
+ */
+export function tenantShellOptions(operator: ShellServiceOptions, network: TenantNetwork): ShellServiceOptions {
+  const { egress: _operatorEgress, ...docker } = { ...(operator.docker as Record<string, unknown> | undefined) };
+  const { allow, hosts, onEvent, tenant } = network;
+  return {
+    ...operator,
+    docker: {
+      ...docker,
+      ...(allow !== undefined
+        ? { egress: { allow: [...allow], ...(hosts ? { hosts } : {}), ...(onEvent ? { onEvent: (event: EgressEvent) => onEvent(tenant, event) } : {}) } }
+        : {}),
+    },
+  };
+}
+
+/** `web_fetch` held to the tenant's allow list (it fetches on the host, so the operator's list must not apply). */
+export function tenantWebFetch(network: TenantNetwork): Tool<unknown> {
+  return new WebFetchTool({ allow: network.allow ?? [], ...(network.hosts ? { hosts: network.hosts } : {}) }) as Tool<unknown>;
+}
