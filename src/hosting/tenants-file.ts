@@ -80,7 +80,10 @@ export function emptyTenantsFile(): TenantsFile {
 export function parseTenantsFile(file: string, value: unknown): TenantsFile {
   const result = tenantsFileSchema.safeParse(value);
   if (result.success) return result.data;
-  const issue = result.error.issues[0]!;
+  const first = result.error.issues[0]!;
+  // `network` is a union: a bad allow entry is one level down, under the union's generic message.
+  const inner = first.code === 'invalid_union' ? first.errors.flat().find((candidate) => candidate.code === 'custom') : undefined;
+  const issue = inner ? ({ ...inner, path: [...first.path, ...inner.path] } as typeof first) : first;
   const path = issue.code === 'unrecognized_keys' ? [...issue.path, issue.keys[0] ?? ''] : issue.path;
   const field = path.length > 0 ? path.map(String).join('.') : '(top level)';
   const message =
