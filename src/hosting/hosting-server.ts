@@ -1,4 +1,5 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { join } from 'node:path';
 import { removeLeftoverContainers } from '../backends/docker/cleanup.js';
 import { createEngineClient } from '../backends/docker/engine.js';
 import { parseOptions } from '../contracts/parse-options.js';
@@ -239,6 +240,7 @@ export class HostingServer {
         tenant,
         allow,
         hosts: this.#options.egressHosts,
+        logDir: join(this.#options.dataDir, 'egress'),
         onEvent: (name, event) => this.#note(egressEvent(name, event)),
       },
     });

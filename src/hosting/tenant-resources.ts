@@ -10,7 +10,7 @@ import { ShellService } from '../shell/shell-service.js';
 import type { Tool } from '../tools/tool.js';
 import type { WorkspaceInfo } from '../tools/define-tool.js';
 import type { TenantLimits } from './limits.js';
-import { networkKey, tenantShellOptions, tenantWebFetch, type TenantNetwork } from './tenant-network.js';
+import { networkKey, openTenantEgress, tenantWebFetch, type TenantEgress, type TenantNetwork } from './tenant-network.js';
 import type { PrepareWorkspace, PreparedWorkspace } from './tenant-workspace.js';
 
 /** What the container limits and network of a tenant are made of: a change needs a new shell service. */
@@ -44,6 +44,7 @@ export class TenantResources {
   readonly createSession: ServeSessionFactory;
   readonly #shell: ShellService;
   readonly #prepared: PreparedWorkspace;
+  readonly #egress: TenantEgress;
   #users = 0;
   #retired = false;
   #closed: Promise<void> | undefined;
@@ -52,9 +53,11 @@ export class TenantResources {
     const prepared = await options.prepareWorkspace(options.tenant, options.limits);
     const workspace: WorkspaceInfo = { roots: [prepared.path], stateDir: join(prepared.path, '.toolcell') };
     let shell: ShellService | undefined;
+    let egress: TenantEgress | undefined;
     try {
       // Never the operator's sandbox.network: the tenants file alone decides (tenant-network.ts).
-      const base = tenantShellOptions(shellServiceOptions(options.runtime.settings), options.network ?? { tenant: options.tenant });
+      egress = await openTenantEgress(shellServiceOptions(options.runtime.settings), options.network ?? { tenant: options.tenant });
+      const base = egress.options;
       const docker = { ...(base.docker as Record<string, unknown>) };
       shell = await ShellService.create({
         ...base,
@@ -67,15 +70,24 @@ export class TenantResources {
         },
       });
       const tools = await options.runtime.pool.createTools({ workspace });
-      return new TenantResources(options, workspace, prepared, shell, tools);
+      return new TenantResources(options, workspace, prepared, shell, tools, egress);
     } catch (error) {
       await shell?.close().catch(() => {});
+      await egress?.close().catch(() => {});
       await prepared.release().catch(() => {});
       throw error;
     }
   }
 
-  private constructor(options: TenantResourcesOptions, workspace: WorkspaceInfo, prepared: PreparedWorkspace, shell: ShellService, fileTools: Tool<unknown>[]) {
+  private constructor(
+    options: TenantResourcesOptions,
+    workspace: WorkspaceInfo,
+    prepared: PreparedWorkspace,
+    shell: ShellService,
+    fileTools: Tool<unknown>[],
+    egress: TenantEgress,
+  ) {
+    this.#egress = egress;
     this.tenant = options.tenant;
     this.limits = options.limits;
     this.key = containerKey(options.limits, options.network?.allow);
@@ -123,6 +135,7 @@ export class TenantResources {
   close(): Promise<void> {
     this.#closed ??= (async () => {
       await this.#shell.close().catch(() => {});
+      await this.#egress.close().catch(() => {});
       await this.#prepared.release().catch(() => {});
     })();
     return this.#closed;

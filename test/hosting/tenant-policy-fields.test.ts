@@ -5,12 +5,12 @@
  * `toolcell tenant add --policy/--network-allow` flags. No Docker.
  */
 import test from 'ava';
-import { readFile, writeFile } from 'node:fs/promises';
+import { appendFile, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isToolcellError } from '../../src/errors.js';
 import { generateApiKey } from '../../src/hosting/api-key.js';
 import { TenantPolicies } from '../../src/hosting/tenant-policy.js';
-import { tenantShellOptions } from '../../src/hosting/tenant-network.js';
+import { openTenantEgress, tenantShellOptions } from '../../src/hosting/tenant-network.js';
 import { TenantStore } from '../../src/hosting/tenant-store.js';
 import { emptyTenantsFile, readTenantsFile, writeTenantsFile, type TenantsFile } from '../../src/hosting/tenants-file.js';
 import { parsePolicyText } from '../../src/policy/load-policy-file.js';
@@ -109,18 +109,34 @@ test('a tenant layer denies more, but never undoes an operator deny or ask_user 
   t.like(tenant.decide(shell('echo hi')), { decision: 'default' });
 });
 
-test('the operator sandbox.network never reaches a tenant; a tenant list becomes its own docker egress', (t) => {
+test('the operator sandbox.network never reaches a tenant; a tenant list becomes its own docker egress, its events read from its file', async (t) => {
   const operator = { liveUpdateIntervalMs: 5, docker: { image: 'img', egress: { allow: ['operator.example'], logFile: '/root/.toolcell/egress.log' } } };
-  const none = tenantShellOptions(operator, { tenant: 'b' });
-  t.deepEqual(none, { liveUpdateIntervalMs: 5, docker: { image: 'img' } });
+  t.deepEqual(tenantShellOptions(operator, { tenant: 'b' }), { liveUpdateIntervalMs: 5, docker: { image: 'img' } });
+  const none = await openTenantEgress(operator, { tenant: 'b', onEvent: () => t.fail() });
+  t.deepEqual(none.options, { liveUpdateIntervalMs: 5, docker: { image: 'img' } });
+  await none.close();
+
+  const logDir = await hostingFolder(t);
   const seen: string[] = [];
-  const own = tenantShellOptions(operator, { tenant: 'a', allow: ['a.test'], hosts: { 'a.test': '10.0.0.1' }, onEvent: (tenant, event) => seen.push(`${tenant}:${event.host}`) });
-  const egress = (own.docker as { egress: { allow: string[]; hosts: unknown; logFile?: string; onEvent: (event: unknown) => void } }).egress;
+  const own = await openTenantEgress(operator, {
+    tenant: 'a',
+    allow: ['a.test'],
+    hosts: { 'a.test': '10.0.0.1' },
+    logDir,
+    onEvent: (tenant, event) => seen.push(`${tenant}:${event.action}:${event.host}`),
+  });
+  const egress = (own.options.docker as { egress: { allow: string[]; hosts: unknown; logFile: string; onEvent?: unknown } }).egress;
   t.deepEqual(egress.allow, ['a.test']);
   t.deepEqual(egress.hosts, { 'a.test': '10.0.0.1' });
-  t.is(egress.logFile, undefined);
-  egress.onEvent({ host: 'a.test' });
-  t.deepEqual(seen, ['a:a.test']);
+  t.is(egress.onEvent, undefined, 'nothing that cannot cross into the shell thread');
+  t.true(egress.logFile.startsWith(`${logDir}/a-`), egress.logFile);
+  // As the proxy appends (in the shell thread): whole lines, the last one in two writes.
+  const line = (host: string, action = 'refused') => JSON.stringify({ time: 'x', client: '10.0.0.2', action, via: 'http', host, port: 80, reason: 'not in the list' });
+  await appendFile(egress.logFile, `${line('one.test', 'allowed')}\n${line('two.test')}\n${line('thré.test').slice(0, 40)}`);
+  await appendFile(egress.logFile, `${line('thré.test').slice(40)}\nnot json\n`);
+  await own.close();
+  t.deepEqual(seen, ['a:allowed:one.test', 'a:refused:two.test', 'a:refused:thré.test']);
+  await t.throwsAsync(stat(egress.logFile), undefined, 'the event file is removed on close');
 });
 
 test('tenant add --policy and --network-allow: checked, stored, replaced on a later add, shown by list', async (t) => {
