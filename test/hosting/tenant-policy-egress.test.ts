@@ -33,6 +33,7 @@ interface Context {
   web: TestWebServer;
   keys: Record<'alpha' | 'beta' | 'gamma', string>;
   tenantPolicy: string;
+  tenantsFile: string;
 }
 
 const test = (await requireDocker(anyTest as TestFn<Context>, 'hosting/tenant-policy-egress')).serial;
@@ -79,7 +80,7 @@ anyTest.before(async (t) => {
     port: 0,
     egressHosts: { 'allowed.test': BRIDGE_HOST, 'denied.test': BRIDGE_HOST, 'other.test': BRIDGE_HOST },
   });
-  Object.assign(context, { server, store, runtime, audit, auditFile, observer, web, keys, tenantPolicy });
+  Object.assign(context, { server, store, runtime, audit, auditFile, observer, web, keys, tenantPolicy, tenantsFile: file });
 });
 
 anyTest.after.always(async (t) => {
@@ -195,4 +196,16 @@ test('an operator deny is not undone by a tenant allow at a higher priority', as
   t.is(refused.errorType, 'policy_denied', refused.text);
   t.true(refused.text.includes('options.policy rule 1 ("op-no-shred")'), refused.text);
   t.is((await call(alpha.client, 'read_file', { file_path: 'keep.txt' })).text.trim(), 'kept');
+});
+
+test('a change to the tenants file applies to new sessions: a list and a policy given to beta', async (t) => {
+  const { web, store, tenantsFile, tenantPolicy } = t.context;
+  await addTenant(tenantsFile, 'beta', ['--policy', tenantPolicy, '--network-allow', `allowed.test:${web.port}`, '--network-allow', `${BRIDGE_HOST}:${web.port}`]);
+  await store.reload();
+  t.deepEqual(store.tenant('beta')!.network, [`allowed.test:${web.port}`, `${BRIDGE_HOST}:${web.port}`]);
+  const beta = await connect(t, 'beta');
+  const reached = await call(beta.client, 'run_shell_command', curl('allowed.test', web.port));
+  t.regex(reached.text, /hello from web/, reached.text);
+  const refused = await call(beta.client, 'run_shell_command', { command: 'rm -f nothing' });
+  t.is(refused.errorType, 'policy_denied', refused.text);
 });
