@@ -9,9 +9,7 @@ import { AllowList } from '../egress/allow-list.js';
  */
 
 /** Absolute paths of TOML policy files in the `[[rule]]` shape of `--policy`. */
-export const tenantPoliciesSchema = z
-  .array(z.string().refine((path) => path.startsWith('/'), { error: 'must hold absolute paths' }))
-  .max(64);
+export const tenantPoliciesSchema = z.array(z.string().refine((path) => path.startsWith('/'), { error: 'must hold absolute paths' })).max(64);
 
 /** `"none"` (no network) or `{"allow": [...]}`: the entries of settings' `sandbox.network.allow`. */
 export const tenantNetworkSchema = z.union(

@@ -47,7 +47,9 @@ const tenantSchema = z.strictObject({
 export const tenantsFileSchema = z
   .strictObject({
     version: z.literal(1),
-    defaults: z.strictObject({ limits: limitsSchema.optional(), policies: tenantPoliciesSchema.optional(), network: tenantNetworkSchema.optional() }).optional(),
+    defaults: z
+      .strictObject({ limits: limitsSchema.optional(), policies: tenantPoliciesSchema.optional(), network: tenantNetworkSchema.optional() })
+      .optional(),
     tenants: z.record(z.string().regex(TENANT_NAME, { error: TENANT_NAME_RULE }), tenantSchema),
   })
   .superRefine((file, context) => {

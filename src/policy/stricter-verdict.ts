@@ -1,7 +1,7 @@
-import type { PolicyVerdict } from './policy-engine.js';
+import type { PolicyDecision } from './policy-rule.js';
 
 /** How restrictive a verdict is: `default` (no rule spoke) < `allow` < `ask_user` < `deny`. */
-const RESTRICTION: Readonly<Record<PolicyVerdict['decision'], number>> = { default: 0, allow: 1, ask_user: 2, deny: 3 };
+const RESTRICTION: Readonly<Record<PolicyDecision | 'default', number>> = { default: 0, allow: 1, ask_user: 2, deny: 3 };
 
 /**
  * The stricter of two layers' verdicts on one call: a base layer (the
@@ -11,6 +11,6 @@ const RESTRICTION: Readonly<Record<PolicyVerdict['decision'], number>> = { defau
  * `allow` counts only where the base said nothing. At equal strictness the
  * base's verdict is kept (its rule is named).
  */
-export function stricterVerdict(base: PolicyVerdict, upper: PolicyVerdict): PolicyVerdict {
+export function stricterVerdict<Verdict extends { decision: PolicyDecision | 'default' }>(base: Verdict, upper: Verdict): Verdict {
   return RESTRICTION[upper.decision] > RESTRICTION[base.decision] ? upper : base;
 }

@@ -56,7 +56,14 @@ anyTest.before(async (t) => {
   const file = join(dir, 'tenants.json');
   // The bridge address is private: only an IP entry lets the proxy connect to it (see AllowList).
   const keys = {
-    alpha: await addTenant(file, 'alpha', ['--policy', tenantPolicy, '--network-allow', `allowed.test:${web.port}`, '--network-allow', `${BRIDGE_HOST}:${web.port}`]),
+    alpha: await addTenant(file, 'alpha', [
+      '--policy',
+      tenantPolicy,
+      '--network-allow',
+      `allowed.test:${web.port}`,
+      '--network-allow',
+      `${BRIDGE_HOST}:${web.port}`,
+    ]),
     beta: await addTenant(file, 'beta'),
     gamma: await addTenant(file, 'gamma', ['--network-allow', `other.test:${web.port}`, '--network-allow', `${BRIDGE_HOST}:${web.port}`]),
   };
@@ -119,7 +126,9 @@ test('a tenant with an allow list reaches it, and nothing else; a tenant without
 
   const beta = await connect(t, 'beta');
   const before = web.hits;
-  const none = await call(beta.client, 'run_shell_command', { command: `curl -sS -m 5 http://${BRIDGE_HOST}:${web.port}/ 2>&1; echo curl=$?; echo "proxy=[$HTTP_PROXY]"` });
+  const none = await call(beta.client, 'run_shell_command', {
+    command: `curl -sS -m 5 http://${BRIDGE_HOST}:${web.port}/ 2>&1; echo curl=$?; echo "proxy=[$HTTP_PROXY]"`,
+  });
   t.notRegex(none.text, /hello from web|curl=0\b/, none.text);
   t.regex(none.text, /proxy=\[\]/);
   t.is(web.hits, before, "beta's request reached nothing");
@@ -156,9 +165,14 @@ test('the audit log has each connection as an egress line with the right tenant'
     .map((line) => JSON.parse(line) as Record<string, unknown>);
   const egress = lines.filter((line) => line['event'] === 'egress');
   t.true(egress.some((line) => line['tenant'] === 'alpha' && line['action'] === 'allowed' && line['host'] === 'allowed.test' && line['port'] === web.port));
-  t.true(egress.some((line) => line['tenant'] === 'alpha' && line['action'] === 'refused' && line['host'] === 'denied.test' && typeof line['reason'] === 'string'));
+  t.true(
+    egress.some((line) => line['tenant'] === 'alpha' && line['action'] === 'refused' && line['host'] === 'denied.test' && typeof line['reason'] === 'string'),
+  );
   t.true(egress.every((line) => typeof line['time'] === 'string' && typeof line['client'] === 'string'));
-  t.false(egress.some((line) => line['tenant'] === 'beta'), 'beta has no proxy to log anything');
+  t.false(
+    egress.some((line) => line['tenant'] === 'beta'),
+    'beta has no proxy to log anything',
+  );
   t.true(
     egress.filter((line) => line['host'] === 'other.test').every((line) => line['tenant'] === 'gamma'),
     "gamma's connections carry gamma's name",
@@ -185,7 +199,9 @@ test("a tenant's policy file refuses its calls naming the rule; another tenant i
   const ran = await call(beta.client, 'run_shell_command', { command: 'rm doomed.txt && touch new.txt && echo done' });
   t.is(ran.errorType, undefined, ran.text);
   t.regex(ran.text, /done/);
-  const betaCall = await observer.waitFor((event) => event.event === 'tool_call' && event.tenant === 'beta' && event.tool === 'run_shell_command' && event.outcome === 'success');
+  const betaCall = await observer.waitFor(
+    (event) => event.event === 'tool_call' && event.tenant === 'beta' && event.tool === 'run_shell_command' && event.outcome === 'success',
+  );
   t.like(betaCall, { decision: 'auto' });
 });
 
@@ -200,7 +216,14 @@ test('an operator deny is not undone by a tenant allow at a higher priority', as
 
 test('a change to the tenants file applies to new sessions: a list and a policy given to beta', async (t) => {
   const { web, store, tenantsFile, tenantPolicy } = t.context;
-  await addTenant(tenantsFile, 'beta', ['--policy', tenantPolicy, '--network-allow', `allowed.test:${web.port}`, '--network-allow', `${BRIDGE_HOST}:${web.port}`]);
+  await addTenant(tenantsFile, 'beta', [
+    '--policy',
+    tenantPolicy,
+    '--network-allow',
+    `allowed.test:${web.port}`,
+    '--network-allow',
+    `${BRIDGE_HOST}:${web.port}`,
+  ]);
   await store.reload();
   t.deepEqual(store.tenant('beta')!.network, [`allowed.test:${web.port}`, `${BRIDGE_HOST}:${web.port}`]);
   const beta = await connect(t, 'beta');

@@ -39,7 +39,10 @@ test('policies and network are checked; errors name the file and the field', asy
   await check({ version: 1, tenants: { a: { keys: [], network: { allow: ['bad host!'] } } } }, /tenants\.a\.network\.allow "bad host!" is not a host name/);
   await check({ version: 1, tenants: { a: { keys: [], network: { allow: [], deny: [] } } } }, /tenants\.a\.network/);
   await check({ version: 1, defaults: { network: { allow: ['*.'] } }, tenants: {} }, /defaults\.network\.allow/);
-  await writeFile(file, JSON.stringify({ version: 1, defaults: { network: 'none', policies: ['/x.toml'] }, tenants: { a: { keys: [], network: { allow: ['a.test:8080'] } } } }));
+  await writeFile(
+    file,
+    JSON.stringify({ version: 1, defaults: { network: 'none', policies: ['/x.toml'] }, tenants: { a: { keys: [], network: { allow: ['a.test:8080'] } } } }),
+  );
   t.like(await readTenantsFile(file), { tenants: { a: { network: { allow: ['a.test:8080'] } } } });
 });
 
@@ -131,7 +134,8 @@ test('the operator sandbox.network never reaches a tenant; a tenant list becomes
   t.is(egress.onEvent, undefined, 'nothing that cannot cross into the shell thread');
   t.true(egress.logFile.startsWith(`${logDir}/a-`), egress.logFile);
   // As the proxy appends (in the shell thread): whole lines, the last one in two writes.
-  const line = (host: string, action = 'refused') => JSON.stringify({ time: 'x', client: '10.0.0.2', action, via: 'http', host, port: 80, reason: 'not in the list' });
+  const line = (host: string, action = 'refused') =>
+    JSON.stringify({ time: 'x', client: '10.0.0.2', action, via: 'http', host, port: 80, reason: 'not in the list' });
   await appendFile(egress.logFile, `${line('one.test', 'allowed')}\n${line('two.test')}\n${line('thré.test').slice(0, 40)}`);
   await appendFile(egress.logFile, `${line('thré.test').slice(40)}\nnot json\n`);
   await own.close();

@@ -38,7 +38,7 @@ export function registerTenantCommand(program: Command): void {
     )
     .option(
       '--network-allow <entry>',
-      'a host its sandboxes may reach through its own egress proxy (host, *.domain, IP or CIDR, optional :port, as sandbox.network.allow); repeatable; replaces the tenant\'s list (default: no network)',
+      "a host its sandboxes may reach through its own egress proxy (host, *.domain, IP or CIDR, optional :port, as sandbox.network.allow); repeatable; replaces the tenant's list (default: no network)",
       collectString,
     )
     .addHelpText(
