@@ -140,6 +140,18 @@ test('a tenant with an allow list reaches it, and nothing else; a tenant without
   t.regex(notIts.text, new RegExp(`network: refused allowed\\.test:${web.port}`), "alpha's list is not gamma's");
 });
 
+test("web_fetch (on the host) is held to the tenant's list, not the operator's", async (t) => {
+  const { web } = t.context;
+  const alpha = await connect(t, 'alpha');
+  const fetched = await call(alpha.client, 'web_fetch', { prompt: `Read http://allowed.test:${web.port}/` });
+  t.regex(fetched.text, /hello from web/, fetched.text);
+  const beta = await connect(t, 'beta');
+  const before = web.hits;
+  const refused = await call(beta.client, 'web_fetch', { prompt: `Read http://allowed.test:${web.port}/` });
+  t.notRegex(refused.text, /hello from web/, refused.text);
+  t.is(web.hits, before);
+});
+
 test("each tenant's containers sit on a network of their own (docker inspect)", async (t) => {
   const alpha = await networksOf((await connect(t, 'alpha')).client);
   const alphaAgain = await networksOf((await connect(t, 'alpha')).client);
