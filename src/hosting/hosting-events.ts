@@ -28,7 +28,25 @@ export type HostingEvent =
       outputBytes: number;
     }
   | { event: 'quota_refusal'; tenant: string; limit: string; session?: string }
-  | { event: 'admin'; action: string; target?: string; tenant?: string };
+  | { event: 'admin'; action: string; target?: string; tenant?: string }
+  | {
+      /** A connection a tenant's sandbox made through its egress proxy (tenant-network.ts). */
+      event: 'egress';
+      tenant: string;
+      action: 'allowed' | 'refused';
+      /** `connect` (a CONNECT tunnel, HTTPS) or `http` (a forwarded plain HTTP request). */
+      via: 'connect' | 'http';
+      host: string;
+      port: number;
+      /** The sandbox's address on the tenant's egress network. */
+      client: string;
+      /** The address connected to (allowed only). */
+      address?: string;
+      /** The allow-list entry that let it through (allowed only). */
+      entry?: string;
+      /** Why it was refused, or why an allowed connection then failed. */
+      reason?: string;
+    };
 
 /** The `event` names, for exhaustive handling. */
 export type HostingEventName = HostingEvent['event'];

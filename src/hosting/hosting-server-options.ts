@@ -42,6 +42,8 @@ export const hostingServerOptionsSchema = z.object({
   otherPaths: fn<NonNullable<ServeHttpOptions['otherPaths']>>().optional(),
   /** The listening server: TLS and the timeouts of `createHostingHttpServer` (serveHttp's `createListener`). */
   createListener: fn<NonNullable<ServeHttpOptions['createListener']>>().optional(),
+  /** Names the tenants' egress proxies resolve from this map instead of DNS (tests; an operator pinning names). */
+  egressHosts: z.record(z.string().min(1), z.union([z.string().min(1), z.array(z.string().min(1))])).optional(),
   onLog: fn<(message: string) => void>().optional(),
 });
 

@@ -1,4 +1,5 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { join } from 'node:path';
 import { removeLeftoverContainers } from '../backends/docker/cleanup.js';
 import { createEngineClient } from '../backends/docker/engine.js';
 import { parseOptions } from '../contracts/parse-options.js';
@@ -14,6 +15,9 @@ import { FairGate } from './fair-gate.js';
 import type { HostingEvent, SessionCloseReason } from './hosting-events.js';
 import type { TenantLimits } from './limits.js';
 import type { Principal } from './principal.js';
+import type { PolicyEngine } from '../policy/policy-engine.js';
+import type { EgressEvent } from '../egress/egress-event.js';
+import { TenantPolicies } from './tenant-policy.js';
 import { TenantResources } from './tenant-resources.js';
 import { folderWorkspace, type PrepareWorkspace } from './tenant-workspace.js';
 import { TenantUsage } from './tenant-usage.js';
@@ -45,6 +49,9 @@ export class HostingServer {
   readonly #callGate: FairGate;
   /** Which tenant's workspace a session registry serves, for the scheduler's saved outputs. */
   readonly #workspaces = new WeakMap<ToolRegistry, WorkspaceInfo>();
+  /** Which tenant's policy (operator's rules with the tenant's over them) a session registry's calls are judged by. */
+  readonly #policyOf = new WeakMap<ToolRegistry, PolicyEngine>();
+  readonly #policies: TenantPolicies;
   readonly #onTenantRemoved = (name: string) => void this.#tenantRemoved(name);
   #http!: RunningHttpServer<Principal>;
 
@@ -59,6 +66,7 @@ export class HostingServer {
     this.#prepare = options.prepareWorkspace ?? folderWorkspace({ dataDir: options.dataDir, workspaceOf: (tenant) => options.store.tenant(tenant)?.workspace });
     this.#sessionGate = new FairGate(options.maxSessions);
     this.#callGate = new FairGate(options.maxConcurrentCalls);
+    this.#policies = new TenantPolicies(options.runtime.policy);
   }
 
   get url(): string {
@@ -129,9 +137,12 @@ export class HostingServer {
       createSession: (id, caller) => this.#openSession(id, caller),
       createScheduler: ({ registry, onOutput }) => {
         const workspace = this.#workspaces.get(registry);
+        const policy = this.#policyOf.get(registry);
+        // No confirm handler: nobody can be asked, so a policy ask_user is refused naming its rule.
         return options.runtime.createScheduler({
           registry,
           onOutput,
+          ...(policy ? { policy } : {}),
           ...(workspace ? { output: { saveDir: `${workspace.stateDir}/tool-outputs`, workspace } } : {}),
         });
       },
@@ -188,8 +199,10 @@ export class HostingServer {
       const resources = await this.#tenantResources(tenant, limits);
       resources.use();
       undo.push(() => resources.unuse());
+      const policy = await this.#policies.engineFor(this.#options.store.tenant(tenant)?.policy ?? []);
       const base = await resources.createSession(id);
       this.#workspaces.set(base.registry, resources.workspace);
+      this.#policyOf.set(base.registry, policy);
       return {
         registry: base.registry,
         idleMs: limits.idleSeconds * 1000,
@@ -208,12 +221,13 @@ export class HostingServer {
 
   /** A tenant's resources for its current limits: made on first use, replaced when its container limits change. */
   async #tenantResources(tenant: string, limits: TenantLimits): Promise<TenantResources> {
+    const allow = this.#options.store.tenant(tenant)?.network;
     const pending = this.#resources.get(tenant);
     if (pending) {
       const current = await pending.catch(() => undefined);
       // Another session may have replaced them while this one waited: start over from what is there now.
       if (this.#resources.get(tenant) !== pending) return this.#tenantResources(tenant, limits);
-      if (current?.matches(limits)) return current;
+      if (current?.matches(limits, allow)) return current;
       if (current) void current.retire();
     }
     const made = TenantResources.create({
@@ -222,6 +236,13 @@ export class HostingServer {
       runtime: this.#options.runtime,
       prepareWorkspace: this.#prepare,
       warmContainers: this.#options.warmContainers,
+      network: {
+        tenant,
+        allow,
+        hosts: this.#options.egressHosts,
+        logDir: join(this.#options.dataDir, 'egress'),
+        onEvent: (name, event) => this.#note(egressEvent(name, event)),
+      },
     });
     this.#resources.set(tenant, made);
     made.catch(() => this.#resources.get(tenant) === made && this.#resources.delete(tenant));
@@ -302,6 +323,12 @@ export class HostingServer {
   #log(message: string): void {
     this.#options.onLog?.(message);
   }
+}
+
+/** An egress proxy's event as the audit log writes it: the tenant's name, no time of its own (the log adds one). */
+function egressEvent(tenant: string, event: EgressEvent): HostingEvent {
+  const { time: _time, ...fields } = event;
+  return { event: 'egress', tenant, ...fields };
 }
 
 function hosted(session: LiveHttpSession<Principal>): HostedSession {

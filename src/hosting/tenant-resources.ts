@@ -10,11 +10,12 @@ import { ShellService } from '../shell/shell-service.js';
 import type { Tool } from '../tools/tool.js';
 import type { WorkspaceInfo } from '../tools/define-tool.js';
 import type { TenantLimits } from './limits.js';
+import { networkKey, openTenantEgress, tenantWebFetch, type TenantEgress, type TenantNetwork } from './tenant-network.js';
 import type { PrepareWorkspace, PreparedWorkspace } from './tenant-workspace.js';
 
-/** What the container limits of a tenant are made of: a change needs a new shell service. */
-function containerKey(limits: TenantLimits): string {
-  return [limits.memoryBytes, limits.cpus, limits.pids, limits.commandTimeoutSeconds].join('/');
+/** What the container limits and network of a tenant are made of: a change needs a new shell service. */
+function containerKey(limits: TenantLimits, allow: readonly string[] | undefined): string {
+  return [limits.memoryBytes, limits.cpus, limits.pids, limits.commandTimeoutSeconds, networkKey(allow)].join('/');
 }
 
 export interface TenantResourcesOptions {
@@ -24,6 +25,8 @@ export interface TenantResourcesOptions {
   prepareWorkspace: PrepareWorkspace;
   /** Pre-started containers kept for the tenant's next session. */
   warmContainers: number;
+  /** What its sandboxes may reach (tenant-network.ts); absent: no network. */
+  network?: TenantNetwork;
 }
 
 /**
@@ -41,6 +44,7 @@ export class TenantResources {
   readonly createSession: ServeSessionFactory;
   readonly #shell: ShellService;
   readonly #prepared: PreparedWorkspace;
+  readonly #egress: TenantEgress;
   #users = 0;
   #retired = false;
   #closed: Promise<void> | undefined;
@@ -49,8 +53,11 @@ export class TenantResources {
     const prepared = await options.prepareWorkspace(options.tenant, options.limits);
     const workspace: WorkspaceInfo = { roots: [prepared.path], stateDir: join(prepared.path, '.toolcell') };
     let shell: ShellService | undefined;
+    let egress: TenantEgress | undefined;
     try {
-      const base = shellServiceOptions(options.runtime.settings);
+      // Never the operator's sandbox.network: the tenants file alone decides (tenant-network.ts).
+      egress = await openTenantEgress(shellServiceOptions(options.runtime.settings), options.network ?? { tenant: options.tenant });
+      const base = egress.options;
       const docker = { ...(base.docker as Record<string, unknown>) };
       shell = await ShellService.create({
         ...base,
@@ -63,18 +70,27 @@ export class TenantResources {
         },
       });
       const tools = await options.runtime.pool.createTools({ workspace });
-      return new TenantResources(options, workspace, prepared, shell, tools);
+      return new TenantResources(options, workspace, prepared, shell, tools, egress);
     } catch (error) {
       await shell?.close().catch(() => {});
+      await egress?.close().catch(() => {});
       await prepared.release().catch(() => {});
       throw error;
     }
   }
 
-  private constructor(options: TenantResourcesOptions, workspace: WorkspaceInfo, prepared: PreparedWorkspace, shell: ShellService, fileTools: Tool<unknown>[]) {
+  private constructor(
+    options: TenantResourcesOptions,
+    workspace: WorkspaceInfo,
+    prepared: PreparedWorkspace,
+    shell: ShellService,
+    fileTools: Tool<unknown>[],
+    egress: TenantEgress,
+  ) {
+    this.#egress = egress;
     this.tenant = options.tenant;
     this.limits = options.limits;
-    this.key = containerKey(options.limits);
+    this.key = containerKey(options.limits, options.network?.allow);
     this.workspace = workspace;
     this.#shell = shell;
     this.#prepared = prepared;
@@ -82,8 +98,7 @@ export class TenantResources {
     // The runtime's discovered and MCP tools belong to the operator's workspace and are not served.
     const baseRegistry = new ToolRegistry({ onWarning: () => {} });
     for (const tool of fileTools) baseRegistry.register(tool);
-    const webFetch = options.runtime.registry.get('web_fetch');
-    if (webFetch) baseRegistry.register(webFetch);
+    if (options.runtime.registry.get('web_fetch')) baseRegistry.register(tenantWebFetch(options.network ?? { tenant: options.tenant }));
     const openSandbox: (sessionId: string) => Promise<SessionSandbox> = shellSessionSandbox({
       service: shell,
       sandbox: 'docker',
@@ -95,9 +110,9 @@ export class TenantResources {
     this.createSession = createSessionFactory({ baseRegistry, openSandbox });
   }
 
-  /** True when new sessions should use fresh resources for these limits. */
-  matches(limits: TenantLimits): boolean {
-    return !this.#retired && this.key === containerKey(limits);
+  /** True when new sessions should use fresh resources for these limits and allow list. */
+  matches(limits: TenantLimits, allow?: readonly string[]): boolean {
+    return !this.#retired && this.key === containerKey(limits, allow);
   }
 
   use(): void {
@@ -120,6 +135,7 @@ export class TenantResources {
   close(): Promise<void> {
     this.#closed ??= (async () => {
       await this.#shell.close().catch(() => {});
+      await this.#egress.close().catch(() => {});
       await this.#prepared.release().catch(() => {});
     })();
     return this.#closed;

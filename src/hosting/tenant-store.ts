@@ -4,7 +4,10 @@ import { stat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { errorMessage } from '../errors.js';
 import type { KeyDirectory, StoredKey } from './api-key.js';
+import type { PolicyRule } from '../policy/policy-rule.js';
 import { resolveLimits, type TenantLimits } from './limits.js';
+import { resolveTenantNetwork } from './tenant-policy-fields.js';
+import { loadTenantPolicies } from './tenant-policy.js';
 import { readTenantsFile, type TenantsFile } from './tenants-file.js';
 
 /** One tenant as the server sees it: limits resolved, workspace as the file says (undefined: the data dir's). */
@@ -12,6 +15,10 @@ export interface TenantView {
   name: string;
   workspace?: string;
   limits: TenantLimits;
+  /** The rules of the defaults' and the tenant's policy files, read when the tenants file was (tenant-policy.ts). */
+  policy: readonly PolicyRule[];
+  /** The egress allow list (the tenant's `network`, else the defaults'); undefined: no network. */
+  network?: readonly string[];
 }
 
 export interface TenantStoreEvents {
@@ -118,8 +125,17 @@ export class TenantStore extends EventEmitter<TenantStoreEvents> implements KeyD
   #apply(content: TenantsFile): void {
     const tenants = new Map<string, TenantView>();
     const keys = new Map<string, StoredKey>();
+    // Policy files are read (and checked) here, before anything changes: a bad one keeps the last good state.
+    const policies = loadTenantPolicies(this.file, content);
     for (const [name, entry] of Object.entries(content.tenants)) {
-      tenants.set(name, { name, ...(entry.workspace ? { workspace: entry.workspace } : {}), limits: resolveLimits(content.defaults?.limits, entry.limits) });
+      const network = resolveTenantNetwork(content.defaults?.network, entry.network);
+      tenants.set(name, {
+        name,
+        ...(entry.workspace ? { workspace: entry.workspace } : {}),
+        limits: resolveLimits(content.defaults?.limits, entry.limits),
+        policy: policies.get(name) ?? [],
+        ...(network !== undefined ? { network } : {}),
+      });
       for (const key of entry.keys) keys.set(key.id, { tenant: name, hash: key.hash, revoked: key.revokedAt !== undefined });
     }
     const removed = [...this.#tenants.keys()].filter((name) => !tenants.has(name));

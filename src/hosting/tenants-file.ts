@@ -4,14 +4,16 @@ import { z } from 'zod';
 import { ToolErrorType, ToolcellError } from '../errors.js';
 import { writeFileAtomic } from '../fs/atomic-write.js';
 import { limitsSchema } from './limits.js';
+import { tenantNetworkSchema, tenantPoliciesSchema } from './tenant-policy-fields.js';
 
 /**
  * The tenants file: who may use a hosting server, with which keys, in which
  * workspace and under which limits. JSON, managed by `toolcell tenant …` so
  * nobody edits hashes by hand; the server reloads it when it changes.
  *
- * {"version": 1, "defaults": {"limits": {…}},
+ * {"version": 1, "defaults": {"limits": {…}, "policies"?: [...], "network"?: …},
  *  "tenants": {"acme": {"workspace"?: "/srv/acme", "limits"?: {…},
+ *              "policies"?: ["/srv/policies/acme.toml"], "network"?: "none" | {"allow": [...]},
  *              "keys": [{"id", "hash", "createdAt", "revokedAt"?}]}}}
  */
 
@@ -35,13 +37,19 @@ const tenantSchema = z.strictObject({
     .refine((path) => path.startsWith('/'), { error: 'must be an absolute path' })
     .optional(),
   limits: limitsSchema.optional(),
+  /** Policy files for this tenant's calls, after the defaults' (see tenant-policy.ts). */
+  policies: tenantPoliciesSchema.optional(),
+  /** What this tenant's sandboxes may reach; replaces the defaults' (see tenant-network.ts). */
+  network: tenantNetworkSchema.optional(),
   keys: z.array(keySchema),
 });
 
 export const tenantsFileSchema = z
   .strictObject({
     version: z.literal(1),
-    defaults: z.strictObject({ limits: limitsSchema.optional() }).optional(),
+    defaults: z
+      .strictObject({ limits: limitsSchema.optional(), policies: tenantPoliciesSchema.optional(), network: tenantNetworkSchema.optional() })
+      .optional(),
     tenants: z.record(z.string().regex(TENANT_NAME, { error: TENANT_NAME_RULE }), tenantSchema),
   })
   .superRefine((file, context) => {
@@ -74,7 +82,10 @@ export function emptyTenantsFile(): TenantsFile {
 export function parseTenantsFile(file: string, value: unknown): TenantsFile {
   const result = tenantsFileSchema.safeParse(value);
   if (result.success) return result.data;
-  const issue = result.error.issues[0]!;
+  const first = result.error.issues[0]!;
+  // `network` is a union: a bad allow entry is one level down, under the union's generic message.
+  const inner = first.code === 'invalid_union' ? first.errors.flat().find((candidate) => candidate.code === 'custom') : undefined;
+  const issue = inner ? ({ ...inner, path: [...first.path, ...inner.path] } as typeof first) : first;
   const path = issue.code === 'unrecognized_keys' ? [...issue.path, issue.keys[0] ?? ''] : issue.path;
   const field = path.length > 0 ? path.map(String).join('.') : '(top level)';
   const message =

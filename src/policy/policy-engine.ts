@@ -5,6 +5,7 @@ import { loadBashParser } from './bash-parser.js';
 import { DECISION_STRENGTH, hasCommandCondition, type PolicyDecision, type PolicyRule, type PolicyRuleSource } from './policy-rule.js';
 import { matchesCall, matchesCommand, stableJson, type PolicyCall } from './rule-match.js';
 import { splitCommand, type SimpleCommand } from './split-command.js';
+import { stricterVerdict } from './stricter-verdict.js';
 
 export type { PolicyCall } from './rule-match.js';
 
@@ -57,6 +58,8 @@ function verdictOf(rule: PolicyRule, reason: string, command?: string): PolicyVe
 export class PolicyEngine {
   readonly #rules: PolicyRule[];
   #parser: Parser | undefined;
+  /** The layer under this one (`layered`): its verdict is kept unless this one's is stricter. */
+  #base: PolicyEngine | undefined;
 
   private constructor(rules: readonly PolicyRule[], parser: Parser | undefined) {
     this.#rules = [...rules];
@@ -68,7 +71,20 @@ export class PolicyEngine {
     return new PolicyEngine(rules, rules.length > 0 ? await loadBashParser() : undefined);
   }
 
-  /** The rules, in source order. */
+  /**
+   * An engine for a hosting tenant: `rules` judged as a layer of their own
+   * over `base` (the operator's engine); the stricter verdict wins (see
+   * stricterVerdict), so a tenant's file can deny more but never undo the
+   * base's `deny` or `ask_user`. With no rules, `base` itself.
+   */
+  static async layered(base: PolicyEngine, rules: readonly PolicyRule[]): Promise<PolicyEngine> {
+    if (rules.length === 0) return base;
+    const engine = await PolicyEngine.create(rules);
+    engine.#base = base;
+    return engine;
+  }
+
+  /** The rules, in source order (a layered engine's own rules). */
   get rules(): readonly PolicyRule[] {
     return this.#rules;
   }
@@ -87,6 +103,11 @@ export class PolicyEngine {
 
   /** The verdict on one call. */
   decide(call: PolicyCall): PolicyVerdict {
+    const own = this.#decideOwn(call);
+    return this.#base ? stricterVerdict(this.#base.decide(call), own) : own;
+  }
+
+  #decideOwn(call: PolicyCall): PolicyVerdict {
     if (this.#rules.length === 0) return DEFAULT;
     let json: string | undefined;
     const argsJson = () => (json ??= stableJson(call.args) ?? 'null');

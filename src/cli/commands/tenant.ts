@@ -3,6 +3,8 @@ import { InvalidArgumentError, Option, type Command } from 'commander';
 import { errorMessage, isToolcellError } from '../../errors.js';
 import { generateApiKey } from '../../hosting/api-key.js';
 import { limitsSchema, namedLimits, parseLimitAssignment, resolveLimits, type LimitsInput } from '../../hosting/limits.js';
+import { loadPolicyFile } from '../../policy/load-policy-file.js';
+import { resolveTenantNetwork, tenantNetworkSchema } from '../../hosting/tenant-policy-fields.js';
 import { emptyTenantsFile, readTenantsFile, TENANT_NAME, TENANT_NAME_RULE, writeTenantsFile, type TenantsFile } from '../../hosting/tenants-file.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from '../exit-codes.js';
 
@@ -29,28 +31,51 @@ export function registerTenantCommand(program: Command): void {
       collectLimit,
       {},
     )
+    .option(
+      '--policy <file>',
+      "a policy file (TOML [[rule]] tables) for this tenant's calls, over the operator's rules; repeatable; replaces the tenant's list",
+      collectString,
+    )
+    .option(
+      '--network-allow <entry>',
+      "a host its sandboxes may reach through its own egress proxy (host, *.domain, IP or CIDR, optional :port, as sandbox.network.allow); repeatable; replaces the tenant's list (default: no network)",
+      collectString,
+    )
     .addHelpText(
       'after',
       `
 The key (tc_<id>_<secret>) is printed on stdout and nowhere else; only its
 SHA-256 hash is stored. Keep it: it cannot be shown again. A running server
-picks the change up within about a second.
+picks the change up within about a second (policies and network for new sessions).
+
+Policy files are checked now and read again whenever the tenants file
+changes. A tenant's rules are judged as a layer over the operator's: the
+stricter verdict wins, so an operator deny always holds, a tenant deny holds
+for that tenant, and a tenant allow counts only where the operator's rules
+say nothing. Where nobody can be asked, ask_user refuses the call.
+Without --network-allow (or "network" in the file's defaults) the tenant's
+sandboxes have no network; the operator's own sandbox.network never applies.
 
 Examples:
   toolcell tenant add acme --tenants /srv/toolcell/tenants.json --limit sessions=2 --limit memory=512m
-  KEY=$(toolcell tenant add acme --tenants tenants.json)`,
+  KEY=$(toolcell tenant add acme --tenants tenants.json)
+  toolcell tenant add acme --tenants tenants.json --policy /srv/policies/acme.toml --network-allow registry.npmjs.org --network-allow '*.pythonhosted.org'`,
     )
-    .action(async (name: string, options: FileOption & { workspace?: string; limit: LimitsInput }) => {
+    .action(async (name: string, options: FileOption & { workspace?: string; limit: LimitsInput; policy?: string[]; networkAllow?: string[] }) => {
       process.exitCode = await run('add', async () => {
         checkName(name);
         const file = resolve(options.tenants);
         const content = (await readTenantsFile(file, { missingOk: true })) ?? emptyTenantsFile();
         const existing = content.tenants[name];
         const limits = checkLimits({ ...existing?.limits, ...options.limit });
+        const policies = options.policy ? checkPolicies(options.policy) : existing?.policies;
+        const network = options.networkAllow ? checkNetwork(options.networkAllow) : existing?.network;
         const key = generateApiKey();
         content.tenants[name] = {
           ...(options.workspace !== undefined ? { workspace: resolve(options.workspace) } : existing?.workspace ? { workspace: existing.workspace } : {}),
           ...(Object.keys(limits).length > 0 ? { limits } : {}),
+          ...(policies !== undefined ? { policies } : {}),
+          ...(network !== undefined ? { network } : {}),
           keys: [...(existing?.keys ?? []), { id: key.id, hash: key.hash, createdAt: new Date().toISOString() }],
         };
         await writeTenantsFile(file, content);
@@ -63,7 +88,7 @@ Examples:
     .command('list')
     .description('List tenants: key ids and whether each is revoked, workspace and limits. Never a hash or a key.')
     .addOption(tenantsOption())
-    .option('--json', 'print one JSON object: {tenants: [{name, workspace, keys: [{id, createdAt, revoked}], limits}]}')
+    .option('--json', 'print one JSON object: {tenants: [{name, workspace, keys: [{id, createdAt, revoked}], limits, policies, network}]}')
     .action(async (options: FileOption & { json?: boolean }) => {
       process.exitCode = await run('list', async () => {
         const content = await load(options.tenants);
@@ -72,6 +97,8 @@ Examples:
           workspace: entry.workspace ?? null,
           keys: entry.keys.map((key) => ({ id: key.id, createdAt: key.createdAt, revoked: key.revokedAt !== undefined })),
           limits: namedLimits(resolveLimits(content.defaults?.limits, entry.limits)),
+          policies: [...(content.defaults?.policies ?? []), ...(entry.policies ?? [])],
+          network: (resolveTenantNetwork(content.defaults?.network, entry.network) ?? 'none') as readonly string[] | 'none',
         }));
         if (options.json) return void process.stdout.write(`${JSON.stringify({ tenants }, null, 2)}\n`);
         if (tenants.length === 0) return void process.stdout.write('no tenants\n');
@@ -83,6 +110,8 @@ Examples:
               .map(([limit, value]) => `${limit}=${String(value)}`)
               .join(' ')}\n`,
           );
+          for (const policy of entry.policies) process.stdout.write(`  policy ${policy}\n`);
+          process.stdout.write(`  network ${entry.network === 'none' ? 'none' : `allow ${entry.network.join(' ')}`}\n`);
         }
       });
     });
@@ -134,6 +163,28 @@ function collectLimit(value: string, previous: LimitsInput): LimitsInput {
   } catch (error) {
     throw new InvalidArgumentError(errorMessage(error));
   }
+}
+
+function collectString(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
+}
+
+/** Absolute paths of policy files that load: a bad one is refused now, not when the server reloads. */
+function checkPolicies(files: readonly string[]): string[] {
+  return files.map((file) => {
+    const path = resolve(file);
+    loadPolicyFile(path, { required: true, origin: 'user' });
+    return path;
+  });
+}
+
+function checkNetwork(entries: readonly string[]): { allow: string[] } {
+  const result = tenantNetworkSchema.safeParse({ allow: entries });
+  if (result.success && result.data !== 'none') return result.data;
+  // The union's own message says only "none or {allow}": the entry's problem is one level down.
+  const issue = result.error?.issues[0];
+  const inner = issue?.code === 'invalid_union' ? issue.errors.flat().find((candidate) => candidate.code === 'custom') : undefined;
+  throw new UsageError(`--network-allow: ${inner?.message ?? issue?.message ?? 'is invalid'}`);
 }
 
 function checkLimits(limits: Record<string, unknown>): LimitsInput {

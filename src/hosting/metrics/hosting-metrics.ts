@@ -99,6 +99,7 @@ export class HostingMetrics implements HostingObserver {
         this.#sessionsClosed.inc({ reason: event.reason });
         return;
       case 'admin':
+      case 'egress':
         return;
     }
   }
