@@ -46,6 +46,7 @@ export class HostingServer {
   /** Which tenant's workspace a session registry serves, for the scheduler's saved outputs. */
   readonly #workspaces = new WeakMap<ToolRegistry, WorkspaceInfo>();
   readonly #onTenantRemoved = (name: string) => void this.#tenantRemoved(name);
+  readonly #onKeysRevoked = (ids: string[]) => void this.#keysRevoked(ids);
   #http!: RunningHttpServer<Principal>;
 
   static async start(raw: HostingServerOptions): Promise<HostingServer> {
@@ -95,6 +96,7 @@ export class HostingServer {
    */
   async close(options: { drainMs?: number } = {}): Promise<void> {
     this.#options.store.off('tenant-removed', this.#onTenantRemoved);
+    this.#options.store.off('keys-revoked', this.#onKeysRevoked);
     await this.#http.close(options);
     const all = await Promise.allSettled(this.#resources.values());
     this.#resources.clear();
@@ -108,6 +110,7 @@ export class HostingServer {
       if (result.removed.length > 0) this.#log(`removed ${result.removed.length} container(s) left by a server that is gone`);
     }
     options.store.on('tenant-removed', this.#onTenantRemoved);
+    options.store.on('keys-revoked', this.#onKeysRevoked);
     this.#http = await serveHttp<Principal>({
       host: options.host,
       port: options.port,
@@ -284,6 +287,13 @@ export class HostingServer {
     this.#resources.delete(name);
     await (await resources?.catch(() => undefined))?.retire();
     this.#usage.forget(name);
+  }
+
+  /** A revoked key ends what it opened: nobody can reach those sessions any more, and they hold containers. */
+  async #keysRevoked(ids: string[]): Promise<void> {
+    const revoked = new Set(ids);
+    const sessions = this.#http.listSessions().filter((session) => session.caller?.keyId !== undefined && revoked.has(session.caller.keyId));
+    await Promise.all(sessions.map((session) => this.#http.closeSession(session.id, 'key_revoked')));
   }
 
   #limits(tenant: string): TenantLimits | undefined {
