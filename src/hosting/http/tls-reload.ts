@@ -20,9 +20,8 @@ export async function reloadTls(server: HttpsServer, files: TlsFiles): Promise<v
   try {
     createSecureContext({ cert, key, minVersion: 'TLSv1.2' });
   } catch (error) {
-    throw new ToolcellError(ToolErrorType.INVALID_INPUT, `The TLS certificate ${files.certFile} and key ${files.keyFile} do not make a pair: ${errorMessage(error)}`, {
-      cause: error,
-    });
+    const problem = `The TLS certificate ${files.certFile} and key ${files.keyFile} do not make a pair: ${errorMessage(error)}`;
+    throw new ToolcellError(ToolErrorType.INVALID_INPUT, problem, { cause: error });
   }
   server.setSecureContext({ cert, key, minVersion: 'TLSv1.2' });
 }

@@ -306,9 +306,8 @@ class McpHttpServer<Caller> implements RunningHttpServer<Caller> {
     const ended = this.#ended.get(id);
     const owned = ended !== undefined && (this.#options.sameOwner === undefined || this.#options.sameOwner(ended.caller as Caller, caller as Caller));
     if (!owned) return sendError(res, 404, -32001, 'Session not found');
-    res
-      .writeHead(404, { 'Content-Type': 'application/json' })
-      .end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: `Session not found: the session ${ended.why}`, data: { type: 'session_ended' } }, id: null }));
+    const error = { code: -32001, message: `Session not found: the session ${ended.why}`, data: { type: 'session_ended' } };
+    res.writeHead(404, { 'Content-Type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error, id: null }));
   }
 
   async #openSession(req: IncomingMessage, res: ServerResponse, body: unknown, caller: Caller | undefined): Promise<void> {
