@@ -2,9 +2,23 @@ import anyTest, { type TestFn } from 'ava';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { LoggingMessageNotificationSchema, type LoggingMessageNotification } from '@modelcontextprotocol/sdk/types.js';
+import { AuditLog } from '../../src/hosting/audit/audit-log.js';
+import { combineObservers } from '../../src/hosting/combine-observers.js';
+import { readAuditLines } from '../helpers/audit-log.js';
 import { runCli } from '../helpers/cli.js';
-import { requireDocker } from '../helpers/docker.js';
-import { addTenant, call, connectAs, hostingFolder, listToolsMessage, post, startHosting, type Connection, type Hosting } from '../helpers/hosting.js';
+import { eventually, requireDocker } from '../helpers/docker.js';
+import {
+  addTenant,
+  call,
+  connectAs,
+  hostingFolder,
+  listToolsMessage,
+  post,
+  RecordingObserver,
+  startHosting,
+  type Connection,
+  type Hosting,
+} from '../helpers/hosting.js';
 
 /**
  * How sessions end besides the client's DELETE: a revoked key closes what it
@@ -14,6 +28,10 @@ import { addTenant, call, connectAs, hostingFolder, listToolsMessage, post, star
  */
 interface Context {
   hosting: Hosting;
+  /** Every event the server told, as the audit log was told it too. */
+  observer: RecordingObserver;
+  auditFile: string;
+  closeAudit: () => Promise<void>;
   file: string;
   /** Each tenant's keys, in the order they were added. */
   keys: Record<string, string[]>;
@@ -37,11 +55,16 @@ anyTest.before(async (t) => {
     context.keys[name] = [];
     for (let i = 0; i < keys; i++) context.keys[name].push(await addTenant(context.file, name, i === 0 ? limits : []));
   }
-  context.hosting = await startHosting({ tenantsFile: context.file, dataDir: join(dir, 'data') });
+  context.observer = new RecordingObserver();
+  context.auditFile = join(dir, 'audit.jsonl');
+  const audit = await AuditLog.open({ path: context.auditFile });
+  context.closeAudit = () => audit.close();
+  context.hosting = await startHosting({ tenantsFile: context.file, dataDir: join(dir, 'data'), observer: combineObservers(context.observer, audit) });
 });
 
 anyTest.after.always(async (t) => {
   await (t.context as Partial<Context>).hosting?.close();
+  await (t.context as Partial<Context>).closeAudit?.();
 });
 
 const auth = (key: string) => ({ Authorization: `Bearer ${key}` });
@@ -53,7 +76,7 @@ function warnings(connection: Connection): Promise<LoggingMessageNotification['p
 }
 
 test('revoking one key closes the sessions it opened (key_revoked, audited) and leaves those of the tenant’s other key', async (t) => {
-  const { hosting, keys, file } = t.context;
+  const { hosting, observer, keys, file } = t.context;
   const [first, second] = keys['pair']!;
   const doomed = await connectAs(hosting.server.url, first!);
   const kept = await connectAs(hosting.server.url, second!);
@@ -61,7 +84,7 @@ test('revoking one key closes the sessions it opened (key_revoked, audited) and 
   await call(doomed.client, 'run_shell_command', { command: 'true' });
   const revoke = await runCli(['tenant', 'revoke', 'pair', '--key', keyId(first!), '--tenants', file]);
   t.is(revoke.code, 0, revoke.stderr);
-  t.like(await hosting.observer.waitFor((event) => event.event === 'session_close' && event.session === doomed.sessionId), {
+  t.like(await observer.waitFor((event) => event.event === 'session_close' && event.session === doomed.sessionId), {
     tenant: 'pair',
     reason: 'key_revoked',
   });
@@ -71,22 +94,27 @@ test('revoking one key closes the sessions it opened (key_revoked, audited) and 
   t.regex((await call(kept.client, 'run_shell_command', { command: 'echo still here' })).text, /still here/);
   // The closed session's id is not the other key's to use: the 404 of any id that is not its own.
   t.is((await post(hosting.server.url, listToolsMessage(), { ...auth(second!), 'Mcp-Session-Id': doomed.sessionId })).status, 404);
-  t.false(hosting.observer.events.some((event) => event.event === 'session_close' && event.session === kept.sessionId));
+  t.false(observer.events.some((event) => event.event === 'session_close' && event.session === kept.sessionId));
+  // The audit line is written a moment after the observer heard the event.
+  const audited = async () =>
+    (await readAuditLines(t.context.auditFile)).find((line) => line['event'] === 'session_close' && line['session'] === doomed.sessionId);
+  t.true(await eventually(async () => (await audited()) !== undefined));
+  t.like(await audited(), { tenant: 'pair', reason: 'key_revoked' });
 });
 
 test('`tenant revoke NAME` without --key revokes every key and closes every session of the tenant', async (t) => {
-  const { hosting, keys, file } = t.context;
+  const { hosting, observer, keys, file } = t.context;
   const sessions = await Promise.all(keys['whole']!.map((key) => connectAs(hosting.server.url, key)));
   t.teardown(() => Promise.all(sessions.map((session) => session.close())));
   const revoke = await runCli(['tenant', 'revoke', 'whole', '--tenants', file]);
   t.is(revoke.code, 0, revoke.stderr);
   for (const session of sessions) {
-    t.like(await hosting.observer.waitFor((event) => event.event === 'session_close' && event.session === session.sessionId), { reason: 'key_revoked' });
+    t.like(await observer.waitFor((event) => event.event === 'session_close' && event.session === session.sessionId), { reason: 'key_revoked' });
   }
 });
 
 test('a session closed at maxSessionSeconds tells its client why, then answers its owner 404 naming the limit, and others as an unknown id', async (t) => {
-  const { hosting, keys } = t.context;
+  const { hosting, observer, keys } = t.context;
   const key = keys['short']![0]!;
   const short = await connectAs(hosting.server.url, key);
   t.teardown(() => short.close());
@@ -94,7 +122,7 @@ test('a session closed at maxSessionSeconds tells its client why, then answers i
   const notice = await warned;
   t.is(notice.level, 'warning');
   t.regex(String(notice.data), /reached its limit maxSessionSeconds \(2 s\) and was closed/);
-  t.like(await hosting.observer.waitFor((event) => event.event === 'session_close' && event.session === short.sessionId), { reason: 'max_lifetime' });
+  t.like(await observer.waitFor((event) => event.event === 'session_close' && event.session === short.sessionId), { reason: 'max_lifetime' });
 
   const owner = await post(hosting.server.url, listToolsMessage(), { ...auth(key), 'Mcp-Session-Id': short.sessionId });
   t.is(owner.status, 404);
@@ -113,14 +141,14 @@ test('a session closed at maxSessionSeconds tells its client why, then answers i
 });
 
 test('a session closed at idleSeconds tells its client so on its event stream', async (t) => {
-  const { hosting, keys } = t.context;
+  const { hosting, observer, keys } = t.context;
   const key = keys['idle']![0]!;
   const idle = await connectAs(hosting.server.url, key);
   t.teardown(() => idle.close());
   const notice = await warnings(idle);
   t.is(notice.level, 'warning');
   t.regex(String(notice.data), /reached its limit idleSeconds \(1 s without a request\) and was closed/);
-  t.like(await hosting.observer.waitFor((event) => event.event === 'session_close' && event.session === idle.sessionId), { reason: 'idle' });
+  t.like(await observer.waitFor((event) => event.event === 'session_close' && event.session === idle.sessionId), { reason: 'idle' });
   const owner = await post(hosting.server.url, listToolsMessage(), { ...auth(key), 'Mcp-Session-Id': idle.sessionId });
   t.is(owner.status, 404);
   t.regex(((await owner.json()) as { error: { message: string } }).error.message, /idleSeconds \(1 s without a request\)/);
