@@ -192,6 +192,11 @@ export class HostingServer {
       resources.use();
       undo.push(() => resources.unuse());
       const base = await resources.createSession(id);
+      // The key may have been revoked while the container started, after the keys-revoked sweep looked.
+      if (caller.keyId !== undefined && this.#options.store.findKey(caller.keyId)?.revoked !== false) {
+        await base.close().catch(() => {});
+        throw new SessionRefusal({ status: 401, message: 'Invalid bearer token' });
+      }
       this.#workspaces.set(base.registry, resources.workspace);
       return {
         registry: base.registry,
