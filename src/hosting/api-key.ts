@@ -75,6 +75,6 @@ export class ApiKeyAuthenticator implements Authenticator {
     const match = timingSafeEqual(given, expected) && stored !== undefined;
     if (!match) return { ok: false, reason: 'unknown_key' };
     if (stored.revoked) return { ok: false, reason: 'revoked_key' };
-    return { ok: true, principal: { tenant: stored.tenant, subject: id, via: 'api_key' } };
+    return { ok: true, principal: { tenant: stored.tenant, subject: id, via: 'api_key', keyId: id } };
   }
 }

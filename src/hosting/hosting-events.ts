@@ -4,7 +4,7 @@
  * audited refusal is always a counted one. Fields never hold a presented
  * secret; tool arguments are redacted by the audit log before they are written.
  */
-export type SessionCloseReason = 'client' | 'idle' | 'max_lifetime' | 'tenant_removed' | 'admin' | 'shutdown' | 'error';
+export type SessionCloseReason = 'client' | 'idle' | 'max_lifetime' | 'tenant_removed' | 'key_revoked' | 'admin' | 'shutdown' | 'error';
 
 export type CallOutcome = 'success' | 'error' | 'cancelled' | 'denied';
 

@@ -53,6 +53,7 @@ export class HostingServer {
   readonly #policyOf = new WeakMap<ToolRegistry, PolicyEngine>();
   readonly #policies: TenantPolicies;
   readonly #onTenantRemoved = (name: string) => void this.#tenantRemoved(name);
+  readonly #onKeysRevoked = (ids: string[]) => void this.#keysRevoked(ids);
   #http!: RunningHttpServer<Principal>;
 
   static async start(raw: HostingServerOptions): Promise<HostingServer> {
@@ -103,6 +104,7 @@ export class HostingServer {
    */
   async close(options: { drainMs?: number } = {}): Promise<void> {
     this.#options.store.off('tenant-removed', this.#onTenantRemoved);
+    this.#options.store.off('keys-revoked', this.#onKeysRevoked);
     await this.#http.close(options);
     const all = await Promise.allSettled(this.#resources.values());
     this.#resources.clear();
@@ -116,6 +118,7 @@ export class HostingServer {
       if (result.removed.length > 0) this.#log(`removed ${result.removed.length} container(s) left by a server that is gone`);
     }
     options.store.on('tenant-removed', this.#onTenantRemoved);
+    options.store.on('keys-revoked', this.#onKeysRevoked);
     this.#http = await serveHttp<Principal>({
       host: options.host,
       port: options.port,
@@ -201,6 +204,11 @@ export class HostingServer {
       undo.push(() => resources.unuse());
       const policy = await this.#policies.engineFor(this.#options.store.tenant(tenant)?.policy ?? []);
       const base = await resources.createSession(id);
+      // The key may have been revoked while the container started, after the keys-revoked sweep looked.
+      if (caller.keyId !== undefined && this.#options.store.findKey(caller.keyId)?.revoked !== false) {
+        await base.close().catch(() => {});
+        throw new SessionRefusal({ status: 401, message: 'Invalid bearer token' });
+      }
       this.#workspaces.set(base.registry, resources.workspace);
       this.#policyOf.set(base.registry, policy);
       return {
@@ -305,6 +313,13 @@ export class HostingServer {
     this.#resources.delete(name);
     await (await resources?.catch(() => undefined))?.retire();
     this.#usage.forget(name);
+  }
+
+  /** A revoked key ends what it opened: nobody can reach those sessions any more, and they hold containers. */
+  async #keysRevoked(ids: string[]): Promise<void> {
+    const revoked = new Set(ids);
+    const sessions = this.#http.listSessions().filter((session) => session.caller?.keyId !== undefined && revoked.has(session.caller.keyId));
+    await Promise.all(sessions.map((session) => this.#http.closeSession(session.id, 'key_revoked')));
   }
 
   #limits(tenant: string): TenantLimits | undefined {

@@ -10,6 +10,8 @@ export interface Principal {
   readonly subject: string;
   /** How the credentials were checked. */
   readonly via: 'api_key' | 'oidc';
+  /** With `api_key`: the id of the key that was presented, so that revoking it can end the sessions it opened. */
+  readonly keyId?: string;
 }
 
 /** Why credentials were refused: logged and audited, never shown to the client beyond a generic 401. */

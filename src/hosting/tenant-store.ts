@@ -24,6 +24,12 @@ export interface TenantView {
 export interface TenantStoreEvents {
   /** The tenant is gone from the file: its live sessions must close. */
   'tenant-removed': [name: string];
+  /**
+   * Keys that worked before this reload and no longer do (revoked, or gone
+   * from a tenant that remains): the sessions they opened must close.
+   * Keys of a removed tenant come with 'tenant-removed' instead.
+   */
+  'keys-revoked': [ids: string[]];
   /** The file was reloaded and is valid. */
   reloaded: [];
 }
@@ -139,9 +145,11 @@ export class TenantStore extends EventEmitter<TenantStoreEvents> implements KeyD
       for (const key of entry.keys) keys.set(key.id, { tenant: name, hash: key.hash, revoked: key.revokedAt !== undefined });
     }
     const removed = [...this.#tenants.keys()].filter((name) => !tenants.has(name));
+    const revoked = [...this.#keys].filter(([id, old]) => !old.revoked && tenants.has(old.tenant) && keys.get(id)?.revoked !== false).map(([id]) => id);
     this.#tenants = tenants;
     this.#keys = keys;
     for (const name of removed) this.emit('tenant-removed', name);
+    if (revoked.length > 0) this.emit('keys-revoked', revoked);
   }
 
   #watch(): void {

@@ -22,7 +22,7 @@ test('the right key authenticates its tenant with the key id as subject', async 
   const key = generateApiKey();
   const auth = directory({ [key.id]: { tenant: 'acme', hash: key.hash, revoked: false } });
   t.true(auth.recognises(key.key));
-  t.deepEqual(await auth.authenticate(key.key, request), { ok: true, principal: { tenant: 'acme', subject: key.id, via: 'api_key' } });
+  t.deepEqual(await auth.authenticate(key.key, request), { ok: true, principal: { tenant: 'acme', subject: key.id, via: 'api_key', keyId: key.id } });
 });
 
 test('a wrong secret, an unknown id, a revoked key and a malformed key are refused', async (t) => {

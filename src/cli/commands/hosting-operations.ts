@@ -1,4 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Server as HttpsServer } from 'node:https';
+import { errorMessage } from '../../errors.js';
 import type { HostingServer, HostingServerOptions } from '../../hosting/hosting-server.js';
 import type { HostingObserver } from '../../hosting/hosting-events.js';
 import type { Authenticator } from '../../hosting/principal.js';
@@ -39,7 +41,7 @@ export interface HostingOperations {
  * health endpoints, which cost nothing.
  */
 export async function openHostingOperations(flags: HostingOperationsFlags, store: TenantStore, say: (message: string) => void): Promise<HostingOperations> {
-  const [audit, metrics, admin, oidc, health, http, observers, sighup] = await Promise.all([
+  const [audit, metrics, admin, oidc, health, http, observers, sighup, tlsReload] = await Promise.all([
     import('../../hosting/audit/audit-log.js'),
     import('../../hosting/metrics/serve-metrics.js').then(async (serve) => ({ ...serve, ...(await import('../../hosting/metrics/hosting-metrics.js')) })),
     import('../../hosting/admin/admin-handler.js').then(async (handler) => ({ ...handler, ...(await import('../../hosting/admin/admin-key.js')) })),
@@ -55,6 +57,7 @@ export async function openHostingOperations(flags: HostingOperationsFlags, store
     import('../../hosting/http/hosting-http-server.js'),
     import('../../hosting/combine-observers.js'),
     import('../../hosting/audit/reopen-on-sighup.js'),
+    import('../../hosting/http/tls-reload.js'),
   ]);
   const closers: Array<() => Promise<void> | void> = [];
   const parts: HostingObserver[] = [];
@@ -118,8 +121,15 @@ export async function openHostingOperations(flags: HostingOperationsFlags, store
           if (adminHandler && path.startsWith(admin.ADMIN_PATH_PREFIX)) return adminHandler;
           return paths.get(path);
         },
-        createListener: (handler) =>
-          http.createHostingHttpServer({ handler, ...(tls ? { tls } : {}) }) as ReturnType<NonNullable<HostingServerOptions['createListener']>>,
+        createListener: (handler) => {
+          const listener = http.createHostingHttpServer({ handler, ...(tls ? { tls } : {}) });
+          if (tls) {
+            // SIGHUP (certbot's deploy hook, `kill -HUP`) reads the files again; a bad pair keeps the old one serving.
+            const reloadable = { reopen: () => tlsReload.reloadTls(listener as HttpsServer, tls).then(() => say(`TLS: reloaded ${tls.certFile}`)) };
+            closers.push(sighup.reopenOnSighup(reloadable, (error) => say(`TLS: keeping the certificate served so far: ${errorMessage(error)}`)));
+          }
+          return listener as ReturnType<NonNullable<HostingServerOptions['createListener']>>;
+        },
         ...(challenge !== undefined ? { challenge } : {}),
       },
       async attach(running) {

@@ -61,7 +61,8 @@ export function createToolServer(options: ToolServerOptions): Server {
   const server = new Server(
     { name: 'toolcell', version: VERSION, title: 'toolcell: sandboxed tools' },
     {
-      capabilities: { tools: { listChanged: false } },
+      // logging: serveHttp tells a client why the server closed its session (a limit) as a notifications/message.
+      capabilities: { tools: { listChanged: false }, logging: {} },
       instructions: 'Tools run by toolcell: file tools are confined to the workspace, shell commands run in a sandbox.',
     },
   );

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Server as McpServer } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { ToolcellError, ToolErrorType } from '../../errors.js';
@@ -102,6 +103,8 @@ export interface RunningHttpServer<Caller = unknown> {
 
 interface SessionEntry<Caller> {
   transport: StreamableHTTPServerTransport;
+  /** The session's MCP server, to tell the client why the session ends. */
+  server: McpServer;
   session: ServeSession;
   caller: Caller | undefined;
   openedAt: number;
@@ -130,6 +133,7 @@ class McpHttpServer<Caller> implements RunningHttpServer<Caller> {
   readonly #options: ServeHttpOptions<Caller>;
   readonly #http: Server;
   readonly #sessions = new Map<string, SessionEntry<Caller>>();
+  readonly #ended = new EndedSessions<Caller>();
   readonly #maxSessions: number;
   readonly #idleMs: number;
   readonly #log: (message: string) => void;
@@ -240,6 +244,12 @@ class McpHttpServer<Caller> implements RunningHttpServer<Caller> {
     const entry = this.#sessions.get(id);
     if (!entry) return false;
     this.#sessions.delete(id);
+    const why = endedBecause(reason, entry);
+    if (reason !== 'shutdown') this.#ended.remember(id, entry.caller, why);
+    if (reason === 'idle' || reason === 'max_lifetime') {
+      // On the standalone SSE stream if the client keeps one open (the SDK drops it otherwise): the client learns why before its next request fails.
+      await entry.server.sendLoggingMessage({ level: 'warning', logger: 'toolcell', data: `The session ${why}.` }, id).catch(() => {});
+    }
     await entry.transport.close().catch(() => {});
     await entry.session.close().catch((error: unknown) => this.#log(`closing session ${id}: ${String(error)}`));
     this.#options.onSessionClose?.(live(id, entry), reason);
@@ -268,7 +278,7 @@ class McpHttpServer<Caller> implements RunningHttpServer<Caller> {
       const entry = this.#sessions.get(sessionId);
       const owned = entry !== undefined && (this.#options.sameOwner === undefined || this.#options.sameOwner(entry.caller as Caller, caller as Caller));
       // Another caller's session answers exactly as an unknown one: its id alone must reveal nothing.
-      if (!entry || !owned) return sendError(res, 404, -32001, 'Session not found');
+      if (!entry || !owned) return this.#sessionNotFound(res, sessionId, caller);
       if (req.method !== 'POST' || !this.#options.admitMessage) {
         track(entry, req, res);
         return entry.transport.handleRequest(req, res);
@@ -288,6 +298,18 @@ class McpHttpServer<Caller> implements RunningHttpServer<Caller> {
     return this.#openSession(req, res, body, caller);
   }
 
+  /**
+   * 404 for a session id that is not live. The owner of a session that ended
+   * lately learns why; anyone else gets exactly what an unknown id gets.
+   */
+  #sessionNotFound(res: ServerResponse, id: string, caller: Caller | undefined): void {
+    const ended = this.#ended.get(id);
+    const owned = ended !== undefined && (this.#options.sameOwner === undefined || this.#options.sameOwner(ended.caller as Caller, caller as Caller));
+    if (!owned) return sendError(res, 404, -32001, 'Session not found');
+    const error = { code: -32001, message: `Session not found: the session ${ended.why}`, data: { type: 'session_ended' } };
+    res.writeHead(404, { 'Content-Type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error, id: null }));
+  }
+
   async #openSession(req: IncomingMessage, res: ServerResponse, body: unknown, caller: Caller | undefined): Promise<void> {
     const id = randomUUID();
     let session: ServeSession;
@@ -301,6 +323,7 @@ class McpHttpServer<Caller> implements RunningHttpServer<Caller> {
     const now = Date.now();
     const entry: SessionEntry<Caller> = {
       transport: undefined as unknown as StreamableHTTPServerTransport,
+      server: undefined as unknown as McpServer,
       session,
       caller,
       openedAt: now,
@@ -323,6 +346,7 @@ class McpHttpServer<Caller> implements RunningHttpServer<Caller> {
       return session.aroundCall ? session.aroundCall(call, run) : run().then((done) => done.result);
     };
     const server = createToolServer({ registry: session.registry, createScheduler: this.#options.createScheduler, aroundCall });
+    entry.server = server;
     await server.connect(transport);
     await transport.handleRequest(req, res, body);
     if (!this.#sessions.has(id)) {
@@ -330,6 +354,44 @@ class McpHttpServer<Caller> implements RunningHttpServer<Caller> {
       await transport.close().catch(() => {});
       await session.close().catch(() => {});
     }
+  }
+}
+
+/** How many ended session ids are remembered (oldest forgotten first): enough for a burst of timeouts, bounded in memory. */
+const ENDED_SESSIONS_KEPT = 4096;
+
+/** Recently ended sessions: who owned each and why it ended. */
+class EndedSessions<Caller> {
+  readonly #entries = new Map<string, { caller: Caller | undefined; why: string }>();
+
+  remember(id: string, caller: Caller | undefined, why: string): void {
+    this.#entries.set(id, { caller, why });
+    if (this.#entries.size > ENDED_SESSIONS_KEPT) this.#entries.delete(this.#entries.keys().next().value!);
+  }
+
+  get(id: string): { caller: Caller | undefined; why: string } | undefined {
+    return this.#entries.get(id);
+  }
+}
+
+/** The end of "The session …": why it closed, in the words of the limit that closed it. */
+function endedBecause(reason: HttpSessionCloseReason, entry: SessionEntry<unknown>): string {
+  const seconds = (ms: number | undefined) => Math.round((ms ?? 0) / 1000);
+  switch (reason) {
+    case 'max_lifetime':
+      return `reached its limit maxSessionSeconds (${seconds(entry.session.maxLifetimeMs)} s) and was closed`;
+    case 'idle':
+      return `reached its limit idleSeconds (${seconds(entry.idleMs)} s without a request) and was closed`;
+    case 'client':
+      return 'was ended by the client';
+    case 'key_revoked':
+      return 'was closed because the API key that opened it was revoked';
+    case 'tenant_removed':
+      return 'was closed because its tenant was removed';
+    case 'admin':
+      return 'was closed by an operator';
+    default:
+      return `was closed (${reason})`;
   }
 }
 
