@@ -168,14 +168,15 @@ export async function connectTenant(t: { teardown(fn: () => Promise<void>): void
 }
 
 /**
- * Toolcell's sandbox containers (running or not) whose workspace lies under
- * `dir`: a test's data dir names its own containers and no other helper's on
+ * Toolcell's sandbox containers (running or not) whose workspace is `dir` or
+ * lies under it: a test's data dir names its own containers and no other helper's on
  * a shared engine. Ids in full.
  */
 export async function toolcellContainersUnder(dir: string): Promise<string[]> {
   const list = await createEngineClient().listContainers({ all: true, filters: { label: [`${LABELS.sandbox}=1`] } });
   const prefix = dir.endsWith('/') ? dir : `${dir}/`;
-  return list.filter((info) => (info.Labels?.[LABELS.workspace] ?? '').startsWith(prefix)).map((info) => info.Id);
+  const under = (workspace: string) => workspace === dir || workspace.startsWith(prefix);
+  return list.filter((info) => under(info.Labels?.[LABELS.workspace] ?? '')).map((info) => info.Id);
 }
 
 /** Runs `task` on every item with at most `limit` running at once; resolves with the results in order. */
