@@ -17,6 +17,8 @@ const TENANTS = ['alpha', 'beta'] as const;
 
 test('after kill -9 during calls, a restart removes the leftover containers; workspaces and the audit log are intact; new sessions work', async (t) => {
   t.timeout(400_000);
+  const started = Date.now();
+  const phase = (name: string) => t.log(`${name} at ${Math.round((Date.now() - started) / 100) / 10} s`);
   const dir = await hostingFolder(t, 'toolcell-hosting-crash-');
   const file = join(dir, 'tenants.json');
   const dataDir = join(dir, 'data');
@@ -27,9 +29,12 @@ test('after kill -9 during calls, a restart removes the leftover containers; wor
   const args = ['--tenants', file, '--data-dir', dataDir, '--audit', audit];
 
   const first = await startCliServer(t, args);
+  phase('first server up');
   const running: Array<Promise<unknown>> = [];
+  const clients: Array<{ close(): Promise<void> }> = [];
   for (const tenant of TENANTS) {
     const session = await connectAs(first.url, keys[tenant]!);
+    clients.push(session.client);
     const written = await call(session.client, 'write_file', { file_path: 'kept.txt', content: `${tenant}'s file, written before the crash\n` });
     t.is(written.errorType, undefined, written.text);
     const shell = await call(session.client, 'run_shell_command', { command: `mkdir -p out && echo "${tenant} from the shell" > out/shell.txt && echo ok` });
@@ -48,6 +53,7 @@ test('after kill -9 during calls, a restart removes the leftover containers; wor
   };
   t.true(await eventually(async () => (await sleeping()).length === TENANTS.length, 120_000), 'a sleep runs in each tenant’s container');
   const before = await toolcellContainersUnder(dataDir);
+  phase('calls running');
 
   t.like(await first.stop('SIGKILL'), { signal: 'SIGKILL' });
   const leftover = await toolcellContainersUnder(dataDir);
@@ -57,13 +63,18 @@ test('after kill -9 during calls, a restart removes the leftover containers; wor
     atCrash.some((line) => line['event'] === 'session_open'),
     'the audit log parses up to its last whole line and holds the sessions',
   );
+  // The SDK client does not notice a dead server until its request timeout (it tries to resume the stream): closing ends its calls.
+  await Promise.all(clients.map((client) => client.close()));
   await Promise.all(running);
+  phase('killed');
 
   const second = await startCliServer(t, args);
+  phase('second server up');
   t.true(
     await eventually(async () => (await toolcellContainersUnder(dataDir)).every((id) => !leftover.includes(id)), 60_000),
     'the leftover containers are removed at start-up',
   );
+  phase('leftovers removed');
   for (const tenant of TENANTS) {
     const session = await connectTenant(t, second.url, keys[tenant]!);
     const kept = await call(session.client, 'read_file', { file_path: 'kept.txt' });
@@ -77,6 +88,7 @@ test('after kill -9 during calls, a restart removes the leftover containers; wor
   }
 
   const { code } = await second.stop('SIGTERM');
+  phase('second server stopped');
   t.is(code, 0, second.stderr());
   t.deepEqual(await toolcellContainersUnder(dataDir), [], 'no container is left after the second server stops');
   // Whole lines of both runs parse, in order: the restart appended after the crash's last whole line.
