@@ -12,6 +12,8 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { createEngineClient } from '../../src/backends/docker/engine.js';
+import { LABELS } from '../../src/backends/docker/labels.js';
 import { ApiKeyAuthenticator } from '../../src/hosting/api-key.js';
 import type { HostingEvent, HostingObserver } from '../../src/hosting/hosting-events.js';
 import { HostingServer, type HostingServerOptions } from '../../src/hosting/hosting-server.js';
@@ -156,4 +158,37 @@ export function post(url: string, body: unknown, headers: Record<string, string>
 /** A tools/list request, the smallest call a session answers; its id is unique, so it never shares a stream with the SDK client's own requests. */
 export function listToolsMessage(): Record<string, unknown> {
   return { jsonrpc: '2.0', id: `probe-${randomUUID()}`, method: 'tools/list', params: {} };
+}
+
+/** Ends `connection` at teardown (DELETE, then the client); errors of a session the server already closed are ignored. */
+export async function connectTenant(t: { teardown(fn: () => Promise<void>): void }, url: string, key: string): Promise<Connection> {
+  const connection = await connectAs(url, key);
+  t.teardown(() => connection.close().catch(() => {}));
+  return connection;
+}
+
+/**
+ * Toolcell's sandbox containers (running or not) whose workspace is `dir` or
+ * lies under it: a test's data dir names its own containers and no other helper's on
+ * a shared engine. Ids in full.
+ */
+export async function toolcellContainersUnder(dir: string): Promise<string[]> {
+  const list = await createEngineClient().listContainers({ all: true, filters: { label: [`${LABELS.sandbox}=1`] } });
+  const prefix = dir.endsWith('/') ? dir : `${dir}/`;
+  const under = (workspace: string) => workspace === dir || workspace.startsWith(prefix);
+  return list.filter((info) => under(info.Labels?.[LABELS.workspace] ?? '')).map((info) => info.Id);
+}
+
+/** Runs `task` on every item with at most `limit` running at once; resolves with the results in order. */
+export async function mapLimited<T, R>(items: readonly T[], limit: number, task: (item: T, index: number) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array<R>(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await task(items[index]!, index);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
 }

@@ -91,6 +91,18 @@ test('an existing log is appended to, never truncated', async (t) => {
   t.is(lines[0]!['event'], 'earlier');
 });
 
+test('a log whose last line was torn (a crash, a full disk) is appended to on a line of its own: the torn line stays one bad line, the new ones parse', async (t) => {
+  const path = await tempLog(t);
+  await writeFile(path, '{"event":"earlier"}\n{"event":"to');
+  const log = await AuditLog.open({ path });
+  await log.record(call(1));
+  await log.close();
+  t.deepEqual((await readFile(path, 'utf8')).split('\n').slice(0, 2), ['{"event":"earlier"}', '{"event":"to']);
+  const [, ...rest] = (await readFile(path, 'utf8')).split('\n');
+  t.like(JSON.parse(rest[1]!) as Record<string, unknown>, { event: 'tool_call', callId: 'c1' });
+  t.is(rest[2], '');
+});
+
 test('concurrent records, from two descriptors at once, each stay one whole line', async (t) => {
   const path = await tempLog(t);
   const [a, b] = await Promise.all([AuditLog.open({ path }), AuditLog.open({ path })]);

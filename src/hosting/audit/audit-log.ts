@@ -121,9 +121,31 @@ export class AuditLog implements HostingObserver {
 
 async function openLog(path: string, flags: number): Promise<FileHandle> {
   try {
-    return await open(path, flags, 0o600);
+    const handle = await open(path, flags, 0o600);
+    // A line torn by a crash or a full disk would swallow the next one: end it first, so it stays one bad line of its own.
+    if (!(await endsWithNewline(path)))
+      await handle.write('\n').catch(async (error: unknown) => {
+        await handle.close();
+        throw error;
+      });
+    return handle;
   } catch (error) {
     throw new ToolcellError(ToolErrorType.AUDIT_LOG_FAILED, `Cannot open the audit log ${path}: ${errorMessage(error)}`, { cause: error });
+  }
+}
+
+/** True when the file is empty or its last byte is a newline; also when it cannot be read (a write-only log is left as it is). */
+async function endsWithNewline(path: string): Promise<boolean> {
+  const reader = await open(path, constants.O_RDONLY).catch(() => undefined);
+  if (!reader) return true;
+  try {
+    const { size } = await reader.stat();
+    if (size === 0) return true;
+    const last = Buffer.alloc(1);
+    await reader.read(last, 0, 1, size - 1);
+    return last[0] === 0x0a;
+  } finally {
+    await reader.close();
   }
 }
 
