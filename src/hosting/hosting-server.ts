@@ -7,6 +7,8 @@ import type { AroundToolCall } from '../mcp/server/create-tool-server.js';
 import { serveHttp, SessionRefusal, type HttpRefusal, type LiveHttpSession, type RunningHttpServer } from '../mcp/server/serve-http.js';
 import type { ServeSession } from '../mcp/server/session.js';
 import type { ToolRegistry } from '../registry/tool-registry.js';
+import { shellServiceOptions } from '../runtime/shell-settings.js';
+import { ShellService } from '../shell/shell-service.js';
 import type { WorkspaceInfo } from '../tools/define-tool.js';
 import { requestAuthenticator } from './authenticate-request.js';
 import { toolCallEvent, toolErrorResult } from './call-record.js';
@@ -47,10 +49,21 @@ export class HostingServer {
   readonly #workspaces = new WeakMap<ToolRegistry, WorkspaceInfo>();
   readonly #onTenantRemoved = (name: string) => void this.#tenantRemoved(name);
   #http!: RunningHttpServer<Principal>;
+  /**
+   * One shell thread and Docker backend for every tenant: each session passes
+   * its tenant's container limits. A thread (a V8 isolate) per tenant cost
+   * ~50 MB each and starved the event loop when many tenants opened at once.
+   */
+  #shell!: ShellService;
 
   static async start(raw: HostingServerOptions): Promise<HostingServer> {
     const server = new HostingServer(parseOptions(hostingServerOptionsSchema, raw, 'HostingServer.start'));
-    await server.#start();
+    try {
+      await server.#start();
+    } catch (error) {
+      await server.#shell?.close().catch(() => {});
+      throw error;
+    }
     return server;
   }
 
@@ -99,6 +112,7 @@ export class HostingServer {
     const all = await Promise.allSettled(this.#resources.values());
     this.#resources.clear();
     await Promise.all(all.map(async (settled) => (settled.status === 'fulfilled' ? settled.value.close() : undefined)));
+    await this.#shell.close();
   }
 
   async #start(): Promise<void> {
@@ -107,6 +121,16 @@ export class HostingServer {
       const result = await removeLeftoverContainers(createEngineClient());
       if (result.removed.length > 0) this.#log(`removed ${result.removed.length} container(s) left by a server that is gone`);
     }
+    const base = shellServiceOptions(options.runtime.settings);
+    this.#shell = await ShellService.create({
+      ...base,
+      docker: {
+        ...(base.docker as Record<string, unknown>),
+        warmPool: options.warmContainers,
+        // Removed above, once: the backend's own pass would find nothing more.
+        removeLeftovers: false,
+      },
+    });
     options.store.on('tenant-removed', this.#onTenantRemoved);
     this.#http = await serveHttp<Principal>({
       host: options.host,
@@ -221,7 +245,7 @@ export class HostingServer {
       limits,
       runtime: this.#options.runtime,
       prepareWorkspace: this.#prepare,
-      warmContainers: this.#options.warmContainers,
+      shell: this.#shell,
     });
     this.#resources.set(tenant, made);
     made.catch(() => this.#resources.get(tenant) === made && this.#resources.delete(tenant));

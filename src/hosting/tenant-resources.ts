@@ -5,14 +5,13 @@ import type { ServeSessionFactory } from '../mcp/server/session.js';
 import { shellSessionSandbox } from '../mcp/server/shell-sandbox.js';
 import { ToolRegistry } from '../registry/tool-registry.js';
 import type { Runtime } from '../runtime/runtime.js';
-import { shellServiceOptions } from '../runtime/shell-settings.js';
-import { ShellService } from '../shell/shell-service.js';
+import type { ShellService } from '../shell/shell-service.js';
 import type { Tool } from '../tools/tool.js';
 import type { WorkspaceInfo } from '../tools/define-tool.js';
 import type { TenantLimits } from './limits.js';
 import type { PrepareWorkspace, PreparedWorkspace } from './tenant-workspace.js';
 
-/** What the container limits of a tenant are made of: a change needs a new shell service. */
+/** The limits a tenant's sessions are made with (container limits and the command wall time): a change needs new resources. */
 function containerKey(limits: TenantLimits): string {
   return [limits.memoryBytes, limits.cpus, limits.pids, limits.commandTimeoutSeconds].join('/');
 }
@@ -22,16 +21,24 @@ export interface TenantResourcesOptions {
   limits: TenantLimits;
   runtime: Runtime;
   prepareWorkspace: PrepareWorkspace;
-  /** Pre-started containers kept for the tenant's next session. */
-  warmContainers: number;
+  /**
+   * The shell service the tenant's sessions open their containers on: the
+   * server's shared one (each session passes the tenant's container limits),
+   * or one made for this tenant alone (a backend of its own, e.g. its own
+   * egress network), which `ownsShell` hands over to be closed with these resources.
+   */
+  shell: ShellService;
+  /** Close `shell` when these resources close. Default false (a shared service outlives every tenant). */
+  ownsShell?: boolean;
 }
 
 /**
  * What one tenant's sessions share: its workspace, file tools confined to
- * it (run in the runtime's worker pool), and a shell service whose Docker
- * backend gives every container the tenant's memory, CPU and pids limits.
- * Each session gets its own container from it. Counted: it is closed when
- * retired (the tenant was removed or its limits changed) and unused.
+ * it (run in the runtime's worker pool), and the session factory that opens
+ * each session's own container, with the tenant's memory, CPU and pids
+ * limits, on the shell service it was handed. Counted: it is closed when
+ * retired (the tenant was removed or its limits changed) and unused; the
+ * sessions opened under old limits keep them.
  */
 export class TenantResources {
   readonly tenant: string;
@@ -39,7 +46,7 @@ export class TenantResources {
   readonly key: string;
   readonly workspace: WorkspaceInfo;
   readonly createSession: ServeSessionFactory;
-  readonly #shell: ShellService;
+  readonly #shell: ShellService | undefined;
   readonly #prepared: PreparedWorkspace;
   #users = 0;
   #retired = false;
@@ -48,35 +55,22 @@ export class TenantResources {
   static async create(options: TenantResourcesOptions): Promise<TenantResources> {
     const prepared = await options.prepareWorkspace(options.tenant, options.limits);
     const workspace: WorkspaceInfo = { roots: [prepared.path], stateDir: join(prepared.path, '.toolcell') };
-    let shell: ShellService | undefined;
     try {
-      const base = shellServiceOptions(options.runtime.settings);
-      const docker = { ...(base.docker as Record<string, unknown>) };
-      shell = await ShellService.create({
-        ...base,
-        docker: {
-          ...docker,
-          limits: { memoryBytes: options.limits.memoryBytes, cpus: options.limits.cpus, pids: options.limits.pids },
-          warmPool: options.warmContainers,
-          // The hosting server removed leftovers once at start; a second pass per tenant adds nothing.
-          removeLeftovers: false,
-        },
-      });
       const tools = await options.runtime.pool.createTools({ workspace });
-      return new TenantResources(options, workspace, prepared, shell, tools);
+      return new TenantResources(options, workspace, prepared, tools);
     } catch (error) {
-      await shell?.close().catch(() => {});
+      if (options.ownsShell) await options.shell.close().catch(() => {});
       await prepared.release().catch(() => {});
       throw error;
     }
   }
 
-  private constructor(options: TenantResourcesOptions, workspace: WorkspaceInfo, prepared: PreparedWorkspace, shell: ShellService, fileTools: Tool<unknown>[]) {
+  private constructor(options: TenantResourcesOptions, workspace: WorkspaceInfo, prepared: PreparedWorkspace, fileTools: Tool<unknown>[]) {
     this.tenant = options.tenant;
     this.limits = options.limits;
     this.key = containerKey(options.limits);
     this.workspace = workspace;
-    this.#shell = shell;
+    this.#shell = options.ownsShell ? options.shell : undefined;
     this.#prepared = prepared;
     // Only tools bound to this tenant: its file tools, the stateless web_fetch, and (per session) its shell.
     // The runtime's discovered and MCP tools belong to the operator's workspace and are not served.
@@ -85,10 +79,11 @@ export class TenantResources {
     const webFetch = options.runtime.registry.get('web_fetch');
     if (webFetch) baseRegistry.register(webFetch);
     const openSandbox: (sessionId: string) => Promise<SessionSandbox> = shellSessionSandbox({
-      service: shell,
+      service: options.shell,
       sandbox: 'docker',
       workspace,
       baseRegistry,
+      limits: { memoryBytes: options.limits.memoryBytes, cpus: options.limits.cpus, pids: options.limits.pids },
       wallTimeoutMs: options.limits.commandTimeoutSeconds * 1000,
       ...(options.runtime.settings.shell.inactivityTimeoutMs !== undefined ? { inactivityTimeoutMs: options.runtime.settings.shell.inactivityTimeoutMs } : {}),
     });
@@ -116,10 +111,10 @@ export class TenantResources {
     if (this.#users === 0) await this.close();
   }
 
-  /** Removes the tenant's containers and ends its shell service. */
+  /** Releases the workspace, and ends the tenant's own shell service if it was handed one (its sessions each close their container). */
   close(): Promise<void> {
     this.#closed ??= (async () => {
-      await this.#shell.close().catch(() => {});
+      await this.#shell?.close().catch(() => {});
       await this.#prepared.release().catch(() => {});
     })();
     return this.#closed;
