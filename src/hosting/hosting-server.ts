@@ -92,6 +92,11 @@ export class HostingServer {
     return this.#callGate.waiting;
   }
 
+  /** New sessions waiting for a server-wide slot (for metrics). */
+  get queuedSessions(): number {
+    return this.#sessionGate.waiting;
+  }
+
   /** Live sessions, oldest first (the admin API lists these). */
   listSessions(): HostedSession[] {
     return this.#http.listSessions().map((session) => hosted(session));
