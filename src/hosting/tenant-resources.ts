@@ -84,6 +84,9 @@ export class TenantResources {
       workspace,
       baseRegistry,
       limits: { memoryBytes: options.limits.memoryBytes, cpus: options.limits.cpus, pids: options.limits.pids },
+      // The MCP handshake does not wait for the container: a burst of new sessions would hold each
+      // initialize for every container start before it; the session's first command waits instead.
+      awaitSandbox: false,
       wallTimeoutMs: options.limits.commandTimeoutSeconds * 1000,
       ...(options.runtime.settings.shell.inactivityTimeoutMs !== undefined ? { inactivityTimeoutMs: options.runtime.settings.shell.inactivityTimeoutMs } : {}),
     });

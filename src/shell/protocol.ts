@@ -52,7 +52,7 @@ export interface RunRequest {
 }
 
 export type ThreadRequest =
-  | { type: 'open'; id: number; sessionId: string; sandbox: SandboxMode; workspaceRoot: string; limits?: SessionLimits }
+  | { type: 'open'; id: number; sessionId: string; sandbox: SandboxMode; workspaceRoot: string; limits?: SessionLimits; awaitSandbox: boolean }
   | { type: 'run'; sessionId: string; port: MessagePort; run: RunRequest }
   | { type: 'close-session'; id: number; sessionId: string }
   | { type: 'shutdown'; id: number };

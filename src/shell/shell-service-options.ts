@@ -76,6 +76,14 @@ export const openSessionOptionsSchema = z
      * out). Lets one service host tenants with different limits.
      */
     limits: sessionLimitsSchema.optional(),
+    /**
+     * Wait for the sandbox (a container start) before resolving. Default true.
+     * False: resolve once the backend is known; the container starts in the
+     * background and the first run waits for it (and fails with its error if
+     * it could not start). A server answering a burst of new sessions then
+     * does not hold each handshake for a container start.
+     */
+    awaitSandbox: z.boolean().default(true),
   })
   // The host has no container to hold limits: asking for them there must not silently run without them.
   .refine((options) => options.limits === undefined || options.sandbox !== 'none', {

@@ -47,11 +47,12 @@ export class ShellService {
    * run fails with `sandbox_unavailable` until the sandbox can be reached:
    * nothing silently runs unsandboxed. `limits` (memoryBytes, cpus, pids)
    * give this session's container its own limits over the backend's.
+   * `awaitSandbox: false` resolves before the container is up (see its doc).
    */
   async openSession(raw: OpenSessionOptions): Promise<ShellSessionHandle> {
-    const { sandbox, workspaceRoot, sessionId = randomUUID(), limits } = parseOptions(openSessionOptionsSchema, raw, 'openSession');
+    const { sandbox, workspaceRoot, sessionId = randomUUID(), limits, awaitSandbox } = parseOptions(openSessionOptionsSchema, raw, 'openSession');
     if (this.#closing) throw new ToolcellError(ToolErrorType.SHELL_EXECUTE_ERROR, 'The shell service is closed.');
-    const opened = await this.#client.request<OpenedSession>({ type: 'open', sessionId, sandbox, workspaceRoot, ...(limits ? { limits } : {}) });
+    const opened = await this.#client.request<OpenedSession>({ type: 'open', sessionId, sandbox, workspaceRoot, ...(limits ? { limits } : {}), awaitSandbox });
     const handle: ShellSessionHandle = new ShellSessionHandle({
       client: this.#client,
       opened,

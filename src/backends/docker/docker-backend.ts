@@ -22,6 +22,7 @@ import { parseOptions } from '../../contracts/parse-options.js';
 
 // The shell thread loads this module by URL and needs both entry points here.
 export { probeDocker, type DockerProbe } from './probe.js';
+import { StartLimiter } from './start-limiter.js';
 import { WarmPool } from './warm-pool.js';
 import { prepareWorkspace, type WorkspacePin } from './workspace-dirs.js';
 
@@ -50,6 +51,7 @@ class DockerBackend implements DockerShellBackend {
   readonly #pins = new Map<string, WorkspacePin>();
   readonly #sessions = new Map<string, DockerSession>();
   readonly #egress: EgressNetwork | undefined;
+  readonly #starts: StartLimiter;
   #closing: Promise<void> | undefined;
 
   constructor(input: {
@@ -66,6 +68,7 @@ class DockerBackend implements DockerShellBackend {
     this.#engine = input.engine;
     this.#options = input.options;
     this.image = input.image;
+    this.#starts = new StartLimiter(input.options.maxConcurrentStarts);
     this.#pool = new WarmPool({ size: input.options.warmPool, start: (root, limits, signal) => this.#startContainer(root, { limits, signal }) });
   }
 
@@ -123,7 +126,14 @@ class DockerBackend implements DockerShellBackend {
     if (this.#closing) throw new ToolcellError(ToolErrorType.SANDBOX_UNAVAILABLE, 'The Docker sandbox backend is closed.');
   }
 
-  async #startContainer(workspaceRoot: string, input: { sessionId?: string; limits: EffectiveSessionLimits; signal?: AbortSignal }): Promise<SessionContainer> {
+  #startContainer(workspaceRoot: string, input: { sessionId?: string; limits: EffectiveSessionLimits; signal?: AbortSignal }): Promise<SessionContainer> {
+    return this.#starts.run(() => this.#startMountedContainer(workspaceRoot, input), input.signal);
+  }
+
+  async #startMountedContainer(
+    workspaceRoot: string,
+    input: { sessionId?: string; limits: EffectiveSessionLimits; signal?: AbortSignal },
+  ): Promise<SessionContainer> {
     try {
       return await this.#startCheckedContainer(workspaceRoot, input);
     } catch (error) {

@@ -138,7 +138,13 @@ export const dockerBackendOptionsSchema = z
       .optional(),
     /** Remove containers left by dead toolcell processes at start-up. Default true. */
     removeLeftovers: z.boolean().default(true),
-    /** Time allowed for a container to start and its supervisor to answer. Default 30 s. */
+    /**
+     * Containers started at once; more wait their turn, in order (a burst of
+     * sessions then gets its first containers early instead of all of them
+     * late). Default 4.
+     */
+    maxConcurrentStarts: bounded(1, 64, 4),
+    /** Time allowed for a container to start and its supervisor to answer (not counting its wait for a turn). Default 30 s. */
     startTimeoutMs: bounded(100, 600_000, 30_000),
     /** Build the sandbox image when it is missing (progress on stderr) instead of failing with `sandbox_image_missing`. Default false. */
     buildIfMissing: z.boolean().default(false),

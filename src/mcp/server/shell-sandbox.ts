@@ -18,6 +18,8 @@ export interface ShellSandboxOptions {
   wallTimeoutMs?: number;
   /** Each session's container limits over the service's (a hosting tenant's memory, CPUs, pids). */
   limits?: OpenSessionOptions['limits'];
+  /** False: a session opens before its container is up, and its first command waits for it (OpenSessionOptions.awaitSandbox). */
+  awaitSandbox?: boolean;
 }
 
 /**
@@ -35,6 +37,7 @@ export function shellSessionSandbox(options: ShellSandboxOptions): (sessionId: s
       workspaceRoot: root,
       sessionId: `mcp-${sessionId}`,
       ...(options.limits ? { limits: options.limits } : {}),
+      ...(options.awaitSandbox !== undefined ? { awaitSandbox: options.awaitSandbox } : {}),
     });
     const runner = shellCommandRunner(session);
     const shell = createShellTool({

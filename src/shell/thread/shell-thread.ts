@@ -95,17 +95,28 @@ class ShellThread {
     }
     const session: ThreadSession = { id: sessionId, sandbox, workspaceRoot, ...(limits ? { limits } : {}), closing: new AbortController() };
     this.#sessions.set(session.id, session);
-    void this.#connect(session).then(() => this.#reply({ type: 'reply', id, ok: true, value: describe(session) }));
+    let answered = false;
+    const answer = (opened: OpenedSession): void => {
+      if (answered) return;
+      answered = true;
+      this.#reply({ type: 'reply', id, ok: true, value: opened });
+    };
+    // Not awaiting the sandbox: answer once the backend is known; the first run waits for the opening.
+    const onResolved = message.awaitSandbox
+      ? undefined
+      : (backend: ShellBackend) => answer({ sessionId, description: backend.describe(), backend: backend.kind });
+    void this.#connect(session, onResolved).then(() => answer(describe(session)));
   }
 
-  /** Opens (or re-tries opening) the session's sandbox. */
-  #connect(session: ThreadSession): Promise<void> {
+  /** Opens (or re-tries opening) the session's sandbox; `onResolved` learns its backend before the sandbox starts. */
+  #connect(session: ThreadSession, onResolved?: (backend: ShellBackend) => void): Promise<void> {
     session.opening ??= (async () => {
       const resolved = await this.#resolver.resolve(session.sandbox);
       if (!resolved.ok) {
         session.unavailable = resolved.error;
         return;
       }
+      onResolved?.(resolved.backend);
       const signal = session.closing.signal;
       if (signal.aborted) {
         session.unavailable = new ToolcellError(ToolErrorType.CANCELLED, 'The shell session was closed while it opened.');
