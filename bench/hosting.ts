@@ -22,7 +22,8 @@ import { createEngineClient } from '../src/backends/docker/engine.js';
 import { LABELS } from '../src/backends/docker/labels.js';
 import { ApiKeyAuthenticator, generateApiKey } from '../src/hosting/api-key.js';
 import { TenantDisks } from '../src/hosting/disk/tenant-disks.js';
-import { HostingServer } from '../src/hosting/hosting-server.js';
+import { HostingServer, type HostingServerOptions } from '../src/hosting/hosting-server.js';
+import { createHostingHttpServer } from '../src/hosting/http/hosting-http-server.js';
 import type { LimitsInput } from '../src/hosting/limits.js';
 import { TenantStore } from '../src/hosting/tenant-store.js';
 import { emptyTenantsFile, writeTenantsFile } from '../src/hosting/tenants-file.js';
@@ -129,6 +130,8 @@ const server = await HostingServer.start({
   dataDir,
   prepareWorkspace: (tenant, tenantLimits) => disks.prepare(tenant, { diskBytes: tenantLimits.diskBytes }),
   port: 0,
+  // The hardened HTTP front `toolcell serve --tenants` runs (its timeouts and keep-alive), not a bare node:http server.
+  createListener: (handler) => createHostingHttpServer({ handler }) as ReturnType<NonNullable<HostingServerOptions['createListener']>>,
   maxSessions: 128,
   maxConcurrentCalls: 64,
 });

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { resolve } from 'node:path';
 import { ToolcellError, ToolErrorType } from '../../errors.js';
 import { untilAborted } from '../../until-aborted.js';
@@ -30,6 +31,8 @@ export class WarmPool {
   constructor(input: { size: number; start: StartContainer }) {
     this.#size = input.size;
     this.#start = input.start;
+    // Every start in flight follows this signal (AbortSignal.any in take): a burst of sessions is not a leak.
+    setMaxListeners(0, this.#closing.signal);
   }
 
   /** Starts spares for `workspaceRoot` with `limits` until `size` are ready or starting. */
