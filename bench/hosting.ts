@@ -11,6 +11,7 @@
  *
  *   npm run bench:hosting            (BENCH_QUICK=1 for a short run)
  */
+import { setMaxListeners } from 'node:events';
 import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -247,6 +248,7 @@ try {
   const idle = await echoP99();
   const attackers = await Promise.all(Array.from({ length: 4 }, () => connect(server.url, keyOf('t00'))));
   const stop = new AbortController();
+  setMaxListeners(0, stop.signal); // every attacking call listens to it
   const attacks = [
     ':(){ :|:& };:',
     'while :; do :; done',
