@@ -11,6 +11,7 @@
  *
  *   npm run bench:hosting            (BENCH_QUICK=1 for a short run)
  */
+import { setMaxListeners } from 'node:events';
 import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,7 +23,8 @@ import { createEngineClient } from '../src/backends/docker/engine.js';
 import { LABELS } from '../src/backends/docker/labels.js';
 import { ApiKeyAuthenticator, generateApiKey } from '../src/hosting/api-key.js';
 import { TenantDisks } from '../src/hosting/disk/tenant-disks.js';
-import { HostingServer } from '../src/hosting/hosting-server.js';
+import { HostingServer, type HostingServerOptions } from '../src/hosting/hosting-server.js';
+import { createHostingHttpServer } from '../src/hosting/http/hosting-http-server.js';
 import type { LimitsInput } from '../src/hosting/limits.js';
 import { TenantStore } from '../src/hosting/tenant-store.js';
 import { emptyTenantsFile, writeTenantsFile } from '../src/hosting/tenants-file.js';
@@ -73,11 +75,29 @@ async function containerMemory(): Promise<{ count: number; bytes: number }> {
   const docker = createEngineClient();
   const containers = await docker.listContainers({ filters: { label: [`${LABELS.sandbox}=1`, `${LABELS.ownerPid}=${process.pid}`] } });
   let bytes = 0;
+  let count = 0;
   for (const info of containers) {
-    const stats = (await docker.getContainer(info.Id).stats({ stream: false })) as { memory_stats?: { usage?: number; stats?: { inactive_file?: number } } };
+    let stats: { memory_stats?: { usage?: number; stats?: { inactive_file?: number } } };
+    try {
+      stats = (await docker.getContainer(info.Id).stats({ stream: false })) as typeof stats;
+    } catch {
+      continue; // Removed since the listing (a session that closed): not an idle session's container.
+    }
     bytes += (stats.memory_stats?.usage ?? 0) - (stats.memory_stats?.stats?.inactive_file ?? 0);
+    count++;
   }
-  return { count: containers.length, bytes };
+  return { count, bytes };
+}
+
+/** An error with its causes (`fetch failed` says nothing without them: the socket error is in `cause`). */
+function describeError(error: unknown): string {
+  const parts: string[] = [];
+  for (let current = error, depth = 0; current !== undefined && current !== null && depth < 4; depth++) {
+    const { message, code } = current as { message?: unknown; code?: unknown };
+    parts.push([typeof code === 'string' ? code : '', typeof message === 'string' ? message : String(current)].filter(Boolean).join(' '));
+    current = (current as { cause?: unknown }).cause;
+  }
+  return parts.join(' <- ');
 }
 
 function line(label: string, value: string): void {
@@ -111,6 +131,8 @@ const server = await HostingServer.start({
   dataDir,
   prepareWorkspace: (tenant, tenantLimits) => disks.prepare(tenant, { diskBytes: tenantLimits.diskBytes }),
   port: 0,
+  // The hardened HTTP front `toolcell serve --tenants` runs (its timeouts and keep-alive), not a bare node:http server.
+  createListener: (handler) => createHostingHttpServer({ handler }) as ReturnType<NonNullable<HostingServerOptions['createListener']>>,
   maxSessions: 128,
   maxConcurrentCalls: 64,
 });
@@ -124,13 +146,14 @@ try {
 
   // 1. 100 sessions opened at once (2 per tenant), then each one's first call.
   let failedOpens = 0;
-  let firstOpenError = '';
+  const openErrors = new Map<string, number>();
   const openStart = performance.now();
   const opened = await Promise.all(
     Array.from({ length: OPEN_AT_ONCE }, (_, i) =>
       connect(server.url, keyOf(tenantNames[i % TENANTS]!)).catch((error: unknown) => {
         failedOpens++;
-        firstOpenError ||= error instanceof Error ? error.message : String(error);
+        const text = describeError(error).slice(0, 200);
+        openErrors.set(text, (openErrors.get(text) ?? 0) + 1);
         return undefined;
       }),
     ),
@@ -153,7 +176,7 @@ try {
     `${OPEN_AT_ONCE} sessions opened at once`,
     `${(openMs / 1000).toFixed(2)} s, ${((sessions.length / openMs) * 1000).toFixed(1)} sessions/s, ${failedOpens} failed`,
   );
-  if (firstOpenError) line('  first failure', firstOpenError.slice(0, 160));
+  for (const [text, count] of openErrors) line(`  ${count} failed with`, text);
   line(
     'first call of each (all at once; starts its container)',
     `p50 ${fmt(percentile(firstCalls, 50))}, p99 ${fmt(percentile(firstCalls, 99))}, ${failedFirstCalls} failed`,
@@ -225,6 +248,7 @@ try {
   const idle = await echoP99();
   const attackers = await Promise.all(Array.from({ length: 4 }, () => connect(server.url, keyOf('t00'))));
   const stop = new AbortController();
+  setMaxListeners(0, stop.signal); // every attacking call listens to it
   const attacks = [
     ':(){ :|:& };:',
     'while :; do :; done',

@@ -56,12 +56,22 @@ export interface ShellSession {
   close(): Promise<void>;
 }
 
+/** A session's own container limits (checked by the Docker backend: src/backends/docker/session-limits.ts). */
+export interface SessionContainerLimits {
+  memoryBytes?: number;
+  cpus?: number;
+  pids?: number;
+}
+
 export interface ShellBackend {
   readonly kind: 'docker' | 'host';
   /** Where commands run, for confirmations and logs, e.g. `docker (toolcell-sandbox:3f2a…)`. */
   describe(): string;
-  /** `signal` cancels an opening still under way (a container still starting is removed); the promise then rejects with `cancelled`. */
-  openSession(options: { sessionId: string; workspaceRoot: string; signal?: AbortSignal }): Promise<ShellSession>;
+  /**
+   * `signal` cancels an opening still under way (a container still starting is removed); the promise then rejects with `cancelled`.
+   * `limits`: the session's own container limits over the backend's (Docker only; the shell thread never sends them to the host backend).
+   */
+  openSession(options: { sessionId: string; workspaceRoot: string; limits?: SessionContainerLimits; signal?: AbortSignal }): Promise<ShellSession>;
   /** Closes every session and frees the backend's resources. */
   close(): Promise<void>;
 }

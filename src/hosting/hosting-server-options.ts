@@ -30,7 +30,7 @@ export const hostingServerOptionsSchema = z.object({
   maxConcurrentCalls: z.number().int().min(1).default(16),
   /** How long a new session waits for a server-wide slot before a 503. Default 30 s. */
   sessionWaitMs: z.number().int().min(0).default(30_000),
-  /** Pre-started containers per tenant. Default 0: an idle tenant costs nothing. */
+  /** Pre-started containers per tenant workspace and limits (the most recently used four keep theirs). Default 0: an idle tenant costs nothing. */
   warmContainers: z.number().int().min(0).max(8).default(0),
   /** Remove sandbox containers of dead toolcell processes before serving. Default true. */
   removeLeftovers: z.boolean().default(true),

@@ -8,6 +8,8 @@ import type { AroundToolCall } from '../mcp/server/create-tool-server.js';
 import { serveHttp, SessionRefusal, type HttpRefusal, type LiveHttpSession, type RunningHttpServer } from '../mcp/server/serve-http.js';
 import type { ServeSession } from '../mcp/server/session.js';
 import type { ToolRegistry } from '../registry/tool-registry.js';
+import { shellServiceOptions } from '../runtime/shell-settings.js';
+import { ShellService } from '../shell/shell-service.js';
 import type { WorkspaceInfo } from '../tools/define-tool.js';
 import { requestAuthenticator } from './authenticate-request.js';
 import { toolCallEvent, toolErrorResult } from './call-record.js';
@@ -18,6 +20,7 @@ import type { Principal } from './principal.js';
 import type { PolicyEngine } from '../policy/policy-engine.js';
 import type { EgressEvent } from '../egress/egress-event.js';
 import { TenantPolicies } from './tenant-policy.js';
+import { needsOwnShell, openTenantShell, tenantShellOptions, type TenantNetwork } from './tenant-network.js';
 import { TenantResources } from './tenant-resources.js';
 import { folderWorkspace, type PrepareWorkspace } from './tenant-workspace.js';
 import { TenantUsage } from './tenant-usage.js';
@@ -55,10 +58,21 @@ export class HostingServer {
   readonly #onTenantRemoved = (name: string) => void this.#tenantRemoved(name);
   readonly #onKeysRevoked = (ids: string[]) => void this.#keysRevoked(ids);
   #http!: RunningHttpServer<Principal>;
+  /**
+   * One shell thread and Docker backend for every tenant: each session passes
+   * its tenant's container limits. A thread (a V8 isolate) per tenant cost
+   * ~50 MB each and starved the event loop when many tenants opened at once.
+   */
+  #shell!: ShellService;
 
   static async start(raw: HostingServerOptions): Promise<HostingServer> {
     const server = new HostingServer(parseOptions(hostingServerOptionsSchema, raw, 'HostingServer.start'));
-    await server.#start();
+    try {
+      await server.#start();
+    } catch (error) {
+      await server.#shell?.close().catch(() => {});
+      throw error;
+    }
     return server;
   }
 
@@ -88,6 +102,11 @@ export class HostingServer {
     return this.#callGate.waiting;
   }
 
+  /** New sessions waiting for a server-wide slot (for metrics). */
+  get queuedSessions(): number {
+    return this.#sessionGate.waiting;
+  }
+
   /** Live sessions, oldest first (the admin API lists these). */
   listSessions(): HostedSession[] {
     return this.#http.listSessions().map((session) => hosted(session));
@@ -109,6 +128,7 @@ export class HostingServer {
     const all = await Promise.allSettled(this.#resources.values());
     this.#resources.clear();
     await Promise.all(all.map(async (settled) => (settled.status === 'fulfilled' ? settled.value.close() : undefined)));
+    await this.#shell.close();
   }
 
   async #start(): Promise<void> {
@@ -117,6 +137,17 @@ export class HostingServer {
       const result = await removeLeftoverContainers(createEngineClient());
       if (result.removed.length > 0) this.#log(`removed ${result.removed.length} container(s) left by a server that is gone`);
     }
+    // Without the operator's sandbox.network: the tenants file alone decides what a tenant reaches.
+    const base = tenantShellOptions(shellServiceOptions(options.runtime.settings), { tenant: '' });
+    this.#shell = await ShellService.create({
+      ...base,
+      docker: {
+        ...(base.docker as Record<string, unknown>),
+        warmPool: options.warmContainers,
+        // Removed above, once: the backend's own pass would find nothing more.
+        removeLeftovers: false,
+      },
+    });
     options.store.on('tenant-removed', this.#onTenantRemoved);
     options.store.on('keys-revoked', this.#onKeysRevoked);
     this.#http = await serveHttp<Principal>({
@@ -238,23 +269,37 @@ export class HostingServer {
       if (current?.matches(limits, allow)) return current;
       if (current) void current.retire();
     }
-    const made = TenantResources.create({
+    const made = this.#makeResources(tenant, limits, allow);
+    this.#resources.set(tenant, made);
+    made.catch(() => this.#resources.get(tenant) === made && this.#resources.delete(tenant));
+    return made;
+  }
+
+  /**
+   * A tenant's resources on the shared shell service, or, for a tenant with
+   * an allow list, on a shell service of its own (its own egress network and
+   * proxy, tenant-network.ts), closed with them.
+   */
+  async #makeResources(tenant: string, limits: TenantLimits, allow: readonly string[] | undefined): Promise<TenantResources> {
+    const network: TenantNetwork = {
+      tenant,
+      allow,
+      hosts: this.#options.egressHosts,
+      logDir: join(this.#options.dataDir, 'egress'),
+      onEvent: (name, event) => this.#note(egressEvent(name, event)),
+    };
+    const own = needsOwnShell(network)
+      ? await openTenantShell({ operator: shellServiceOptions(this.#options.runtime.settings), network, warmContainers: this.#options.warmContainers })
+      : undefined;
+    return TenantResources.create({
       tenant,
       limits,
       runtime: this.#options.runtime,
       prepareWorkspace: this.#prepare,
-      warmContainers: this.#options.warmContainers,
-      network: {
-        tenant,
-        allow,
-        hosts: this.#options.egressHosts,
-        logDir: join(this.#options.dataDir, 'egress'),
-        onEvent: (name, event) => this.#note(egressEvent(name, event)),
-      },
+      network,
+      shell: own?.shell ?? this.#shell,
+      ...(own ? { ownsShell: true, egress: own.egress } : {}),
     });
-    this.#resources.set(tenant, made);
-    made.catch(() => this.#resources.get(tenant) === made && this.#resources.delete(tenant));
-    return made;
   }
 
   /**

@@ -3,7 +3,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { EgressEvent } from '../egress/egress-event.js';
-import type { ShellServiceOptions } from '../shell/shell-service.js';
+import { ShellService, type ShellServiceOptions } from '../shell/shell-service.js';
 import { EgressLogTail } from './egress-log-tail.js';
 import type { Tool } from '../tools/tool.js';
 import { WebFetchTool } from '../tools/web/web-fetch-tool.js';
@@ -91,4 +91,34 @@ export async function openTenantEgress(operator: ShellServiceOptions, network: T
       await rm(file, { force: true });
     },
   };
+}
+
+/** A shell service made for one tenant (its own egress network and proxy), and its egress to close after it. */
+export interface TenantShell {
+  shell: ShellService;
+  egress: TenantEgress;
+}
+
+/**
+ * The shell service of a tenant with an allow list: a Docker backend of its
+ * own, so its egress network and proxy are the tenant's alone. Container
+ * limits still come with each session, as on the shared service.
+ */
+export async function openTenantShell(input: { operator: ShellServiceOptions; network: TenantNetwork; warmContainers: number }): Promise<TenantShell> {
+  const egress = await openTenantEgress(input.operator, input.network);
+  try {
+    const shell = await ShellService.create({
+      ...egress.options,
+      docker: {
+        ...(egress.options.docker as Record<string, unknown>),
+        warmPool: input.warmContainers,
+        // The hosting server removed leftovers once at start; a second pass per tenant adds nothing.
+        removeLeftovers: false,
+      },
+    });
+    return { shell, egress };
+  } catch (error) {
+    await egress.close().catch(() => {});
+    throw error;
+  }
 }

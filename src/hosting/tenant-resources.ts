@@ -5,15 +5,14 @@ import type { ServeSessionFactory } from '../mcp/server/session.js';
 import { shellSessionSandbox } from '../mcp/server/shell-sandbox.js';
 import { ToolRegistry } from '../registry/tool-registry.js';
 import type { Runtime } from '../runtime/runtime.js';
-import { shellServiceOptions } from '../runtime/shell-settings.js';
-import { ShellService } from '../shell/shell-service.js';
+import type { ShellService } from '../shell/shell-service.js';
 import type { Tool } from '../tools/tool.js';
 import type { WorkspaceInfo } from '../tools/define-tool.js';
 import type { TenantLimits } from './limits.js';
-import { networkKey, openTenantEgress, tenantWebFetch, type TenantEgress, type TenantNetwork } from './tenant-network.js';
+import { networkKey, tenantWebFetch, type TenantEgress, type TenantNetwork } from './tenant-network.js';
 import type { PrepareWorkspace, PreparedWorkspace } from './tenant-workspace.js';
 
-/** What the container limits and network of a tenant are made of: a change needs a new shell service. */
+/** The limits and network a tenant's sessions are made with: a change needs new resources. */
 function containerKey(limits: TenantLimits, allow: readonly string[] | undefined): string {
   return [limits.memoryBytes, limits.cpus, limits.pids, limits.commandTimeoutSeconds, networkKey(allow)].join('/');
 }
@@ -23,18 +22,28 @@ export interface TenantResourcesOptions {
   limits: TenantLimits;
   runtime: Runtime;
   prepareWorkspace: PrepareWorkspace;
-  /** Pre-started containers kept for the tenant's next session. */
-  warmContainers: number;
-  /** What its sandboxes may reach (tenant-network.ts); absent: no network. */
+  /**
+   * The shell service the tenant's sessions open their containers on: the
+   * server's shared one (each session passes the tenant's container limits),
+   * or one made for this tenant alone (a backend of its own, e.g. its own
+   * egress network), which `ownsShell` hands over to be closed with these resources.
+   */
+  shell: ShellService;
+  /** Close `shell` when these resources close. Default false (a shared service outlives every tenant). */
+  ownsShell?: boolean;
+  /** The owned shell's egress (tenant-network.ts): closed after the shell, so its last events are read. */
+  egress?: TenantEgress;
+  /** What its sandboxes and web_fetch may reach (tenant-network.ts); absent: nothing. */
   network?: TenantNetwork;
 }
 
 /**
  * What one tenant's sessions share: its workspace, file tools confined to
- * it (run in the runtime's worker pool), and a shell service whose Docker
- * backend gives every container the tenant's memory, CPU and pids limits.
- * Each session gets its own container from it. Counted: it is closed when
- * retired (the tenant was removed or its limits changed) and unused.
+ * it (run in the runtime's worker pool), and the session factory that opens
+ * each session's own container, with the tenant's memory, CPU and pids
+ * limits, on the shell service it was handed. Counted: it is closed when
+ * retired (the tenant was removed or its limits changed) and unused; the
+ * sessions opened under old limits keep them.
  */
 export class TenantResources {
   readonly tenant: string;
@@ -42,9 +51,9 @@ export class TenantResources {
   readonly key: string;
   readonly workspace: WorkspaceInfo;
   readonly createSession: ServeSessionFactory;
-  readonly #shell: ShellService;
+  readonly #shell: ShellService | undefined;
+  readonly #egress: TenantEgress | undefined;
   readonly #prepared: PreparedWorkspace;
-  readonly #egress: TenantEgress;
   #users = 0;
   #retired = false;
   #closed: Promise<void> | undefined;
@@ -52,58 +61,40 @@ export class TenantResources {
   static async create(options: TenantResourcesOptions): Promise<TenantResources> {
     const prepared = await options.prepareWorkspace(options.tenant, options.limits);
     const workspace: WorkspaceInfo = { roots: [prepared.path], stateDir: join(prepared.path, '.toolcell') };
-    let shell: ShellService | undefined;
-    let egress: TenantEgress | undefined;
     try {
-      // Never the operator's sandbox.network: the tenants file alone decides (tenant-network.ts).
-      egress = await openTenantEgress(shellServiceOptions(options.runtime.settings), options.network ?? { tenant: options.tenant });
-      const base = egress.options;
-      const docker = { ...(base.docker as Record<string, unknown>) };
-      shell = await ShellService.create({
-        ...base,
-        docker: {
-          ...docker,
-          limits: { memoryBytes: options.limits.memoryBytes, cpus: options.limits.cpus, pids: options.limits.pids },
-          warmPool: options.warmContainers,
-          // The hosting server removed leftovers once at start; a second pass per tenant adds nothing.
-          removeLeftovers: false,
-        },
-      });
       const tools = await options.runtime.pool.createTools({ workspace });
-      return new TenantResources(options, workspace, prepared, shell, tools, egress);
+      return new TenantResources(options, workspace, prepared, tools);
     } catch (error) {
-      await shell?.close().catch(() => {});
-      await egress?.close().catch(() => {});
+      if (options.ownsShell) await options.shell.close().catch(() => {});
+      await options.egress?.close().catch(() => {});
       await prepared.release().catch(() => {});
       throw error;
     }
   }
 
-  private constructor(
-    options: TenantResourcesOptions,
-    workspace: WorkspaceInfo,
-    prepared: PreparedWorkspace,
-    shell: ShellService,
-    fileTools: Tool<unknown>[],
-    egress: TenantEgress,
-  ) {
-    this.#egress = egress;
+  private constructor(options: TenantResourcesOptions, workspace: WorkspaceInfo, prepared: PreparedWorkspace, fileTools: Tool<unknown>[]) {
     this.tenant = options.tenant;
     this.limits = options.limits;
     this.key = containerKey(options.limits, options.network?.allow);
     this.workspace = workspace;
-    this.#shell = shell;
+    this.#shell = options.ownsShell ? options.shell : undefined;
+    this.#egress = options.egress;
     this.#prepared = prepared;
     // Only tools bound to this tenant: its file tools, the stateless web_fetch, and (per session) its shell.
     // The runtime's discovered and MCP tools belong to the operator's workspace and are not served.
     const baseRegistry = new ToolRegistry({ onWarning: () => {} });
     for (const tool of fileTools) baseRegistry.register(tool);
+    // web_fetch fetches on the host: held to the tenant's own list, never the operator's.
     if (options.runtime.registry.get('web_fetch')) baseRegistry.register(tenantWebFetch(options.network ?? { tenant: options.tenant }));
     const openSandbox: (sessionId: string) => Promise<SessionSandbox> = shellSessionSandbox({
-      service: shell,
+      service: options.shell,
       sandbox: 'docker',
       workspace,
       baseRegistry,
+      limits: { memoryBytes: options.limits.memoryBytes, cpus: options.limits.cpus, pids: options.limits.pids },
+      // The MCP handshake does not wait for the container: a burst of new sessions would hold each
+      // initialize for every container start before it; the session's first command waits instead.
+      awaitSandbox: false,
       wallTimeoutMs: options.limits.commandTimeoutSeconds * 1000,
       ...(options.runtime.settings.shell.inactivityTimeoutMs !== undefined ? { inactivityTimeoutMs: options.runtime.settings.shell.inactivityTimeoutMs } : {}),
     });
@@ -131,11 +122,11 @@ export class TenantResources {
     if (this.#users === 0) await this.close();
   }
 
-  /** Removes the tenant's containers and ends its shell service. */
+  /** Releases the workspace, and ends the tenant's own shell service if it was handed one (its sessions each close their container). */
   close(): Promise<void> {
     this.#closed ??= (async () => {
-      await this.#shell.close().catch(() => {});
-      await this.#egress.close().catch(() => {});
+      await this.#shell?.close().catch(() => {});
+      await this.#egress?.close().catch(() => {});
       await this.#prepared.release().catch(() => {});
     })();
     return this.#closed;

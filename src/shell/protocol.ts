@@ -3,6 +3,7 @@ import type { MessagePort } from 'node:worker_threads';
 import type { LiveOutput } from '../contracts/live-output.js';
 import type { OutputLimits } from './output/output-pipeline.js';
 import type { SandboxMode, ShellRunResult } from './run-types.js';
+import type { SessionLimits } from '../backends/docker/session-limits.js';
 
 /**
  * Messages between the main thread (ShellService) and the shell thread.
@@ -51,7 +52,7 @@ export interface RunRequest {
 }
 
 export type ThreadRequest =
-  | { type: 'open'; id: number; sessionId: string; sandbox: SandboxMode; workspaceRoot: string }
+  | { type: 'open'; id: number; sessionId: string; sandbox: SandboxMode; workspaceRoot: string; limits?: SessionLimits; awaitSandbox: boolean }
   | { type: 'run'; sessionId: string; port: MessagePort; run: RunRequest }
   | { type: 'close-session'; id: number; sessionId: string }
   | { type: 'shutdown'; id: number };

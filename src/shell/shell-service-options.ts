@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { DEFAULT_KILL_GRACE_MS, DEFAULT_TERMINAL } from '../contracts/defaults.js';
 import { integerOption } from '../contracts/parse-options.js';
 import { SANDBOX_MODES } from '../contracts/sandbox-mode.js';
+import { sessionLimitsSchema } from '../backends/docker/session-limits.js';
 import { DEFAULT_RENDER_BUDGET_MS } from './output/parse-budget.js';
 
 /** Default size cap of a saved output's file. */
@@ -58,16 +59,36 @@ export const shellServiceOptionsSchema = z.object({
 export type ShellServiceOptions = z.input<typeof shellServiceOptionsSchema>;
 
 /** The options of `ShellService.openSession`. */
-export const openSessionOptionsSchema = z.object({
-  /** `docker`, `none` (the host, no isolation: only when the user named it) or `auto` (default: Docker when the engine answers). */
-  sandbox: z.enum(SANDBOX_MODES, { error: "must be 'docker', 'none' or 'auto'" }).default('auto'),
-  /** The workspace the session's commands run in (mounted at the same path in a container). */
-  workspaceRoot: z.string().refine(isAbsolute, { error: 'must be an absolute path' }),
-  /** The session's id, unique in the service. Default: a random UUID. */
-  sessionId: z
-    .string()
-    .regex(/^[A-Za-z0-9._-]{1,128}$/, { error: 'must be 1-128 characters of A-Z a-z 0-9 . _ -' })
-    .optional(),
-});
+export const openSessionOptionsSchema = z
+  .object({
+    /** `docker`, `none` (the host, no isolation: only when the user named it) or `auto` (default: Docker when the engine answers). */
+    sandbox: z.enum(SANDBOX_MODES, { error: "must be 'docker', 'none' or 'auto'" }).default('auto'),
+    /** The workspace the session's commands run in (mounted at the same path in a container). */
+    workspaceRoot: z.string().refine(isAbsolute, { error: 'must be an absolute path' }),
+    /** The session's id, unique in the service. Default: a random UUID. */
+    sessionId: z
+      .string()
+      .regex(/^[A-Za-z0-9._-]{1,128}$/, { error: 'must be 1-128 characters of A-Z a-z 0-9 . _ -' })
+      .optional(),
+    /**
+     * This session's container limits (`memoryBytes`, `cpus`, `pids`), over
+     * the Docker backend's `limits` (which stay the default for a field left
+     * out). Lets one service host tenants with different limits.
+     */
+    limits: sessionLimitsSchema.optional(),
+    /**
+     * Wait for the sandbox (a container start) before resolving. Default true.
+     * False: resolve once the backend is known; the container starts in the
+     * background and the first run waits for it (and fails with its error if
+     * it could not start). A server answering a burst of new sessions then
+     * does not hold each handshake for a container start.
+     */
+    awaitSandbox: z.boolean().default(true),
+  })
+  // The host has no container to hold limits: asking for them there must not silently run without them.
+  .refine((options) => options.limits === undefined || options.sandbox !== 'none', {
+    error: "must not be set with sandbox 'none': container limits need the Docker sandbox",
+    path: ['limits'],
+  });
 
 export type OpenSessionOptions = z.input<typeof openSessionOptionsSchema>;

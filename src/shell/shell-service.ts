@@ -45,12 +45,14 @@ export class ShellService {
    * only when the user named it) or `auto` (default: Docker when the engine
    * answers). A session whose sandbox is unavailable still opens, but every
    * run fails with `sandbox_unavailable` until the sandbox can be reached:
-   * nothing silently runs unsandboxed.
+   * nothing silently runs unsandboxed. `limits` (memoryBytes, cpus, pids)
+   * give this session's container its own limits over the backend's.
+   * `awaitSandbox: false` resolves before the container is up (see its doc).
    */
   async openSession(raw: OpenSessionOptions): Promise<ShellSessionHandle> {
-    const { sandbox, workspaceRoot, sessionId = randomUUID() } = parseOptions(openSessionOptionsSchema, raw, 'openSession');
+    const { sandbox, workspaceRoot, sessionId = randomUUID(), limits, awaitSandbox } = parseOptions(openSessionOptionsSchema, raw, 'openSession');
     if (this.#closing) throw new ToolcellError(ToolErrorType.SHELL_EXECUTE_ERROR, 'The shell service is closed.');
-    const opened = await this.#client.request<OpenedSession>({ type: 'open', sessionId, sandbox, workspaceRoot });
+    const opened = await this.#client.request<OpenedSession>({ type: 'open', sessionId, sandbox, workspaceRoot, ...(limits ? { limits } : {}), awaitSandbox });
     const handle: ShellSessionHandle = new ShellSessionHandle({
       client: this.#client,
       opened,

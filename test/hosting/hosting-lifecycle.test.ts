@@ -78,7 +78,8 @@ test('closing without a drain cancels running calls and removes every container'
   );
   t.true(await eventually(async () => hosting.server.listSessions().some((session) => session.calls === 1), 30_000, 20));
   const workspace = join(hosting.dataDir, 'tenants', 'alpha', 'workspace');
-  t.is((await containersWithLabel(LABELS.workspace, workspace)).length, 1);
+  // The session's container starts in the background of its first call: wait until it exists.
+  t.true(await eventually(async () => (await containersWithLabel(LABELS.workspace, workspace)).length === 1));
   await hosting.server.close({ drainMs: 0 });
   t.deepEqual(await containersWithLabel(LABELS.workspace, workspace), []);
   await alpha.client.close();

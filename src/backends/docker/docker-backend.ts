@@ -17,9 +17,12 @@ import { resolveDockerBackendOptions, type DockerBackendOptions, type ResolvedDo
 import type { PinnedDirectory } from './pinned-dir.js';
 import { PRIVATE_MOUNT_ROOT, PrivateMounts } from './private-mounts.js';
 import { probeDocker } from './probe.js';
+import { sessionLimitsSchema, type EffectiveSessionLimits, type SessionLimits } from './session-limits.js';
+import { parseOptions } from '../../contracts/parse-options.js';
 
 // The shell thread loads this module by URL and needs both entry points here.
 export { probeDocker, type DockerProbe } from './probe.js';
+import { StartLimiter } from './start-limiter.js';
 import { WarmPool } from './warm-pool.js';
 import { prepareWorkspace, type WorkspacePin } from './workspace-dirs.js';
 
@@ -30,8 +33,8 @@ export interface DockerShellBackend extends ShellBackend {
   readonly image: string;
   /** Value of the `dev.toolcell.backend` label on this backend's containers. */
   readonly backendId: string;
-  /** Starts spare containers for a workspace now, so its first session opens fast. */
-  prewarm(workspaceRoot: string): void;
+  /** Starts spare containers for a workspace (and these container limits, default the backend's) now, so its first session opens fast. */
+  prewarm(workspaceRoot: string, limits?: SessionLimits): void;
   [Symbol.asyncDispose](): Promise<void>;
 }
 
@@ -48,6 +51,7 @@ class DockerBackend implements DockerShellBackend {
   readonly #pins = new Map<string, WorkspacePin>();
   readonly #sessions = new Map<string, DockerSession>();
   readonly #egress: EgressNetwork | undefined;
+  readonly #starts: StartLimiter;
   #closing: Promise<void> | undefined;
 
   constructor(input: {
@@ -64,7 +68,8 @@ class DockerBackend implements DockerShellBackend {
     this.#engine = input.engine;
     this.#options = input.options;
     this.image = input.image;
-    this.#pool = new WarmPool({ size: input.options.warmPool, start: (root, signal) => this.#startContainer(root, { signal }) });
+    this.#starts = new StartLimiter(input.options.maxConcurrentStarts);
+    this.#pool = new WarmPool({ size: input.options.warmPool, start: (root, limits, signal) => this.#startContainer(root, { limits, signal }) });
   }
 
   describe(): string {
@@ -72,12 +77,12 @@ class DockerBackend implements DockerShellBackend {
     return `docker (${this.image}${runtime})`;
   }
 
-  prewarm(workspaceRoot: string): void {
+  prewarm(workspaceRoot: string, limits?: SessionLimits): void {
     if (typeof workspaceRoot !== 'string' || !isAbsolute(workspaceRoot)) throw new TypeError('prewarm: workspaceRoot must be an absolute path');
-    this.#pool.fill(workspaceRoot);
+    this.#pool.fill(workspaceRoot, this.#effectiveLimits(limits, 'prewarm'));
   }
 
-  async openSession(options: { sessionId: string; workspaceRoot: string; signal?: AbortSignal }): Promise<ShellSession> {
+  async openSession(options: { sessionId: string; workspaceRoot: string; limits?: SessionLimits; signal?: AbortSignal }): Promise<ShellSession> {
     const { sessionId, workspaceRoot, signal } = options ?? ({} as { sessionId: string; workspaceRoot: string });
     if (typeof sessionId !== 'string' || sessionId.length === 0 || sessionId.length > 200) {
       throw new TypeError('openSession: options.sessionId must be a string of 1-200 characters');
@@ -85,9 +90,10 @@ class DockerBackend implements DockerShellBackend {
     if (typeof workspaceRoot !== 'string' || !isAbsolute(workspaceRoot)) {
       throw new TypeError('openSession: options.workspaceRoot must be an absolute path');
     }
+    const limits = this.#effectiveLimits(options.limits, 'openSession');
     this.#assertOpen();
     if (this.#sessions.has(sessionId)) throw new TypeError(`openSession: session ${sessionId} is already open`);
-    const container = await this.#pool.take(workspaceRoot, signal);
+    const container = await this.#pool.take(workspaceRoot, limits, signal);
     if (this.#closing || this.#sessions.has(sessionId) || signal?.aborted) {
       await container.container.remove();
       this.#assertOpen();
@@ -98,7 +104,8 @@ class DockerBackend implements DockerShellBackend {
     const session = new DockerSession({
       id: sessionId,
       container,
-      replace: () => this.#startContainer(workspaceRoot, { sessionId }),
+      // A replacement container (the first one died) keeps the session's limits.
+      replace: () => this.#startContainer(workspaceRoot, { sessionId, limits }),
       ...(this.#egress ? { egress: this.#egress } : {}),
       onClose: () => {
         if (this.#sessions.get(sessionId) === session) this.#sessions.delete(sessionId);
@@ -108,11 +115,25 @@ class DockerBackend implements DockerShellBackend {
     return session;
   }
 
+  /** The backend's memory/CPU/pids limits with the session's own over them; TypeError/RangeError naming a bad one. */
+  #effectiveLimits(raw: SessionLimits | undefined, where: string): EffectiveSessionLimits {
+    const own = parseOptions(sessionLimitsSchema, raw, `${where}: limits`);
+    const base = this.#options.limits;
+    return { memoryBytes: own.memoryBytes ?? base.memoryBytes, cpus: own.cpus ?? base.cpus, pids: own.pids ?? base.pids };
+  }
+
   #assertOpen(): void {
     if (this.#closing) throw new ToolcellError(ToolErrorType.SANDBOX_UNAVAILABLE, 'The Docker sandbox backend is closed.');
   }
 
-  async #startContainer(workspaceRoot: string, input: { sessionId?: string; signal?: AbortSignal }): Promise<SessionContainer> {
+  #startContainer(workspaceRoot: string, input: { sessionId?: string; limits: EffectiveSessionLimits; signal?: AbortSignal }): Promise<SessionContainer> {
+    return this.#starts.run(() => this.#startMountedContainer(workspaceRoot, input), input.signal);
+  }
+
+  async #startMountedContainer(
+    workspaceRoot: string,
+    input: { sessionId?: string; limits: EffectiveSessionLimits; signal?: AbortSignal },
+  ): Promise<SessionContainer> {
     try {
       return await this.#startCheckedContainer(workspaceRoot, input);
     } catch (error) {
@@ -124,9 +145,12 @@ class DockerBackend implements DockerShellBackend {
     }
   }
 
-  async #startCheckedContainer(workspaceRoot: string, input: { sessionId?: string; signal?: AbortSignal }): Promise<SessionContainer> {
+  async #startCheckedContainer(
+    workspaceRoot: string,
+    input: { sessionId?: string; limits: EffectiveSessionLimits; signal?: AbortSignal },
+  ): Promise<SessionContainer> {
     const { sessionId, signal } = input;
-    const options = this.#options;
+    const options = { ...this.#options, limits: { ...this.#options.limits, ...input.limits } };
     const socket = this.#engine.socketPath ?? unixSocketOf(process.env['DOCKER_HOST']);
     const pin = this.#pins.get(workspaceRoot);
     const prepared = await prepareWorkspace({

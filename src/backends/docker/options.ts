@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { parseOptions } from '../../contracts/parse-options.js';
 import { AllowList } from '../../egress/allow-list.js';
 import type { EgressEvent } from '../../egress/egress-event.js';
+import { cpusSchema, memoryBytesSchema, pidsSchema } from './session-limits.js';
 
 /**
  * The Docker backend's options, their defaults and their validation, in one
@@ -13,21 +14,20 @@ import type { EgressEvent } from '../../egress/egress-event.js';
 const MiB = 1024 * 1024;
 const GiB = 1024 * MiB;
 
-/** A number option within [min, max] (an integer unless `fractional`), with its default. */
-function bounded(min: number, max: number, fallback: number, fractional = false) {
-  const number = fractional ? z.number() : z.number().int();
-  return number.min(min).max(max).default(fallback);
+/** An integer option within [min, max], with its default. */
+function bounded(min: number, max: number, fallback: number) {
+  return z.number().int().min(min).max(max).default(fallback);
 }
 
 /** Resource limits of one session's container. Sizes are bytes. */
 const limitsSchema = z
   .strictObject({
-    /** Memory limit; swap is disabled (MemorySwap = Memory). Default 1 GiB. */
-    memoryBytes: bounded(16 * MiB, 1024 * GiB, 1 * GiB),
+    /** Memory limit; swap is disabled (MemorySwap = Memory). Default 1 GiB. A session may set its own (`openSession`'s `limits`). */
+    memoryBytes: memoryBytesSchema.default(1 * GiB),
     /** CPUs the container may use (NanoCpus). Default 1. */
-    cpus: bounded(0.01, 1024, 1, true),
+    cpus: cpusSchema.default(1),
     /** Processes and threads in the container (PidsLimit). Default 256. */
-    pids: bounded(16, 1_000_000, 256),
+    pids: pidsSchema.default(256),
     /** Size of the /tmp tmpfs (counted in the memory limit). Default 256 MiB. */
     tmpBytes: bounded(1 * MiB, 1024 * GiB, 256 * MiB),
     /** Size of the home tmpfs (/home/sandbox). Default 64 MiB. */
@@ -138,7 +138,13 @@ export const dockerBackendOptionsSchema = z
       .optional(),
     /** Remove containers left by dead toolcell processes at start-up. Default true. */
     removeLeftovers: z.boolean().default(true),
-    /** Time allowed for a container to start and its supervisor to answer. Default 30 s. */
+    /**
+     * Containers started at once; more wait their turn, in order (a burst of
+     * sessions then gets its first containers early instead of all of them
+     * late). Default 4.
+     */
+    maxConcurrentStarts: bounded(1, 64, 4),
+    /** Time allowed for a container to start and its supervisor to answer (not counting its wait for a turn). Default 30 s. */
     startTimeoutMs: bounded(100, 600_000, 30_000),
     /** Build the sandbox image when it is missing (progress on stderr) instead of failing with `sandbox_image_missing`. Default false. */
     buildIfMissing: z.boolean().default(false),

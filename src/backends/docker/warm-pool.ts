@@ -1,20 +1,25 @@
+import { setMaxListeners } from 'node:events';
 import { resolve } from 'node:path';
 import { ToolcellError, ToolErrorType } from '../../errors.js';
 import { untilAborted } from '../../until-aborted.js';
 import type { SessionContainer } from './docker-session.js';
+import { sessionLimitsKey, type EffectiveSessionLimits } from './session-limits.js';
 
-/** Workspaces that keep spares at once; the least recently used one loses its spares. */
+/** Workspace-and-limits pairs that keep spares at once; the least recently used one loses its spares. */
 const MAX_WARM_WORKSPACES = 4;
 
-/** Starts a container for a workspace; `signal` cancels the start (the half-started container is removed). */
-export type StartContainer = (workspaceRoot: string, signal: AbortSignal) => Promise<SessionContainer>;
+/** Starts a container for a workspace with these limits; `signal` cancels the start (the half-started container is removed). */
+export type StartContainer = (workspaceRoot: string, limits: EffectiveSessionLimits, signal: AbortSignal) => Promise<SessionContainer>;
 
 /**
- * Pre-started containers per workspace, so a new session skips container
- * creation (~250 ms) and only adopts a ready supervisor. A container is
- * handed to one session only and never returns to the pool. Only the
- * MAX_WARM_WORKSPACES most recently used workspaces keep spares, so a host
- * serving many tenants does not keep an idle container for each.
+ * Pre-started containers per workspace and container limits, so a new
+ * session skips container creation (~250 ms) and only adopts a ready
+ * supervisor. A spare is only handed to a session of the same workspace AND
+ * the same memory/CPU/pids limits: a container's limits are fixed when it is
+ * created. A container is handed to one session only and never returns to
+ * the pool. Only the MAX_WARM_WORKSPACES most recently used pairs keep
+ * spares, so a host serving many tenants does not keep an idle container for
+ * each.
  */
 export class WarmPool {
   readonly #size: number;
@@ -26,12 +31,15 @@ export class WarmPool {
   constructor(input: { size: number; start: StartContainer }) {
     this.#size = input.size;
     this.#start = input.start;
+    // Every start in flight follows this signal (AbortSignal.any in take): a burst of sessions is not a leak.
+    setMaxListeners(0, this.#closing.signal);
   }
 
-  /** Starts spares for `workspaceRoot` until `size` are ready or starting. */
-  fill(workspaceRoot: string): void {
+  /** Starts spares for `workspaceRoot` with `limits` until `size` are ready or starting. */
+  fill(workspaceRoot: string, limits: EffectiveSessionLimits): void {
     if (this.#closing.signal.aborted) return;
-    const key = resolve(workspaceRoot);
+    const root = resolve(workspaceRoot);
+    const key = poolKey(root, limits);
     const spares = this.#spares.get(key) ?? [];
     this.#spares.delete(key);
     this.#spares.set(key, spares); // most recently used last
@@ -41,22 +49,23 @@ export class WarmPool {
       void WarmPool.#discard(staleSpares);
     }
     while (spares.length < this.#size) {
-      const spare = this.#start(key, this.#closing.signal);
+      const spare = this.#start(root, limits, this.#closing.signal);
       spare.catch(() => undefined); // a failed spare is noticed (and replaced) by take()
       spares.push(spare);
     }
   }
 
   /**
-   * A ready container for `workspaceRoot`: a spare when one is alive, else a
-   * new one. Refills. Aborting `signal` stops the wait with a `cancelled`
+   * A ready container for `workspaceRoot` with `limits`: a spare of that
+   * pair when one is alive, else a new one. Refills. Aborting `signal` stops the wait with a `cancelled`
    * error: a spare still starting stays in the pool, a container started for
    * this call is removed.
    */
-  async take(workspaceRoot: string, signal?: AbortSignal): Promise<SessionContainer> {
+  async take(workspaceRoot: string, limits: EffectiveSessionLimits, signal?: AbortSignal): Promise<SessionContainer> {
     if (this.#closing.signal.aborted) throw new Error('the warm pool is closed');
     if (signal?.aborted) throw cancelledTake();
-    const key = resolve(workspaceRoot);
+    const root = resolve(workspaceRoot);
+    const key = poolKey(root, limits);
     const spares = this.#spares.get(key) ?? [];
     // Only the spares present now are tried: refilling while draining the same list would loop
     // forever when every start fails (e.g. a workspace the sandbox refuses to mount).
@@ -73,16 +82,16 @@ export class WarmPool {
         throw cancelledTake();
       }
       if (candidate.container.alive) {
-        this.fill(key);
+        this.fill(root, limits);
         return candidate;
       }
       void candidate.container.remove().catch(() => undefined);
     }
-    const fresh = this.#start(key, signal ? AbortSignal.any([signal, this.#closing.signal]) : this.#closing.signal);
+    const fresh = this.#start(root, limits, signal ? AbortSignal.any([signal, this.#closing.signal]) : this.#closing.signal);
     // Refill only once a start succeeds, so a workspace that cannot be mounted costs one attempt.
     fresh.then(
       () => {
-        if (!signal?.aborted) this.fill(key);
+        if (!signal?.aborted) this.fill(root, limits);
       },
       () => undefined,
     );
@@ -108,6 +117,10 @@ export class WarmPool {
       }),
     );
   }
+}
+
+function poolKey(root: string, limits: EffectiveSessionLimits): string {
+  return `${root}\0${sessionLimitsKey(limits)}`;
 }
 
 function cancelledTake(): ToolcellError {

@@ -18,8 +18,12 @@ const LimitsSchema = z.strictObject({
   headersTimeoutMs: integerOption(100, 10_000),
   /** The whole request (headers and body) must arrive within this. Responses (a long call's stream) are not limited. */
   requestTimeoutMs: integerOption(100, 30_000),
-  /** An idle keep-alive connection is closed after this. */
-  keepAliveTimeoutMs: integerOption(100, 5_000),
+  /**
+   * An idle keep-alive connection is closed after this, as the `Keep-Alive:
+   * timeout=` header tells clients; the server itself waits KEEP_ALIVE_GRACE_MS
+   * longer (see there).
+   */
+  keepAliveTimeoutMs: integerOption(1000, 5_000),
   /** Total size of the request line and headers; over it the answer is 431. */
   maxHeaderSize: integerOption(1024, 16 * 1024, 1024 * 1024),
   /** How often Node checks the two timeouts above; the cut-off lands within this after them. */
@@ -38,6 +42,19 @@ const HostingHttpServerOptionsSchema = z.strictObject({
 });
 
 export type HostingHttpServerOptions = z.input<typeof HostingHttpServerOptionsSchema>;
+
+/**
+ * How much longer the server keeps an idle keep-alive connection than it
+ * tells clients. A client reuses an idle connection until the advertised
+ * timeout (undici, Node's fetch: the advertised one less 1 s); a server that
+ * closes at that same moment races a request sent just then, which fails
+ * with `fetch failed` (other side closed, ECONNRESET: a POST is not retried).
+ * Under load the client's and server's timers slip by seconds, and 100
+ * sessions opened at once lost 13 such requests. Node 24 has this as
+ * `keepAliveTimeoutBuffer`; Node 20 sends the header from the response's
+ * `_keepAliveTimeout`, set per response below.
+ */
+export const KEEP_ALIVE_GRACE_MS = 10_000;
 export type HostingHttpLimits = z.input<typeof LimitsSchema>;
 
 /**
@@ -53,11 +70,11 @@ export function createHostingHttpServer(options: HostingHttpServerOptions): Http
   const common = {
     headersTimeout: limits.headersTimeoutMs,
     requestTimeout: limits.requestTimeoutMs,
-    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs + KEEP_ALIVE_GRACE_MS,
     maxHeaderSize: limits.maxHeaderSize,
     connectionsCheckingInterval: limits.checkIntervalMs,
   };
-  const listener = wrap(parsed.handler, parsed.onError ?? (() => {}));
+  const listener = wrap(parsed.handler, parsed.onError ?? (() => {}), limits.keepAliveTimeoutMs);
   const server = parsed.tls
     ? createHttpsServer(
         { ...common, cert: readPem(parsed.tls.certFile, 'certificate'), key: readPem(parsed.tls.keyFile, 'key'), minVersion: 'TLSv1.2' },
@@ -65,7 +82,7 @@ export function createHostingHttpServer(options: HostingHttpServerOptions): Http
       )
     : createHttpServer(common, listener);
   // The keep-alive timeout is applied after construction too: older Node releases read it only from the property.
-  server.keepAliveTimeout = limits.keepAliveTimeoutMs;
+  server.keepAliveTimeout = limits.keepAliveTimeoutMs + KEEP_ALIVE_GRACE_MS;
   server.on('clientError', answerClientError);
   return server;
 }
@@ -86,8 +103,10 @@ const CLIENT_ERROR_STATUS: Record<string, string> = {
   HPE_HEADER_OVERFLOW: '431 Request Header Fields Too Large',
 };
 
-function wrap(handler: RequestHandler, onError: (error: unknown) => void): RequestHandler {
+function wrap(handler: RequestHandler, onError: (error: unknown) => void, advertisedKeepAliveMs: number): RequestHandler {
   return (req, res) => {
+    // The header clients read (`Keep-Alive: timeout=`): the server's own idle timeout less the grace.
+    (res as typeof res & { _keepAliveTimeout?: number })._keepAliveTimeout = advertisedKeepAliveMs;
     Promise.resolve()
       .then(() => handler(req, res))
       .catch((error: unknown) => {

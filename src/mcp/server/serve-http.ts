@@ -312,6 +312,15 @@ class McpHttpServer<Caller> implements RunningHttpServer<Caller> {
 
   async #openSession(req: IncomingMessage, res: ServerResponse, body: unknown, caller: Caller | undefined): Promise<void> {
     const id = randomUUID();
+    // A client that goes away before the answer never learns the session's id: nobody could use
+    // the session, so its sandbox must not wait for the idle timeout. Closed as soon as it exists.
+    let gone = false;
+    let entry: SessionEntry<Caller> | undefined;
+    res.once('close', () => {
+      if (res.writableFinished) return;
+      gone = true;
+      if (entry && this.#sessions.get(id) === entry) void this.#closeSession(id, 'client');
+    });
     let session: ServeSession;
     try {
       session = await this.#options.createSession(id, caller);
@@ -320,8 +329,12 @@ class McpHttpServer<Caller> implements RunningHttpServer<Caller> {
       this.#log(`could not open session: ${error instanceof Error ? error.message : String(error)}`);
       return sendError(res, 500, -32603, `Could not open a session: ${error instanceof Error ? error.message : String(error)}`);
     }
+    if (gone) {
+      await session.close().catch((error: unknown) => this.#log(`closing session ${id}: ${String(error)}`));
+      return;
+    }
     const now = Date.now();
-    const entry: SessionEntry<Caller> = {
+    const opened: SessionEntry<Caller> = {
       transport: undefined as unknown as StreamableHTTPServerTransport,
       server: undefined as unknown as McpServer,
       session,
@@ -332,24 +345,27 @@ class McpHttpServer<Caller> implements RunningHttpServer<Caller> {
       idleMs: session.idleMs ?? this.#idleMs,
       openResponses: 0,
     };
+    entry = opened;
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => id,
       onsessioninitialized: (sessionId) => {
-        this.#sessions.set(sessionId, entry);
-        this.#options.onSessionOpen?.(live(sessionId, entry));
+        this.#sessions.set(sessionId, opened);
+        this.#options.onSessionOpen?.(live(sessionId, opened));
       },
     });
-    entry.transport = transport;
+    opened.transport = transport;
     transport.onclose = () => void this.#closeSession(id, 'client');
     const aroundCall: AroundToolCall = (call, run) => {
-      entry.calls++;
+      opened.calls++;
       return session.aroundCall ? session.aroundCall(call, run) : run().then((done) => done.result);
     };
     const server = createToolServer({ registry: session.registry, createScheduler: this.#options.createScheduler, aroundCall });
     entry.server = server;
     await server.connect(transport);
     await transport.handleRequest(req, res, body);
-    if (!this.#sessions.has(id)) {
+    if (gone && this.#sessions.get(id) === opened) {
+      await this.#closeSession(id, 'client');
+    } else if (!this.#sessions.has(id)) {
       // Initialization failed (e.g. a bad protocol version): nothing to keep.
       await transport.close().catch(() => {});
       await session.close().catch(() => {});

@@ -2,6 +2,7 @@ import { DiscoveredTool } from '../../discovery/discovered-tool.js';
 import { shellCommandRunner } from '../../discovery/shell-command-runner.js';
 import type { ToolRegistry } from '../../registry/tool-registry.js';
 import type { SandboxMode } from '../../shell/run-types.js';
+import type { OpenSessionOptions } from '../../shell/shell-service-options.js';
 import type { ShellService } from '../../shell/shell-service.js';
 import type { WorkspaceInfo } from '../../tools/define-tool.js';
 import { createShellTool } from '../../tools/shell/shell-tool.js';
@@ -15,6 +16,10 @@ export interface ShellSandboxOptions {
   baseRegistry: ToolRegistry;
   inactivityTimeoutMs?: number;
   wallTimeoutMs?: number;
+  /** Each session's container limits over the service's (a hosting tenant's memory, CPUs, pids). */
+  limits?: OpenSessionOptions['limits'];
+  /** False: a session opens before its container is up, and its first command waits for it (OpenSessionOptions.awaitSandbox). */
+  awaitSandbox?: boolean;
 }
 
 /**
@@ -27,7 +32,13 @@ export function shellSessionSandbox(options: ShellSandboxOptions): (sessionId: s
   const root = options.workspace.roots[0];
   if (root === undefined) throw new TypeError('shellSessionSandbox: options.workspace needs a root');
   return async (sessionId) => {
-    const session = await options.service.openSession({ sandbox: options.sandbox, workspaceRoot: root, sessionId: `mcp-${sessionId}` });
+    const session = await options.service.openSession({
+      sandbox: options.sandbox,
+      workspaceRoot: root,
+      sessionId: `mcp-${sessionId}`,
+      ...(options.limits ? { limits: options.limits } : {}),
+      ...(options.awaitSandbox !== undefined ? { awaitSandbox: options.awaitSandbox } : {}),
+    });
     const runner = shellCommandRunner(session);
     const shell = createShellTool({
       session,

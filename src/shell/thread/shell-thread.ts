@@ -4,6 +4,7 @@ import type { ShellBackend, ShellSession } from '../../backends/backend.js';
 import { buildShellEnvironment } from '../environment.js';
 import type { OpenedSession, RunRequest, ShellThreadSettings, ThreadReply, ThreadRequest } from '../protocol.js';
 import type { SandboxMode } from '../run-types.js';
+import type { SessionLimits } from '../../backends/docker/session-limits.js';
 import { runCommand, toWireError } from './run-command.js';
 import { SandboxResolver } from './sandbox-resolver.js';
 
@@ -12,6 +13,8 @@ interface ThreadSession {
   id: string;
   sandbox: SandboxMode;
   workspaceRoot: string;
+  /** The session's own container limits; kept for a retried opening. */
+  limits?: SessionLimits;
   backend?: ShellBackend;
   shell?: ShellSession;
   /** Why commands cannot run (no sandbox); cleared once a retry succeeds. */
@@ -47,7 +50,7 @@ class ShellThread {
   receive(message: ThreadRequest): void {
     switch (message.type) {
       case 'open':
-        this.#open(message.id, message.sessionId, message.sandbox, message.workspaceRoot);
+        this.#open(message);
         return;
       case 'run':
         void this.#run(message.sessionId, message.port, message.run).catch((error: unknown) => {
@@ -84,31 +87,51 @@ class ShellThread {
     );
   }
 
-  #open(id: number, sessionId: string, sandbox: SandboxMode, workspaceRoot: string): void {
+  #open(message: Extract<ThreadRequest, { type: 'open' }>): void {
+    const { id, sessionId, sandbox, workspaceRoot, limits } = message;
     if (this.#sessions.has(sessionId)) {
       this.#reply({ type: 'reply', id, ok: false, error: { code: ToolErrorType.INVALID_SESSION, message: `Shell session ${sessionId} is already open` } });
       return;
     }
-    const session: ThreadSession = { id: sessionId, sandbox, workspaceRoot, closing: new AbortController() };
+    const session: ThreadSession = { id: sessionId, sandbox, workspaceRoot, ...(limits ? { limits } : {}), closing: new AbortController() };
     this.#sessions.set(session.id, session);
-    void this.#connect(session).then(() => this.#reply({ type: 'reply', id, ok: true, value: describe(session) }));
+    let answered = false;
+    const answer = (opened: OpenedSession): void => {
+      if (answered) return;
+      answered = true;
+      this.#reply({ type: 'reply', id, ok: true, value: opened });
+    };
+    // Not awaiting the sandbox: answer once the backend is known; the first run waits for the opening.
+    const onResolved = message.awaitSandbox
+      ? undefined
+      : (backend: ShellBackend) => answer({ sessionId, description: backend.describe(), backend: backend.kind });
+    void this.#connect(session, onResolved).then(() => answer(describe(session)));
   }
 
-  /** Opens (or re-tries opening) the session's sandbox. */
-  #connect(session: ThreadSession): Promise<void> {
+  /** Opens (or re-tries opening) the session's sandbox; `onResolved` learns its backend before the sandbox starts. */
+  #connect(session: ThreadSession, onResolved?: (backend: ShellBackend) => void): Promise<void> {
     session.opening ??= (async () => {
       const resolved = await this.#resolver.resolve(session.sandbox);
       if (!resolved.ok) {
         session.unavailable = resolved.error;
         return;
       }
+      onResolved?.(resolved.backend);
       const signal = session.closing.signal;
       if (signal.aborted) {
         session.unavailable = new ToolcellError(ToolErrorType.CANCELLED, 'The shell session was closed while it opened.');
         return;
       }
       try {
-        session.shell = await resolved.backend.openSession({ sessionId: session.id, workspaceRoot: session.workspaceRoot, signal });
+        if (session.limits && resolved.backend.kind !== 'docker') {
+          throw new ToolcellError(ToolErrorType.SANDBOX_UNAVAILABLE, 'Container limits were asked for, and only the Docker sandbox can hold them.');
+        }
+        session.shell = await resolved.backend.openSession({
+          sessionId: session.id,
+          workspaceRoot: session.workspaceRoot,
+          ...(session.limits ? { limits: session.limits } : {}),
+          signal,
+        });
         session.backend = resolved.backend;
         delete session.unavailable;
       } catch (error) {

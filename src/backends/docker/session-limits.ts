@@ -1,0 +1,40 @@
+import { z } from 'zod';
+
+/**
+ * The container limits one session may set for itself (a hosting tenant's
+ * memory, CPUs and pids), over the backend-wide `limits` that stay the
+ * default. One schema for both places that check them: the Docker backend's
+ * options and `openSession` (through the shell service and its thread).
+ * Only zod here: the shell layer imports it without loading dockerode.
+ */
+
+const MiB = 1024 * 1024;
+const GiB = 1024 * MiB;
+
+/** Memory limit in bytes; swap is disabled (MemorySwap = Memory). */
+export const memoryBytesSchema = z
+  .number()
+  .int()
+  .min(16 * MiB)
+  .max(1024 * GiB);
+/** CPUs the container may use (NanoCpus). */
+export const cpusSchema = z.number().min(0.01).max(1024);
+/** Processes and threads in the container (PidsLimit). */
+export const pidsSchema = z.number().int().min(16).max(1_000_000);
+
+/** Per-session container limits; a field left out takes the backend's value. Unknown keys are refused. */
+export const sessionLimitsSchema = z.strictObject({
+  memoryBytes: memoryBytesSchema.optional(),
+  cpus: cpusSchema.optional(),
+  pids: pidsSchema.optional(),
+});
+
+export type SessionLimits = z.input<typeof sessionLimitsSchema>;
+
+/** The three limits a session's container gets, all filled in. */
+export type EffectiveSessionLimits = Required<SessionLimits>;
+
+/** A stable key of effective limits: spares of the warm pool are only handed to sessions with the same one. */
+export function sessionLimitsKey(limits: EffectiveSessionLimits): string {
+  return `${limits.memoryBytes}/${limits.cpus}/${limits.pids}`;
+}
