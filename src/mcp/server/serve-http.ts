@@ -279,6 +279,12 @@ class McpHttpServer<Caller> implements RunningHttpServer<Caller> {
       const owned = entry !== undefined && (this.#options.sameOwner === undefined || this.#options.sameOwner(entry.caller as Caller, caller as Caller));
       // Another caller's session answers exactly as an unknown one: its id alone must reveal nothing.
       if (!entry || !owned) return this.#sessionNotFound(res, sessionId, caller);
+      if (req.method === 'DELETE') {
+        // Answered once the session is gone, container and quota included, so a client that opens
+        // its next session right after is not refused for the one it just ended.
+        await this.#closeSession(sessionId, 'client');
+        return void res.writeHead(200).end();
+      }
       if (req.method !== 'POST' || !this.#options.admitMessage) {
         track(entry, req, res);
         return entry.transport.handleRequest(req, res);
