@@ -1,4 +1,5 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { removeLeftoverContainers } from '../backends/docker/cleanup.js';
 import { createEngineClient } from '../backends/docker/engine.js';
@@ -136,6 +137,8 @@ export class HostingServer {
     if (options.removeLeftovers) {
       const result = await removeLeftoverContainers(createEngineClient());
       if (result.removed.length > 0) this.#log(`removed ${result.removed.length} container(s) left by a server that is gone`);
+      // The egress event files of those containers' proxies (tenant-network.ts): nothing reads them any more.
+      await rm(join(options.dataDir, 'egress'), { recursive: true, force: true });
     }
     // Without the operator's sandbox.network: the tenants file alone decides what a tenant reaches.
     const base = tenantShellOptions(shellServiceOptions(options.runtime.settings), { tenant: '' });

@@ -2,10 +2,10 @@ import anyTest from 'ava';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { readFileSync, statSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { createEngineClient } from '../../src/backends/docker/engine.js';
 import { sandboxImageTag } from '../../src/backends/docker/image.js';
 import { LABELS } from '../../src/backends/docker/labels.js';
@@ -43,9 +43,14 @@ test('containers a crashed server left behind are removed at start', async (t) =
   });
   t.teardown(() => container.remove({ force: true }).catch(() => {}));
   t.is((await containersWithLabel(LABELS.session, marker)).length, 1);
+  // And the event file of a tenant proxy the crashed server ran.
+  const staleEvents = join(dir, 'data', 'egress', 'alpha-stale.jsonl');
+  await mkdir(dirname(staleEvents), { recursive: true });
+  await writeFile(staleEvents, '{"action":"allowed"}\n');
   const hosting = await startHosting({ tenantsFile: file, dataDir: join(dir, 'data') });
   t.teardown(() => hosting.close());
   t.is((await containersWithLabel(LABELS.session, marker)).length, 0);
+  t.false(existsSync(staleEvents));
 });
 
 test('closing with a drain lets a running call finish, then removes every container', async (t) => {
