@@ -1,5 +1,4 @@
 import test from 'ava';
-import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
@@ -11,6 +10,7 @@ import { join } from 'node:path';
 import { createHostingHttpServer, type HostingHttpServerOptions } from '../../src/hosting/http/hosting-http-server.js';
 import { readBody } from '../../src/hosting/http/read-body.js';
 import { sendJson } from '../../src/hosting/http/request-handler.js';
+import { hasOpenssl, makeSelfSignedCertificate } from '../helpers/tls.js';
 
 async function listen(t: { teardown(fn: () => void): void }, options: HostingHttpServerOptions): Promise<number> {
   const server = createHostingHttpServer(options) as Server;
@@ -121,15 +121,6 @@ test('unreadable TLS files are refused with invalid_input naming the file', (t) 
   t.regex(error!.message, /\/nonexistent\/cert\.pem/);
 });
 
-function hasOpenssl(): boolean {
-  try {
-    execFileSync('openssl', ['version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 const tlsTest = hasOpenssl() || process.env['CI'] === 'true' ? test : test.skip;
 if (!hasOpenssl() && process.env['CI'] !== 'true') console.warn('hosting-http-server: TLS test skipped: openssl is not installed');
 
@@ -138,29 +129,7 @@ tlsTest('TLS: a self-signed certificate made here serves HTTPS to a client that 
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   const certFile = join(dir, 'cert.pem');
   const keyFile = join(dir, 'key.pem');
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-days',
-      '1',
-      '-subj',
-      '/CN=localhost',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1,DNS:localhost',
-      '-keyout',
-      keyFile,
-      '-out',
-      certFile,
-    ],
-    { stdio: 'ignore' },
-  );
+  makeSelfSignedCertificate(certFile, keyFile);
   const port = await listen(t, {
     handler: (req, res) => sendJson(res, 200, { secure: (req.socket as { encrypted?: boolean }).encrypted === true }),
     tls: { certFile, keyFile },

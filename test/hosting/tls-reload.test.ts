@@ -1,5 +1,4 @@
 import test, { type ExecutionContext } from 'ava';
-import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import type { Server } from 'node:http';
@@ -12,45 +11,10 @@ import { openHostingOperations } from '../../src/cli/commands/hosting-operations
 import { sendJson } from '../../src/hosting/http/request-handler.js';
 import { TenantStore } from '../../src/hosting/tenant-store.js';
 import { emptyTenantsFile, writeTenantsFile } from '../../src/hosting/tenants-file.js';
-
-function hasOpenssl(): boolean {
-  try {
-    execFileSync('openssl', ['version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
+import { hasOpenssl, makeSelfSignedCertificate } from '../helpers/tls.js';
 
 const tlsTest = hasOpenssl() || process.env['CI'] === 'true' ? test.serial : test.skip;
 if (!hasOpenssl() && process.env['CI'] !== 'true') console.warn('tls-reload: tests skipped: openssl is not installed');
-
-/** A fresh self-signed certificate for 127.0.0.1 into `certFile`/`keyFile`. */
-function makeCertificate(certFile: string, keyFile: string, name: string): void {
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-days',
-      '1',
-      '-subj',
-      `/CN=${name}`,
-      '-addext',
-      'subjectAltName=IP:127.0.0.1,DNS:localhost',
-      '-keyout',
-      keyFile,
-      '-out',
-      certFile,
-    ],
-    { stdio: 'ignore' },
-  );
-}
 
 /** The CN of the certificate the server presents to a new connection. */
 function servedName(port: number): Promise<string> {
@@ -81,7 +45,7 @@ async function serveTls(t: ExecutionContext): Promise<Served> {
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   const certFile = join(dir, 'cert.pem');
   const keyFile = join(dir, 'key.pem');
-  makeCertificate(certFile, keyFile, 'first');
+  makeSelfSignedCertificate(certFile, keyFile, 'first');
   const tenants = join(dir, 'tenants.json');
   await writeTenantsFile(tenants, emptyTenantsFile());
   const store = await TenantStore.open({ file: tenants });
@@ -115,7 +79,7 @@ async function serveTls(t: ExecutionContext): Promise<Served> {
 tlsTest('SIGHUP makes toolcell serve present the new certificate and key to new connections', async (t) => {
   const served = await serveTls(t);
   t.is(await servedName(served.port), 'first');
-  makeCertificate(served.certFile, served.keyFile, 'second');
+  makeSelfSignedCertificate(served.certFile, served.keyFile, 'second');
   const reloaded = served.nextSaid(/^TLS: reloaded/);
   process.kill(process.pid, 'SIGHUP');
   t.regex(await reloaded, /cert\.pem/);
@@ -133,7 +97,7 @@ tlsTest('a certificate that cannot be read, or a key that is not its pair, is lo
   t.is(await servedName(served.port), 'first');
 
   // A whole new pair, then the old key put back: the certificate is readable but the key is not its own.
-  makeCertificate(served.certFile, join(served.dir, 'other-key.pem'), 'second');
+  makeSelfSignedCertificate(served.certFile, join(served.dir, 'other-key.pem'), 'second');
   await writeFile(served.keyFile, oldKey);
   const mismatched = served.nextSaid(/^TLS: keeping/);
   process.kill(process.pid, 'SIGHUP');
