@@ -8,6 +8,7 @@ import type { Runtime } from '../runtime/runtime.js';
 import type { ShellService } from '../shell/shell-service.js';
 import type { Tool } from '../tools/tool.js';
 import type { WorkspaceInfo } from '../tools/define-tool.js';
+import { tenantSlug } from './disk/tenant-slug.js';
 import type { TenantLimits } from './limits.js';
 import { networkKey, tenantWebFetch, type TenantEgress, type TenantNetwork } from './tenant-network.js';
 import type { PrepareWorkspace, PreparedWorkspace } from './tenant-workspace.js';
@@ -91,7 +92,8 @@ export class TenantResources {
       sandbox: 'docker',
       workspace,
       baseRegistry,
-      limits: { memoryBytes: options.limits.memoryBytes, cpus: options.limits.cpus, pids: options.limits.pids },
+      // One CPU group per tenant: however many sessions it runs, a busy tenant gets one share of the CPU under contention.
+      limits: { memoryBytes: options.limits.memoryBytes, cpus: options.limits.cpus, pids: options.limits.pids, cpuGroup: tenantSlug(options.tenant) },
       // The MCP handshake does not wait for the container: a burst of new sessions would hold each
       // initialize for every container start before it; the session's first command waits instead.
       awaitSandbox: false,

@@ -9,6 +9,7 @@ import anyTest, { type TestFn } from 'ava';
 import { join } from 'node:path';
 import { createEngineClient } from '../../src/backends/docker/engine.js';
 import { LABELS } from '../../src/backends/docker/labels.js';
+import { tenantSlug } from '../../src/hosting/disk/tenant-slug.js';
 import { DEFAULT_TENANT_LIMITS } from '../../src/hosting/limits.js';
 import { TenantResources } from '../../src/hosting/tenant-resources.js';
 import { folderWorkspace } from '../../src/hosting/tenant-workspace.js';
@@ -48,6 +49,7 @@ anyTest.after.always(async (t) => {
 interface Inspected {
   limits: { memoryBytes: number; cpus: number; pids: number };
   backend: string;
+  cgroupParent: string;
 }
 
 /** The session container's limits and backend label, from the engine (the container's hostname is its short id). */
@@ -59,6 +61,7 @@ async function inspectContainer(connection: Connection): Promise<Inspected> {
   return {
     limits: { memoryBytes: info.HostConfig.Memory ?? 0, cpus: (info.HostConfig.NanoCpus ?? 0) / 1e9, pids: info.HostConfig.PidsLimit ?? 0 },
     backend: info.Config.Labels[LABELS.backend] ?? '',
+    cgroupParent: info.HostConfig.CgroupParent ?? '',
   };
 }
 
@@ -71,6 +74,12 @@ test("tenants share one Docker backend, and each container has its own tenant's 
   t.deepEqual(b.limits, { memoryBytes: 320 * MiB, cpus: 1.5, pids: 300 });
   t.truthy(a.backend);
   t.is(a.backend, b.backend, 'one backend (one shell thread) serves both tenants');
+  // Each tenant's containers share one parent cgroup: one CPU share per tenant, however many sessions it runs.
+  t.is(a.cgroupParent, `/toolcell-${tenantSlug('small')}`);
+  t.is(b.cgroupParent, `/toolcell-${tenantSlug('large')}`);
+  const second = await connectAs(hosting.server.url, keys['small']!);
+  t.teardown(() => second.close());
+  t.is((await inspectContainer(second)).cgroupParent, a.cgroupParent);
 });
 
 test('a tenant whose limits change gets new sessions with the new limits; its open session keeps the old', async (t) => {

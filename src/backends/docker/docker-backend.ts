@@ -17,7 +17,7 @@ import { resolveDockerBackendOptions, type DockerBackendOptions, type ResolvedDo
 import type { PinnedDirectory } from './pinned-dir.js';
 import { PRIVATE_MOUNT_ROOT, PrivateMounts } from './private-mounts.js';
 import { probeDocker } from './probe.js';
-import { sessionLimitsSchema, type EffectiveSessionLimits, type SessionLimits } from './session-limits.js';
+import { cpuGroupCgroup, sessionLimitsSchema, type EffectiveSessionLimits, type SessionLimits } from './session-limits.js';
 import { parseOptions } from '../../contracts/parse-options.js';
 
 // The shell thread loads this module by URL and needs both entry points here.
@@ -119,7 +119,12 @@ class DockerBackend implements DockerShellBackend {
   #effectiveLimits(raw: SessionLimits | undefined, where: string): EffectiveSessionLimits {
     const own = parseOptions(sessionLimitsSchema, raw, `${where}: limits`);
     const base = this.#options.limits;
-    return { memoryBytes: own.memoryBytes ?? base.memoryBytes, cpus: own.cpus ?? base.cpus, pids: own.pids ?? base.pids };
+    return {
+      memoryBytes: own.memoryBytes ?? base.memoryBytes,
+      cpus: own.cpus ?? base.cpus,
+      pids: own.pids ?? base.pids,
+      ...(own.cpuGroup !== undefined ? { cpuGroup: own.cpuGroup } : {}),
+    };
   }
 
   #assertOpen(): void {
@@ -150,7 +155,8 @@ class DockerBackend implements DockerShellBackend {
     input: { sessionId?: string; limits: EffectiveSessionLimits; signal?: AbortSignal },
   ): Promise<SessionContainer> {
     const { sessionId, signal } = input;
-    const options = { ...this.#options, limits: { ...this.#options.limits, ...input.limits } };
+    const { cpuGroup, ...limits } = input.limits;
+    const options = { ...this.#options, limits: { ...this.#options.limits, ...limits } };
     const socket = this.#engine.socketPath ?? unixSocketOf(process.env['DOCKER_HOST']);
     const pin = this.#pins.get(workspaceRoot);
     const prepared = await prepareWorkspace({
@@ -171,6 +177,7 @@ class DockerBackend implements DockerShellBackend {
       workspace: prepared,
       labels: ownerLabels(extra),
       ...(this.#egress ? { egressNetwork: this.#egress.name } : {}),
+      ...(cpuGroup !== undefined ? { cgroupParent: cpuGroupCgroup(cpuGroup) } : {}),
     });
     // A spare is renamed `toolcell-<session>-<id>` when a session adopts it (openSession).
     const name = `toolcell-${sessionId !== undefined ? sessionSlug(sessionId) : 'spare'}-${randomBytes(6).toString('hex')}`;

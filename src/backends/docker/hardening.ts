@@ -162,6 +162,8 @@ export interface ContainerSpecInput {
   name?: string;
   /** The egress network to join instead of `hardening.network` (options.egress). */
   egressNetwork?: string;
+  /** The parent cgroup (a CPU group, session-limits.ts); default the engine's own. */
+  cgroupParent?: string;
 }
 
 function tmpfsOptions(sizeBytes: number, extra: string): string {
@@ -211,6 +213,7 @@ export function buildContainerSpec(input: ContainerSpecInput): Docker.ContainerC
     Memory: limits.memoryBytes,
     MemorySwap: limits.memoryBytes,
     NanoCpus: Math.round(limits.cpus * 1e9),
+    ...(input.cgroupParent !== undefined ? { CgroupParent: input.cgroupParent } : {}),
     Ulimits: [
       { Name: 'fsize', Soft: limits.fileSizeBytes, Hard: limits.fileSizeBytes },
       { Name: 'nofile', Soft: limits.openFiles, Hard: limits.openFiles },

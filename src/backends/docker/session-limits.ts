@@ -22,19 +22,33 @@ export const cpusSchema = z.number().min(0.01).max(1024);
 /** Processes and threads in the container (PidsLimit). */
 export const pidsSchema = z.number().int().min(16).max(1_000_000);
 
+/**
+ * A CPU group: containers of one group sit in one parent cgroup
+ * (`/toolcell-<group>`), so under contention each group gets an equal share
+ * of the machine's CPU time however many containers it runs (a hosting
+ * tenant's sessions are one group). `cpus` still caps each container.
+ */
+export const cpuGroupSchema = z.string().regex(/^[a-z0-9][a-z0-9-]{0,99}$/, { error: 'must be 1-100 characters of a-z 0-9 -' });
+
 /** Per-session container limits; a field left out takes the backend's value. Unknown keys are refused. */
 export const sessionLimitsSchema = z.strictObject({
   memoryBytes: memoryBytesSchema.optional(),
   cpus: cpusSchema.optional(),
   pids: pidsSchema.optional(),
+  cpuGroup: cpuGroupSchema.optional(),
 });
 
 export type SessionLimits = z.input<typeof sessionLimitsSchema>;
 
-/** The three limits a session's container gets, all filled in. */
-export type EffectiveSessionLimits = Required<SessionLimits>;
+/** The limits a session's container gets, filled in (a CPU group only when one was named). */
+export type EffectiveSessionLimits = Required<Omit<SessionLimits, 'cpuGroup'>> & Pick<SessionLimits, 'cpuGroup'>;
 
 /** A stable key of effective limits: spares of the warm pool are only handed to sessions with the same one. */
 export function sessionLimitsKey(limits: EffectiveSessionLimits): string {
-  return `${limits.memoryBytes}/${limits.cpus}/${limits.pids}`;
+  return `${limits.memoryBytes}/${limits.cpus}/${limits.pids}/${limits.cpuGroup ?? ''}`;
+}
+
+/** The parent cgroup of a CPU group's containers. */
+export function cpuGroupCgroup(group: string): string {
+  return `/toolcell-${group}`;
 }
