@@ -21,7 +21,7 @@ import type { Principal } from './principal.js';
 import type { PolicyEngine } from '../policy/policy-engine.js';
 import type { EgressEvent } from '../egress/egress-event.js';
 import { TenantPolicies } from './tenant-policy.js';
-import { needsOwnShell, openTenantShell, tenantShellOptions, type TenantNetwork } from './tenant-network.js';
+import { needsOwnShell, openTenantShell, withoutOperatorEgress, type TenantNetwork } from './tenant-network.js';
 import { TenantResources } from './tenant-resources.js';
 import { folderWorkspace, type PrepareWorkspace } from './tenant-workspace.js';
 import { TenantUsage } from './tenant-usage.js';
@@ -141,7 +141,7 @@ export class HostingServer {
       await rm(join(options.dataDir, 'egress'), { recursive: true, force: true });
     }
     // Without the operator's sandbox.network: the tenants file alone decides what a tenant reaches.
-    const base = tenantShellOptions(shellServiceOptions(options.runtime.settings), { tenant: '' });
+    const base = withoutOperatorEgress(shellServiceOptions(options.runtime.settings));
     this.#shell = await ShellService.create({
       ...base,
       docker: {

@@ -50,10 +50,16 @@ export function networkKey(allow: readonly string[] | undefined): string {
  * allow list (its events: openTenantEgress).
  */
 export function tenantShellOptions(operator: ShellServiceOptions, network: TenantNetwork): ShellServiceOptions {
-  const { egress: _operatorEgress, ...docker } = { ...(operator.docker as Record<string, unknown> | undefined) };
+  const base = withoutOperatorEgress(operator);
   // No onEvent here: the options cross into the shell service's thread, where a function cannot go (openTenantEgress).
   const { allow, hosts } = network;
-  return { ...operator, docker: { ...docker, ...(allow !== undefined ? { egress: { allow: [...allow], ...(hosts ? { hosts } : {}) } } : {}) } };
+  return { ...base, docker: { ...base.docker, ...(allow !== undefined ? { egress: { allow: [...allow], ...(hosts ? { hosts } : {}) } } : {}) } };
+}
+
+/** The operator's shell service options without its `sandbox.network` egress: what no tenant inherits. */
+export function withoutOperatorEgress(operator: ShellServiceOptions): ShellServiceOptions {
+  const { egress: _operatorEgress, ...docker } = { ...(operator.docker as Record<string, unknown> | undefined) };
+  return { ...operator, docker };
 }
 
 /** `web_fetch` held to the tenant's allow list (it fetches on the host, so the operator's list must not apply). */
