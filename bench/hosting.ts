@@ -247,25 +247,37 @@ try {
   };
   const idle = await echoP99();
   const attackers = await Promise.all(Array.from({ length: 4 }, () => connect(server.url, keyOf('t00'))));
-  const stop = new AbortController();
-  setMaxListeners(0, stop.signal); // every attacking call listens to it
-  const attacks = [
-    ':(){ :|:& };:',
-    'while :; do :; done',
-    'head -c 1073741824 /dev/zero | tr "\\0" x',
-    'dd if=/dev/zero of=fill bs=1M count=1024; while :; do :; done',
+  // Each attack alone, then all four at once (the figure the target is about): which one costs B what.
+  const attacks: Array<[string, string]> = [
+    ['fork bomb', ':(){ :|:& };:'],
+    ['CPU spin', 'while :; do :; done'],
+    ['1 GB output flood', 'head -c 1073741824 /dev/zero | tr "\\0" x'],
+    ['disk fill, then spin', 'dd if=/dev/zero of=fill bs=1M count=1024; while :; do :; done'],
   ];
-  const attacking = attackers.map(async (session, i) => {
-    while (!stop.signal.aborted) await shell(session, attacks[i]!, stop.signal).catch(() => false);
-  });
-  await new Promise((resolve) => setTimeout(resolve, 2000));
-  const busy = await echoP99();
-  stop.abort();
-  await Promise.all(attacking);
+  const underAttack = async (commands: string[]): Promise<{ p50: number; p99: number; failed: number }> => {
+    const stop = new AbortController();
+    setMaxListeners(0, stop.signal); // every attacking call listens to it
+    const attacking = commands.map(async (command, i) => {
+      while (!stop.signal.aborted) await shell(attackers[i]!, command, stop.signal).catch(() => false);
+    });
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    const busy = await echoP99();
+    stop.abort();
+    await Promise.all(attacking);
+    return busy;
+  };
+  const alone: Array<[string, { p50: number; p99: number; failed: number }]> = [];
+  for (const [name, command] of attacks) alone.push([name, await underAttack([command])]);
+  const busy = await underAttack(attacks.map(([, command]) => command));
   await Promise.all(attackers.map(closeSession));
-  console.log('\nnoisy neighbour (B runs `echo hello`; A: fork bomb, CPU spin, 1 GB output flood, fills its 256 MB disk cap)');
+  const figures = (run: { p50: number; p99: number; failed: number }): string =>
+    `p50 ${fmt(run.p50)}, p99 ${fmt(run.p99)} (${(run.p99 / idle.p99).toFixed(2)}×), ${run.failed} failed`;
+  console.log(
+    `\nnoisy neighbour (B runs \`echo hello\`, ${NOISY_SAMPLES} calls a figure; A attacks from 4 sessions: fork bomb, CPU spin, 1 GB output flood, fills its 256 MB disk cap)`,
+  );
   line('B alone', `p50 ${fmt(idle.p50)}, p99 ${fmt(idle.p99)}, ${idle.failed} failed`);
-  line('B while A attacks', `p50 ${fmt(busy.p50)}, p99 ${fmt(busy.p99)}, ${busy.failed} failed`);
+  for (const [name, run] of alone) line(`B while A runs only its ${name}`, figures(run));
+  line('B while A attacks', figures(busy));
   line('ratio of p99s', `${(busy.p99 / idle.p99).toFixed(2)} (target ≤ 3)`);
   await closeSession(victim);
 } finally {

@@ -21,6 +21,7 @@ import time
 import fdchannel
 import protocol as P
 import proctree
+from output_budget import SKIP_READ_SIZE, OutputBudget, SkippedStream
 
 DRAIN_TIMEOUT = 1.0
 KILL_WATCHDOG = 2.0
@@ -30,9 +31,12 @@ FRAME_BUDGET = 1 << 18  # bytes gathered from one fd into one frame
 
 
 class Call:
-    def __init__(self, call_id, spec, supervisor, stdio, outputs, stdin_fd):
+    def __init__(self, call_id, spec, supervisor, stdio, outputs, stdin_fd, budget=None):
         self.id = call_id
         self.spec = spec
+        self.budget = budget or OutputBudget({})
+        self.skipped = {}  # fd -> SkippedStream, once the budget is spent (output_budget.py)
+        self.paused = {}  # fd -> when to read it again: past the budget, drained at the budget's rate
         self.sup = supervisor
         self.stdio = stdio
         self.outputs = dict(outputs)
@@ -98,6 +102,13 @@ class Call:
             self.flush_stdin()
 
     def on_tick(self, now):
+        for fd, resume in list(self.paused.items()):
+            if now >= resume:
+                del self.paused[fd]
+                self.sup.selector.register(fd, selectors.EVENT_READ, (self, "out"))
+        for fd, skipped in list(self.skipped.items()):
+            if skipped.due(now):
+                self.report_skipped(fd, now)
         if self.drain_deadline is not None and now >= self.drain_deadline:
             self.finish(force=True)
         elif self.kill_deadline is not None and now >= self.kill_deadline and not self.tree_done:
@@ -109,10 +120,12 @@ class Call:
                 pass
 
     def read_output(self, fd, drain=False):
+        skipped = self.skipped.get(fd)
+        read_size = SKIP_READ_SIZE if skipped else READ_SIZE
         chunks, size, eof = [], 0, False
-        while size < FRAME_BUDGET or drain:
+        while size < (FRAME_BUDGET if not skipped else SKIP_READ_SIZE * 4) or drain:
             try:
-                data = os.read(fd, READ_SIZE)
+                data = os.read(fd, read_size)
             except BlockingIOError:
                 break
             except OSError:  # EIO: every holder of the pty slave is gone
@@ -123,12 +136,55 @@ class Call:
             chunks.append(data)
             size += len(data)
         if chunks:
-            self.sup.send(self.outputs[fd], self.id, b"".join(chunks))
+            self.forward(fd, b"".join(chunks))
         if eof or drain:
-            self.sup.selector.unregister(fd)
+            self.end_skipped(fd)
+            self.unwatch(fd)
             os.close(fd)
             del self.outputs[fd]
             self.maybe_finish()
+
+    def forward(self, fd, data):
+        """Sends what the budget allows; counts the rest (output_budget.py)."""
+        forward, rest = self.budget.split(data)
+        if forward:
+            self.sup.send(self.outputs[fd], self.id, forward)
+        if rest:
+            skipped = self.skipped.get(fd)
+            if skipped is None:
+                skipped = self.skipped[fd] = SkippedStream(self.budget.tail_bytes, self.budget.drain_rate)
+            skipped.take(rest)
+            now = time.monotonic()
+            resume = skipped.resume_at()
+            if skipped.due(now) or (resume is not None and resume > now):
+                self.report_skipped(fd, now)
+            if resume is not None and resume > now and fd not in self.paused:
+                # Not read until then: the writer blocks on a full pipe or terminal.
+                self.sup.selector.unregister(fd)
+                self.paused[fd] = resume
+
+    def unwatch(self, fd):
+        if self.paused.pop(fd, None) is None:
+            self.sup.selector.unregister(fd)
+
+    def next_deadline(self):
+        """The earliest time a paused stream is to be read again, or None."""
+        return min(self.paused.values(), default=None)
+
+    def report_skipped(self, fd, now=None):
+        report = self.skipped[fd].report(now)
+        if report is not None:
+            report["stream"] = "stdout" if self.outputs[fd] == P.STDOUT else "stderr"
+            self.sup.send_json(P.SKIPPED, self.id, report)
+
+    def end_skipped(self, fd):
+        """At a stream's end: what was dropped, then the kept end as ordinary output."""
+        if fd not in self.skipped:
+            return
+        self.report_skipped(fd)
+        tail = self.skipped.pop(fd).take_tail()
+        if tail:
+            self.sup.send(self.outputs[fd], self.id, tail)
 
     def read_status(self):
         try:
@@ -266,7 +322,7 @@ class Call:
     def cleanup(self):
         selector = self.sup.selector
         for fd in list(self.outputs):
-            selector.unregister(fd)
+            self.unwatch(fd)
             os.close(fd)
         self.outputs = {}
         if self.stdin_fd is not None:

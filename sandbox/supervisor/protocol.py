@@ -32,6 +32,7 @@ EXIT = 0x85         # json: {exitCode, signal}; the call's last frame
 SPAWN_FAILED = 0x86 # json: {message}; the call's last frame
 LOG = 0x87          # json: {level, message}; diagnostics
 REFUSED = 0x88      # json: {type, message}; sent instead of READY, then the supervisor exits
+SKIPPED = 0x89      # json: {stream, bytes, lineFeeds, endsWithLineFeed}: output past the call's budget, dropped (output_budget.py)
 
 
 class FrameReader:

@@ -28,6 +28,7 @@ import proctree
 import protocol as P
 import reaper
 from calls import BACKGROUND_QUOTA_WINDOW, Call
+from output_budget import OutputBudget
 from quota import POLL_INTERVAL, WorkspaceQuota
 from stdio import open_stdio
 
@@ -120,11 +121,12 @@ class Supervisor:
             return
         try:
             spec = json.loads(payload)
+            budget = OutputBudget(spec)
             stdio, outputs, stdin_fd = open_stdio(spec, self.args, call_id)
         except (ValueError, KeyError, TypeError, OSError) as error:
             self.send_json(P.SPAWN_FAILED, call_id, {"message": f"bad spawn request: {error}"})
             return
-        call = Call(call_id, spec, self, stdio, outputs, stdin_fd)
+        call = Call(call_id, spec, self, stdio, outputs, stdin_fd, budget)
         self.calls[call_id] = call
         try:
             pid, sock = self.take_reaper()
@@ -230,7 +232,7 @@ class Supervisor:
                 proctree.thaw(frozen)
 
     def next_timeout(self):
-        deadlines = [d for c in self.calls.values() for d in (c.drain_deadline, c.kill_deadline) if d is not None]
+        deadlines = [d for c in self.calls.values() for d in (c.drain_deadline, c.kill_deadline, c.next_deadline()) if d is not None]
         watched = self.quota_watched()
         if watched:
             deadlines.append(self.quota_checked + POLL_INTERVAL)

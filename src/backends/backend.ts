@@ -20,6 +20,34 @@ export interface SpawnOptions {
   stdin?: Uint8Array;
   /** Detach: the process keeps running in the session after spawn returns; killed when the session closes. */
   background?: boolean;
+  /**
+   * Output the sandbox sends in full; past it, only counts and each stream's
+   * end (`onSkipped`). Lets a flood be dropped where it is made, on the
+   * command's CPU share, instead of crossing the engine. Backends that run on
+   * the host ignore it.
+   */
+  outputBudget?: OutputBudget;
+}
+
+/** Bytes sent in full across a command's streams, then bytes kept from the end of each stream. */
+export interface OutputBudget {
+  forwardBytes: number;
+  tailBytes: number;
+  /**
+   * Past `forwardBytes`, bytes read from the command per second (default 0:
+   * as fast as they come). A slower reader blocks the writer, as a slow
+   * terminal does: a flood then costs nobody CPU, the kernel's terminal work
+   * included, which no container limit accounts for.
+   */
+  drainBytesPerSecond?: number;
+}
+
+/** Output dropped past the budget, since the last report: counted, never sent. */
+export interface SkippedOutput {
+  bytes: number;
+  lineFeeds: number;
+  /** Whether the last dropped byte was a line feed (for a line count when no kept end follows). */
+  endsWithLineFeed: boolean;
 }
 
 export interface ExitStatus {
@@ -38,6 +66,12 @@ export interface SpawnedProcess {
   readonly logPath?: string;
   /** Raw output chunks; `stream` is `stdout` for a PTY's merged stream. */
   onData(listener: (chunk: Uint8Array, stream: 'stdout' | 'stderr') => void): void;
+  /**
+   * Output dropped past `outputBudget`, in order with `onData`'s chunks: the
+   * stream's kept end comes after its last report. Subscribe before `onData`.
+   * Absent on backends that never drop output.
+   */
+  onSkipped?(listener: (skipped: SkippedOutput, stream: 'stdout' | 'stderr') => void): void;
   /** Settles once the process has exited AND all its output has been delivered. */
   readonly exited: Promise<ExitStatus>;
   /**

@@ -9,7 +9,6 @@ import type { AroundToolCall } from '../mcp/server/create-tool-server.js';
 import { serveHttp, SessionRefusal, type HttpRefusal, type LiveHttpSession, type RunningHttpServer } from '../mcp/server/serve-http.js';
 import type { ServeSession } from '../mcp/server/session.js';
 import type { ToolRegistry } from '../registry/tool-registry.js';
-import { shellServiceOptions } from '../runtime/shell-settings.js';
 import { ShellService } from '../shell/shell-service.js';
 import type { WorkspaceInfo } from '../tools/define-tool.js';
 import { requestAuthenticator } from './authenticate-request.js';
@@ -21,7 +20,8 @@ import type { Principal } from './principal.js';
 import type { PolicyEngine } from '../policy/policy-engine.js';
 import type { EgressEvent } from '../egress/egress-event.js';
 import { TenantPolicies } from './tenant-policy.js';
-import { needsOwnShell, openTenantShell, withoutOperatorEgress, type TenantNetwork } from './tenant-network.js';
+import { hostingShellOptions } from './hosting-shell-options.js';
+import { needsOwnShell, openTenantShell, type TenantNetwork } from './tenant-network.js';
 import { TenantResources } from './tenant-resources.js';
 import { folderWorkspace, type PrepareWorkspace } from './tenant-workspace.js';
 import { TenantUsage } from './tenant-usage.js';
@@ -140,8 +140,7 @@ export class HostingServer {
       // The egress event files of those containers' proxies (tenant-network.ts): nothing reads them any more.
       await rm(join(options.dataDir, 'egress'), { recursive: true, force: true });
     }
-    // Without the operator's sandbox.network: the tenants file alone decides what a tenant reaches.
-    const base = withoutOperatorEgress(shellServiceOptions(options.runtime.settings));
+    const base = hostingShellOptions(options.runtime.settings);
     this.#shell = await ShellService.create({
       ...base,
       docker: {
@@ -292,7 +291,7 @@ export class HostingServer {
       onEvent: (name, event) => this.#note(egressEvent(name, event)),
     };
     const own = needsOwnShell(network)
-      ? await openTenantShell({ operator: shellServiceOptions(this.#options.runtime.settings), network, warmContainers: this.#options.warmContainers })
+      ? await openTenantShell({ operator: hostingShellOptions(this.#options.runtime.settings), network, warmContainers: this.#options.warmContainers })
       : undefined;
     return TenantResources.create({
       tenant,

@@ -28,6 +28,8 @@ export interface ShellThreadSettings {
   docker: Record<string, unknown>;
   /** Size cap of a saved output's file (ShellRunOptions.saveOutput). */
   savedOutputMaxBytes: number;
+  /** Past a command's output budget, bytes per second read from it in a container (0: as fast as it writes). */
+  drainBytesPerSecond: number;
 }
 
 /** A boundary-crossing error: a stable code and a message. */

@@ -47,6 +47,17 @@ export const shellServiceOptionsSchema = z.object({
    * Default 64 MiB.
    */
   savedOutputMaxBytes: integerOption(MIN_SAVED_OUTPUT_MAX_BYTES, DEFAULT_SAVED_OUTPUT_MAX_BYTES),
+  /**
+   * Past what a command's output can still be used for (`maxOutputBytes`, or
+   * a saved output's cap), bytes per second the container reads from it; a
+   * slower reader blocks the command, as a slow terminal does. Below that
+   * point output is read as fast as it comes; past it, it is only counted
+   * in the container and its end kept. 0 (default): as fast as it writes.
+   * A server shared by tenants sets it: a flood then takes its own time,
+   * not the host's CPU (the kernel's terminal work is charged to nobody's
+   * container).
+   */
+  drainBytesPerSecond: integerOption(0, 0),
   /** Host environment variables passed into commands, by name. Nothing else of the host's environment is. */
   passEnv: z.array(z.string()).default([]),
   /** SIGTERM → SIGKILL delay when a command is ended. Default 200. */

@@ -108,5 +108,6 @@ function toThreadSettings(raw: ShellServiceOptions): ShellThreadSettings {
     passEnv: [...options.passEnv],
     docker: options.docker,
     savedOutputMaxBytes: options.savedOutputMaxBytes,
+    drainBytesPerSecond: options.drainBytesPerSecond,
   };
 }

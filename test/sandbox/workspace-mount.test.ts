@@ -74,6 +74,7 @@ function catMarker(container: SandboxContainer): Promise<string> {
         onData: (chunk) => {
           out += chunk.toString('utf8');
         },
+        onSkipped: () => undefined,
         onExit: () => resolve(out),
         onSpawnFailed: (message) => resolve(`spawn failed: ${message}`),
       },

@@ -95,7 +95,9 @@ test('a flood from the container is capped: counted in full, start and end kept'
   const { session } = await dockerSession(t);
   const result = await session.run({ command: 'echo FIRST; seq 1 1000000; echo LAST' });
   t.true(result.truncated);
-  t.true(result.totalBytes >= 6 + 6_888_896 + 5);
+  // Past the output budget the container only counts: the counts stay exact.
+  t.is(result.totalBytes, 6 + 6_888_896 + 5);
+  t.is(result.totalLines, 1_000_002);
   t.true(result.output.startsWith('FIRST\n1\n2\n'));
   t.true(result.output.endsWith('999999\n1000000\nLAST'));
   t.true(result.output.length < 1_100_000);
@@ -108,6 +110,36 @@ test('a 600,000-line output from the container is saved whole as it arrives: lin
   t.is(firstDifferentLine(readFileSync(path, 'utf8'), seqText(600_000)), undefined);
   t.like(result.savedOutput, { path, bytes: 4_088_895, lines: 600_000, savedLines: 600_000, cut: false });
   t.true(result.savedOutput!.excerpt.endsWith('599999\n600000\n'));
+});
+
+test('a saved output past what the container sends ends where the sending stopped, saying so; counts and the end stay exact', async (t) => {
+  // Coloured lines: the saved plain text is smaller than the raw bytes, so the sending stops before the file's cap.
+  const small = await ShellService.create({ maxOutputBytes: 4096, outputTailBytes: 1024, savedOutputMaxBytes: 64 * 1024 });
+  t.teardown(() => small.close());
+  const workspace = await makeWorkspace(t, 'toolcell-shell-docker-');
+  const session = await small.openSession({ sandbox: 'docker', workspaceRoot: workspace });
+  t.teardown(() => session.close());
+  const path = join(workspace, '.toolcell', 'tool-outputs', 'colours.txt');
+  const command = `for i in $(seq 1 20000); do printf '\\033[31m%05d\\033[0m\\n' $i; done`;
+  const result = await session.run({ command, saveOutput: { path, afterChars: 1000 } });
+  t.is(result.totalBytes, 20_000 * 15);
+  t.is(result.totalLines, 20_000);
+  t.true(result.output.endsWith('19999\n20000'), result.output.slice(-40));
+  const lines = readFileSync(path, 'utf8').split('\n');
+  t.is(lines.pop(), '');
+  const closing = lines.pop()!;
+  t.deepEqual(
+    lines,
+    Array.from({ length: lines.length }, (_, i) => String(i + 1).padStart(5, '0')),
+    'whole lines, in order, up to the cut',
+  );
+  t.true(lines.length > 1000 && lines.length < 20_000, `${lines.length} lines saved`);
+  t.regex(
+    closing,
+    /^\[\.\.\. saved output cut here, after line \d+, where the sandbox stopped sending the output .*the whole output was 300000 bytes in 20000 lines\) \.\.\.\]$/,
+  );
+  t.like(result.savedOutput, { path, cut: true, bytes: 300_000, lines: 20_000, savedLines: lines.length });
+  t.true(result.savedOutput!.excerpt.endsWith('19999\n20000\n'));
 });
 
 const escapes: Array<[string, (token: string) => string]> = [

@@ -1,4 +1,4 @@
-import type { ExitStatus, SpawnedProcess } from '../backend.js';
+import type { ExitStatus, SkippedOutput, SpawnedProcess } from '../backend.js';
 import { ToolcellError, ToolErrorType } from '../../errors.js';
 import type { SpawnRequest } from './protocol.js';
 import type { SupervisorConnection } from './supervisor-connection.js';
@@ -6,11 +6,15 @@ import { DEFAULT_KILL_GRACE_MS } from '../../contracts/defaults.js';
 
 type Stream = 'stdout' | 'stderr';
 type DataListener = (chunk: Uint8Array, stream: Stream) => void;
+type SkippedListener = (skipped: SkippedOutput, stream: Stream) => void;
+/** Output in arrival order: a chunk, or a report of bytes dropped past the call's budget. */
+export type OutputEvent = [Buffer | SkippedOutput, Stream];
 
 /**
  * A command running under the supervisor of a session's container. Output
- * that arrives before the first `onData` listener is kept and handed to it,
- * so nothing is lost between `spawn()` resolving and the caller subscribing.
+ * that arrives before the first `onData` listener is kept and handed to it
+ * (skip reports to the `onSkipped` listeners subscribed by then), so nothing
+ * is lost between `spawn()` resolving and the caller subscribing.
  */
 export class DockerProcess implements SpawnedProcess {
   readonly pid: number;
@@ -19,11 +23,12 @@ export class DockerProcess implements SpawnedProcess {
   readonly #connection: SupervisorConnection;
   readonly #callId: number;
   readonly #listeners: DataListener[] = [];
-  #early: Array<[Buffer, Stream]> | null;
+  readonly #skippedListeners: SkippedListener[] = [];
+  #early: OutputEvent[] | null;
   #settle!: (status: ExitStatus) => void;
   #status: ExitStatus | undefined;
 
-  constructor(input: { connection: SupervisorConnection; callId: number; pid: number; logPath?: string; early: Array<[Buffer, Stream]> }) {
+  constructor(input: { connection: SupervisorConnection; callId: number; pid: number; logPath?: string; early: OutputEvent[] }) {
     this.#connection = input.connection;
     this.#callId = input.callId;
     this.pid = input.pid;
@@ -40,17 +45,24 @@ export class DockerProcess implements SpawnedProcess {
     const early = this.#early;
     if (early !== null) {
       this.#early = null;
-      for (const [chunk, stream] of early) listener(chunk, stream);
+      for (const event of early) this.#dispatch(event);
     }
   }
 
-  /** Called by the session's routing: one output chunk. */
-  deliver(chunk: Buffer, stream: Stream): void {
-    if (this.#early !== null) {
-      this.#early.push([chunk, stream]);
-      return;
-    }
-    for (const listener of this.#listeners) listener(chunk, stream);
+  onSkipped(listener: SkippedListener): void {
+    if (typeof listener !== 'function') throw new TypeError('onSkipped: listener must be a function');
+    this.#skippedListeners.push(listener);
+  }
+
+  /** Called by the session's routing: one output chunk, or a report of dropped output. */
+  deliver(event: OutputEvent): void {
+    if (this.#early !== null) this.#early.push(event);
+    else this.#dispatch(event);
+  }
+
+  #dispatch([output, stream]: OutputEvent): void {
+    if (Buffer.isBuffer(output)) for (const listener of this.#listeners) listener(output, stream);
+    else for (const listener of this.#skippedListeners) listener(output, stream);
   }
 
   /** Called by the session's routing: the call's last frame (all output came before it). */
@@ -81,7 +93,7 @@ export function startDockerProcess(
 ): Promise<DockerProcess> {
   return new Promise((resolve, reject) => {
     let started: DockerProcess | undefined;
-    const early: Array<[Buffer, Stream]> = [];
+    const early: OutputEvent[] = [];
     const callId = connection.startCall(request, stdin, {
       onSpawned(info) {
         started = new DockerProcess({
@@ -94,8 +106,12 @@ export function startDockerProcess(
         resolve(started);
       },
       onData(chunk, stream) {
-        if (started) started.deliver(chunk, stream);
+        if (started) started.deliver([chunk, stream]);
         else early.push([chunk, stream]);
+      },
+      onSkipped(skipped, stream) {
+        if (started) started.deliver([skipped, stream]);
+        else early.push([skipped, stream]);
       },
       onExit(status) {
         if (started) started.finish(status);

@@ -73,6 +73,7 @@ export class DockerSession implements ShellSession {
       pid: spawned.pid,
       ...(spawned.logPath !== undefined ? { logPath: spawned.logPath } : {}),
       onData: (listener) => spawned.onData(listener),
+      onSkipped: (listener) => spawned.onSkipped(listener),
       exited,
       kill: (killOptions) => spawned.kill(killOptions),
     };

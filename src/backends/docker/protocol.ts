@@ -29,6 +29,8 @@ export const SupervisorFrame = {
   LOG: 0x87,
   /** Sent instead of READY when the supervisor refuses to start (then it exits): `{type, message}`. */
   REFUSED: 0x88,
+  /** Output past the call's `outputBudget`, dropped: `{stream, bytes, lineFeeds, endsWithLineFeed}` (sandbox/supervisor/output_budget.py). */
+  SKIPPED: 0x89,
 } as const;
 
 /** What the supervisor needs to start one command: the spawn options, with stdin as a flag (the bytes follow as frames). */

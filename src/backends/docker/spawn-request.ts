@@ -35,6 +35,14 @@ export function toSpawnRequest(options: SpawnOptions, logName: string | undefine
   }
   if (options.stdin !== undefined) check(options.stdin instanceof Uint8Array, 'spawn: options.stdin must be a Uint8Array');
   if (options.background !== undefined) check(typeof options.background === 'boolean', 'spawn: options.background must be a boolean');
+  if (options.outputBudget !== undefined) {
+    check(typeof options.outputBudget === 'object' && options.outputBudget !== null, 'spawn: options.outputBudget must be an object');
+    for (const field of ['forwardBytes', 'tailBytes', 'drainBytesPerSecond'] as const) {
+      const value = options.outputBudget[field];
+      if (value === undefined && field === 'drainBytesPerSecond') continue;
+      check(Number.isSafeInteger(value) && value! >= 0, `spawn: options.outputBudget.${field} must be a non-negative integer`);
+    }
+  }
   const background = options.background === true;
   const request: SpawnRequest = {
     command: options.command,
@@ -47,5 +55,9 @@ export function toSpawnRequest(options: SpawnOptions, logName: string | undefine
   if (options.cols !== undefined) request.cols = options.cols;
   if (options.rows !== undefined) request.rows = options.rows;
   if (background && logName !== undefined) request.logName = logName;
+  if (!background && options.outputBudget !== undefined) {
+    const { forwardBytes, tailBytes, drainBytesPerSecond } = options.outputBudget;
+    request.outputBudget = { forwardBytes, tailBytes, ...(drainBytesPerSecond ? { drainBytesPerSecond } : {}) };
+  }
   return request;
 }

@@ -1,6 +1,6 @@
 import type { Duplex } from 'node:stream';
 import { ToolcellError, ToolErrorType } from '../../errors.js';
-import type { ExitStatus } from '../backend.js';
+import type { ExitStatus, SkippedOutput } from '../backend.js';
 import { FrameDecoder } from './frame-decoder.js';
 import {
   HEADER_SIZE,
@@ -18,6 +18,7 @@ import {
 export interface CallListener {
   onSpawned(info: { pid: number; logPath?: string }): void;
   onData(chunk: Buffer, stream: 'stdout' | 'stderr'): void;
+  onSkipped(skipped: SkippedOutput, stream: 'stdout' | 'stderr'): void;
   onExit(status: ExitStatus): void;
   onSpawnFailed(message: string): void;
 }
@@ -174,6 +175,9 @@ export class SupervisorConnection {
         listener?.onSpawnFailed(String(message['message'] ?? 'spawn failed'));
         return;
       }
+      case SupervisorFrame.SKIPPED:
+        this.#calls.get(callId)?.onSkipped(toSkippedOutput(message), message['stream'] === 'stderr' ? 'stderr' : 'stdout');
+        return;
       case SupervisorFrame.LOG:
         this.#onLog({ level: String(message['level']), message: String(message['message']) });
         return;
@@ -201,4 +205,10 @@ export class SupervisorConnection {
     // Processes of a removed container are gone: each open call ends as killed.
     for (const call of calls) call.onExit({ exitCode: null, signal: 'SIGKILL' });
   }
+}
+
+/** A SKIPPED frame's counts; anything not a count is taken as 0. */
+function toSkippedOutput(message: Record<string, unknown>): SkippedOutput {
+  const count = (value: unknown): number => (Number.isSafeInteger(value) && (value as number) >= 0 ? (value as number) : 0);
+  return { bytes: count(message['bytes']), lineFeeds: count(message['lineFeeds']), endsWithLineFeed: message['endsWithLineFeed'] === true };
 }

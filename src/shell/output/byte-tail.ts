@@ -17,6 +17,10 @@ export class ByteTail {
     return this.#filled;
   }
 
+  get capacity(): number {
+    return this.#ring.length;
+  }
+
   push(chunk: Uint8Array): void {
     const capacity = this.#ring.length;
     if (capacity === 0 || chunk.length === 0) return;

@@ -69,6 +69,11 @@ export class CappedFile {
     return this.#cut;
   }
 
+  /** Ends the text here, under the cap: later writes are only counted, as past it. */
+  stop(): void {
+    this.#cut = true;
+  }
+
   write(text: string): void {
     if (this.#error !== undefined || this.#cut || text.length === 0) return;
     let bytes = Buffer.from(text, 'utf8');

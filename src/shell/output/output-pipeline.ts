@@ -1,4 +1,5 @@
 import type { LiveOutput } from '../../contracts/live-output.js';
+import type { SkippedOutput } from '../../backends/backend.js';
 import { BinarySniffer } from './binary-sniffer.js';
 import { ByteTail } from './byte-tail.js';
 import { countLineFeeds } from './count-line-feeds.js';
@@ -95,6 +96,24 @@ export class OutputPipeline {
 
   get binary(): boolean {
     return this.#binary;
+  }
+
+  /** Raw bytes kept from the end of each stream past `maxBytes`: what a sandbox's output budget must send back. */
+  get tailBytesPerStream(): number {
+    return Math.max(this.#tails.stdout.capacity, this.#tails.stderr.capacity);
+  }
+
+  /**
+   * Output the sandbox dropped past its budget (counted there, never sent).
+   * It lies past `maxBytes`, so only the counts move; the stream's kept end
+   * arrives after it through `push`.
+   */
+  skip(skipped: SkippedOutput): void {
+    if (this.#disposed || skipped.bytes === 0) return;
+    this.#totalBytes += skipped.bytes;
+    this.#lineFeeds += skipped.lineFeeds;
+    this.#endsWithLineFeed = skipped.endsWithLineFeed;
+    if (this.#binary) this.#throttle.changed();
   }
 
   push(chunk: Uint8Array, stream: Stream = 'stdout'): void {

@@ -54,6 +54,8 @@ export class OutputSaver {
   #file: CappedFile | undefined;
   /** Set once the file is full: the raw end of each stream, for the excerpt. */
   #rawTails: Partial<Record<Stream, ByteTail>> | undefined;
+  /** Set when the sandbox dropped output (past its budget) before the file was full. */
+  #gap = false;
 
   constructor(options: OutputSaverOptions) {
     this.#options = options;
@@ -69,10 +71,28 @@ export class OutputSaver {
     }
     const text = this.#filters[key]!.push(chunk);
     if (text.length > 0) this.#take(text);
-    if (this.#file?.cut) {
-      const capacity = this.#options.afterChars * RAW_BYTES_PER_CHAR;
-      this.#rawTails = this.#options.mode === 'pty' ? { stdout: new ByteTail(capacity) } : { stdout: new ByteTail(capacity), stderr: new ByteTail(capacity) };
-    }
+    if (this.#file?.cut) this.#keepRawTails();
+  }
+
+  /** Raw bytes of each stream's end kept once the file is full (a sandbox's output budget keeps at least these). */
+  static rawTailBytes(afterChars: number): number {
+    return afterChars * RAW_BYTES_PER_CHAR;
+  }
+
+  /**
+   * The sandbox dropped output here (past its output budget): the file ends
+   * at this point, saying so, and only the output's end is kept for the excerpt.
+   */
+  skip(): void {
+    if (this.#rawTails) return;
+    this.#gap = true;
+    this.#file?.stop();
+    this.#keepRawTails();
+  }
+
+  #keepRawTails(): void {
+    const capacity = OutputSaver.rawTailBytes(this.#options.afterChars);
+    this.#rawTails = this.#options.mode === 'pty' ? { stdout: new ByteTail(capacity) } : { stdout: new ByteTail(capacity), stderr: new ByteTail(capacity) };
   }
 
   /**
@@ -86,7 +106,7 @@ export class OutputSaver {
     this.#pending = [];
     if (!this.#file) return undefined;
     const { bytes, lines, stopped } = options;
-    const saved = await this.#file.close((counts) => closingLine(counts, { maxBytes: this.#options.maxBytes, bytes, lines, stopped }));
+    const saved = await this.#file.close((counts) => closingLine(counts, { maxBytes: this.#options.maxBytes, gap: this.#gap, bytes, lines, stopped }));
     return {
       ...(saved.path !== undefined ? { path: saved.path } : { error: saved.error ?? 'unknown error' }),
       bytes,
@@ -144,14 +164,17 @@ export class OutputSaver {
 }
 
 /** The file's last line: where it was cut and what was dropped, and whether the command was stopped. */
-function closingLine(counts: CappedFileResult, facts: { maxBytes: number; bytes: number; lines: number; stopped: StopReason | null }): string | undefined {
+function closingLine(
+  counts: CappedFileResult,
+  facts: { maxBytes: number; gap: boolean; bytes: number; lines: number; stopped: StopReason | null },
+): string | undefined {
   const notes: string[] = [];
   if (counts.cut) {
     const droppedLines = Math.max(0, facts.lines - counts.savedLines);
-    notes.push(
-      `saved output cut here, after line ${counts.savedLines}, at its size cap of ${facts.maxBytes} bytes (shell.savedOutputMaxBytes): ` +
-        `${droppedLines} more lines were not saved (the whole output was ${facts.bytes} bytes in ${facts.lines} lines)`,
-    );
+    const where = facts.gap
+      ? `saved output cut here, after line ${counts.savedLines}, where the sandbox stopped sending the output (it sends the first ${facts.maxBytes} bytes, shell.savedOutputMaxBytes, and the end)`
+      : `saved output cut here, after line ${counts.savedLines}, at its size cap of ${facts.maxBytes} bytes (shell.savedOutputMaxBytes)`;
+    notes.push(`${where}: ${droppedLines} more lines were not saved (the whole output was ${facts.bytes} bytes in ${facts.lines} lines)`);
   }
   const where = counts.cut ? 'later' : 'here';
   if (facts.stopped === 'cancel') notes.push(`the command was cancelled ${where}`);

@@ -1,6 +1,6 @@
 import type { MessagePort } from 'node:worker_threads';
 import { ToolErrorType, errorMessage, isToolcellError } from '../../errors.js';
-import type { ShellSession, SpawnedProcess } from '../../backends/backend.js';
+import type { OutputBudget, ShellSession, SpawnedProcess } from '../../backends/backend.js';
 import { OutputPipeline, type OutputLimits } from '../output/output-pipeline.js';
 import { OutputSaver, type StopReason } from '../output/output-saver.js';
 import type { RunControl, RunEvent, RunRequest, WireError } from '../protocol.js';
@@ -16,6 +16,8 @@ export interface RunCommandOptions {
   killGraceMs: number;
   /** Size cap of a saved output (`request.saveOutput`). */
   savedOutputMaxBytes: number;
+  /** Past the output budget, bytes per second a container reads from the command (0: as fast as it writes). */
+  drainBytesPerSecond: number;
 }
 
 /**
@@ -47,6 +49,7 @@ export async function runCommand(options: RunCommandOptions): Promise<void> {
   });
   try {
     spawned = await options.session.spawn({
+      outputBudget: outputBudget(options, pipeline),
       command: request.command,
       cwd: request.cwd,
       env: options.env,
@@ -79,6 +82,12 @@ export async function runCommand(options: RunCommandOptions): Promise<void> {
   const saver = request.saveOutput
     ? new OutputSaver({ mode: request.mode, path: request.saveOutput.path, afterChars: request.saveOutput.afterChars, maxBytes: options.savedOutputMaxBytes })
     : undefined;
+  // Before onData: a report of dropped output comes in order with the chunks around it.
+  spawned.onSkipped?.((skipped) => {
+    timers.activity();
+    pipeline.skip(skipped);
+    saver?.skip();
+  });
   spawned.onData((chunk, stream) => {
     timers.activity();
     pipeline.push(chunk, stream);
@@ -106,6 +115,21 @@ export async function runCommand(options: RunCommandOptions): Promise<void> {
       ...(status.notes && status.notes.length > 0 ? { notes: status.notes } : {}),
     },
   });
+}
+
+/**
+ * What the sandbox sends in full: every byte this command's output can still
+ * use (the rendered part, or a saved output's whole file), then each
+ * stream's end as far as the pipeline and the saver's excerpt keep it. Past
+ * that a flood is only counted, in the container, on its own CPU share.
+ */
+function outputBudget(options: RunCommandOptions, pipeline: OutputPipeline): OutputBudget {
+  const saving = options.request.saveOutput;
+  return {
+    forwardBytes: Math.max(options.limits.maxBytes, saving ? options.savedOutputMaxBytes : 0),
+    tailBytes: Math.max(pipeline.tailBytesPerStream, saving ? OutputSaver.rawTailBytes(saving.afterChars) : 0),
+    drainBytesPerSecond: options.drainBytesPerSecond,
+  };
 }
 
 /** Inactivity and wall-clock limits. Output moves a timestamp; the timer re-arms itself lazily. */

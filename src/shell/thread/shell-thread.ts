@@ -171,6 +171,7 @@ class ShellThread {
       limits: settings.limits,
       killGraceMs: settings.killGraceMs,
       savedOutputMaxBytes: settings.savedOutputMaxBytes,
+      drainBytesPerSecond: settings.drainBytesPerSecond,
     });
   }
 
