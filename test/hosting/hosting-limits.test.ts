@@ -179,7 +179,8 @@ test('1,000 requests with bad keys are refused and logged while a good key is se
     }
   })();
   const served: Array<string | undefined> = [];
-  while (statuses.length < 1000) served.push((await call(good.client, 'list_directory', { dir_path: '.' })).errorType);
+  // At most 500 calls, under the tenant's callsPerMinute (600) however long the flood takes on a loaded machine.
+  while (statuses.length < 1000 && served.length < 500) served.push((await call(good.client, 'list_directory', { dir_path: '.' })).errorType);
   await flood;
   t.is(statuses.length, 1000);
   t.true(statuses.every((status) => status === 401));
