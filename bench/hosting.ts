@@ -9,7 +9,7 @@
  * ratio (tenant B's `echo` p99 while tenant A attacks, over B's p99 on the
  * same server idle, in the same run). Nothing here is asserted: figures only.
  *
- *   npm run bench:hosting            (BENCH_QUICK=1 for a short run)
+ *   npm run bench:hosting            (BENCH_QUICK=1 for a short run; BENCH_ONLY=noisy for the noisy-neighbour figures alone)
  */
 import { setMaxListeners } from 'node:events';
 import { mkdtemp, realpath, rm } from 'node:fs/promises';
@@ -142,91 +142,95 @@ const keyOf = (name: string): string => keys.get(name)!;
 console.log(`bench/hosting: ${TENANTS} tenants, Docker sandbox, MCP SDK client over HTTP (load average ${(await import('node:os')).loadavg()[0]!.toFixed(1)})`);
 
 try {
-  const rssBefore = process.memoryUsage().rss;
-
-  // 1. 100 sessions opened at once (2 per tenant), then each one's first call.
-  let failedOpens = 0;
-  const openErrors = new Map<string, number>();
-  const openStart = performance.now();
-  const opened = await Promise.all(
-    Array.from({ length: OPEN_AT_ONCE }, (_, i) =>
-      connect(server.url, keyOf(tenantNames[i % TENANTS]!)).catch((error: unknown) => {
-        failedOpens++;
-        const text = describeError(error).slice(0, 200);
-        openErrors.set(text, (openErrors.get(text) ?? 0) + 1);
-        return undefined;
-      }),
-    ),
-  );
-  const openMs = performance.now() - openStart;
-  const sessions = opened.filter((session): session is Session => session !== undefined);
-  let failedFirstCalls = 0;
-  const firstCallStart = performance.now();
-  const firstCalls = await Promise.all(
-    sessions.map((session) =>
-      timed(async () => {
-        if (!(await shell(session, 'echo first').catch(() => false))) failedFirstCalls++;
-      }),
-    ),
-  );
-  const firstCallsWallMs = performance.now() - firstCallStart;
-  sortNumbers(firstCalls);
-  console.log('\nsessions');
-  line(
-    `${OPEN_AT_ONCE} sessions opened at once`,
-    `${(openMs / 1000).toFixed(2)} s, ${((sessions.length / openMs) * 1000).toFixed(1)} sessions/s, ${failedOpens} failed`,
-  );
-  for (const [text, count] of openErrors) line(`  ${count} failed with`, text);
-  line(
-    'first call of each (all at once; starts its container)',
-    `p50 ${fmt(percentile(firstCalls, 50))}, p99 ${fmt(percentile(firstCalls, 99))}, ${failedFirstCalls} failed`,
-  );
-  line('  all 100 first calls done after', `${(firstCallsWallMs / 1000).toFixed(2)} s`);
-
-  // 2. Memory of 100 idle sessions (each has run one call, so its container is up).
-  const rssIdle = process.memoryUsage().rss;
-  const engine = await containerMemory();
-  console.log('\nmemory per idle session');
-  line('server RSS growth / session', `${((rssIdle - rssBefore) / sessions.length / MiB).toFixed(2)} MB`);
-  line(`containers' memory (engine, ${engine.count} containers) / session`, `${(engine.bytes / Math.max(1, engine.count) / MiB).toFixed(2)} MB`);
-  line('in all / session', `${((rssIdle - rssBefore + engine.bytes) / sessions.length / MiB).toFixed(2)} MB (target ≤ 15 MB)`);
-
-  // 3. Sandboxed calls per second with 1, 10 and 50 tenants calling at once (one session each, `true` in a loop).
-  console.log(`\nthroughput (${THROUGHPUT_SECONDS} s each, one session per tenant calling \`true\` in a loop)`);
+  // BENCH_ONLY=noisy: the noisy-neighbour figures alone (a minute instead of five).
+  let sessions: Session[] = [];
   const byTenant = new Map<string, Session>();
-  sessions.forEach((session, i) => {
-    const tenant = tenantNames[i % TENANTS]!;
-    if (!byTenant.has(tenant)) byTenant.set(tenant, session);
-  });
-  let oneTenantRate = 0;
-  for (const count of [1, 10, 50]) {
-    // Tenants whose sessions failed to open above are left out (and said so): their failures are counted there.
-    const callers = tenantNames
-      .slice(0, count)
-      .map((tenant) => byTenant.get(tenant))
-      .filter((session): session is Session => session !== undefined);
-    const deadline = performance.now() + THROUGHPUT_SECONDS * 1000;
-    let calls = 0;
-    let failed = 0;
-    const latencies: number[] = [];
-    await Promise.all(
-      callers.map(async (session) => {
-        while (performance.now() < deadline) {
-          const ms = await timed(async () => {
-            if (!(await shell(session, 'true').catch(() => false))) failed++;
-          });
-          latencies.push(ms);
-          calls++;
-        }
-      }),
+  if (process.env['BENCH_ONLY'] !== 'noisy') {
+    const rssBefore = process.memoryUsage().rss;
+
+    // 1. 100 sessions opened at once (2 per tenant), then each one's first call.
+    let failedOpens = 0;
+    const openErrors = new Map<string, number>();
+    const openStart = performance.now();
+    const opened = await Promise.all(
+      Array.from({ length: OPEN_AT_ONCE }, (_, i) =>
+        connect(server.url, keyOf(tenantNames[i % TENANTS]!)).catch((error: unknown) => {
+          failedOpens++;
+          const text = describeError(error).slice(0, 200);
+          openErrors.set(text, (openErrors.get(text) ?? 0) + 1);
+          return undefined;
+        }),
+      ),
     );
-    sortNumbers(latencies);
-    const rate = calls / THROUGHPUT_SECONDS;
-    if (count === 1) oneTenantRate = rate;
+    const openMs = performance.now() - openStart;
+    sessions = opened.filter((session): session is Session => session !== undefined);
+    let failedFirstCalls = 0;
+    const firstCallStart = performance.now();
+    const firstCalls = await Promise.all(
+      sessions.map((session) =>
+        timed(async () => {
+          if (!(await shell(session, 'echo first').catch(() => false))) failedFirstCalls++;
+        }),
+      ),
+    );
+    const firstCallsWallMs = performance.now() - firstCallStart;
+    sortNumbers(firstCalls);
+    console.log('\nsessions');
     line(
-      `${count} tenant${count === 1 ? '' : 's'}${callers.length < count ? ` (${callers.length} with a session)` : ''}`,
-      `${rate.toFixed(1)} calls/s (${(rate / oneTenantRate).toFixed(2)}× one tenant), p50 ${fmt(percentile(latencies, 50))}, p99 ${fmt(percentile(latencies, 99))}, ${failed} failed`,
+      `${OPEN_AT_ONCE} sessions opened at once`,
+      `${(openMs / 1000).toFixed(2)} s, ${((sessions.length / openMs) * 1000).toFixed(1)} sessions/s, ${failedOpens} failed`,
     );
+    for (const [text, count] of openErrors) line(`  ${count} failed with`, text);
+    line(
+      'first call of each (all at once; starts its container)',
+      `p50 ${fmt(percentile(firstCalls, 50))}, p99 ${fmt(percentile(firstCalls, 99))}, ${failedFirstCalls} failed`,
+    );
+    line('  all 100 first calls done after', `${(firstCallsWallMs / 1000).toFixed(2)} s`);
+
+    // 2. Memory of 100 idle sessions (each has run one call, so its container is up).
+    const rssIdle = process.memoryUsage().rss;
+    const engine = await containerMemory();
+    console.log('\nmemory per idle session');
+    line('server RSS growth / session', `${((rssIdle - rssBefore) / sessions.length / MiB).toFixed(2)} MB`);
+    line(`containers' memory (engine, ${engine.count} containers) / session`, `${(engine.bytes / Math.max(1, engine.count) / MiB).toFixed(2)} MB`);
+    line('in all / session', `${((rssIdle - rssBefore + engine.bytes) / sessions.length / MiB).toFixed(2)} MB (target ≤ 15 MB)`);
+
+    // 3. Sandboxed calls per second with 1, 10 and 50 tenants calling at once (one session each, `true` in a loop).
+    console.log(`\nthroughput (${THROUGHPUT_SECONDS} s each, one session per tenant calling \`true\` in a loop)`);
+    sessions.forEach((session, i) => {
+      const tenant = tenantNames[i % TENANTS]!;
+      if (!byTenant.has(tenant)) byTenant.set(tenant, session);
+    });
+    let oneTenantRate = 0;
+    for (const count of [1, 10, 50]) {
+      // Tenants whose sessions failed to open above are left out (and said so): their failures are counted there.
+      const callers = tenantNames
+        .slice(0, count)
+        .map((tenant) => byTenant.get(tenant))
+        .filter((session): session is Session => session !== undefined);
+      const deadline = performance.now() + THROUGHPUT_SECONDS * 1000;
+      let calls = 0;
+      let failed = 0;
+      const latencies: number[] = [];
+      await Promise.all(
+        callers.map(async (session) => {
+          while (performance.now() < deadline) {
+            const ms = await timed(async () => {
+              if (!(await shell(session, 'true').catch(() => false))) failed++;
+            });
+            latencies.push(ms);
+            calls++;
+          }
+        }),
+      );
+      sortNumbers(latencies);
+      const rate = calls / THROUGHPUT_SECONDS;
+      if (count === 1) oneTenantRate = rate;
+      line(
+        `${count} tenant${count === 1 ? '' : 's'}${callers.length < count ? ` (${callers.length} with a session)` : ''}`,
+        `${rate.toFixed(1)} calls/s (${(rate / oneTenantRate).toFixed(2)}× one tenant), p50 ${fmt(percentile(latencies, 50))}, p99 ${fmt(percentile(latencies, 99))}, ${failed} failed`,
+      );
+    }
   }
 
   // 4. Noisy neighbour: B's echo p99 on the idle server, then while A attacks with every slot it has.

@@ -3,15 +3,24 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadSettings } from '../../src/config/load-settings.js';
-import { HOSTING_DRAIN_BYTES_PER_SECOND, hostingShellOptions } from '../../src/hosting/hosting-shell-options.js';
+import { HOSTING_OUTPUT_LIMITS, hostingShellOptions } from '../../src/hosting/hosting-shell-options.js';
 
-test("a hosting server drains floods slowly and keeps the operator's limits, never its egress", async (t) => {
+async function settingsWith(content: object) {
   const dir = await mkdtemp(join(tmpdir(), 'toolcell-hosting-shell-options-'));
   const settingsFile = join(dir, 'settings.json');
-  await writeFile(settingsFile, JSON.stringify({ sandbox: { network: { allow: ['example.com'] } }, shell: { savedOutputMaxBytes: 1 << 20 } }));
-  const options = hostingShellOptions(loadSettings({ workspace: dir, settingsFile, homeDir: dir }));
-  t.is(options.drainBytesPerSecond, HOSTING_DRAIN_BYTES_PER_SECOND);
-  t.true(HOSTING_DRAIN_BYTES_PER_SECOND > 0);
-  t.is(options.savedOutputMaxBytes, 1 << 20);
+  await writeFile(settingsFile, JSON.stringify(content));
+  return loadSettings({ workspace: dir, settingsFile, homeDir: dir });
+}
+
+test('a hosting server keeps less of each output than a local run, and drains the rest slowly', async (t) => {
+  const options = hostingShellOptions(await settingsWith({}));
+  t.like(options, { maxOutputBytes: 1 << 20, savedOutputMaxBytes: 8 << 20, drainBytesPerSecond: 8 << 20 });
+  t.deepEqual(HOSTING_OUTPUT_LIMITS, { maxOutputBytes: 1 << 20, savedOutputMaxBytes: 8 << 20, drainBytesPerSecond: 8 << 20 });
+});
+
+test("the operator's shell settings win over the hosting defaults; its egress reaches no tenant", async (t) => {
+  const options = hostingShellOptions(await settingsWith({ sandbox: { network: { allow: ['example.com'] } }, shell: { savedOutputMaxBytes: 100_000 } }));
+  t.is(options.savedOutputMaxBytes, 100_000);
+  t.is(options.drainBytesPerSecond, HOSTING_OUTPUT_LIMITS.drainBytesPerSecond);
   t.false('egress' in (options.docker ?? {}), "the operator's sandbox.network reaches no tenant");
 });
