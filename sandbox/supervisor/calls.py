@@ -156,7 +156,7 @@ class Call:
             skipped.take(rest)
             now = time.monotonic()
             resume = skipped.resume_at()
-            if skipped.due(now) or (resume is not None and resume > now):
+            if skipped.due(now):
                 self.report_skipped(fd, now)
             if resume is not None and resume > now and fd not in self.paused:
                 # Not read until then: the writer blocks on a full pipe or terminal.

@@ -24,7 +24,7 @@ SKIP_READ_SIZE = 1 << 20
 
 
 class OutputBudget:
-    """Bytes a call may still forward, across its streams; None: no budget (an older host)."""
+    """Bytes a call may still forward, across its streams; disabled when the request has no budget (an older host)."""
 
     def __init__(self, spec):
         budget = spec.get("outputBudget") if isinstance(spec, dict) else None
