@@ -9,8 +9,8 @@ import { withoutOperatorEgress } from './tenant-network.js';
  * shell thread all tenants share, and is rendered there by a terminal
  * emulator; none of that runs in the tenant's cgroup. At the local
  * defaults (8 MiB rendered, 64 MiB saved) a tenant's 1 GB flood raised
- * another tenant's p99 4.5-fold (bench/hosting, noisy neighbour); at these
- * it is within noise. The model sees 40,000 characters of an output either
+ * another tenant's p99 4.5-fold (bench/hosting, noisy neighbour); at these,
+ * 1.0 to 1.5-fold. The model sees 40,000 characters of an output either
  * way; the saved file (`.toolcell/tool-outputs`) holds the first 8 MiB.
  */
 export const HOSTING_OUTPUT_LIMITS = Object.freeze({
