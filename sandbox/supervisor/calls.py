@@ -8,7 +8,8 @@ reaper goes back to the supervisor's idle set, unless it died.
 
 Kill watchdog: a reaper that has not finished a kill within the grace period
 plus KILL_WATCHDOG seconds (say it was stopped by a signal) is SIGKILLed; its
-orphans come to the supervisor, which kills them as strays.
+orphans come to the supervisor (or, where reapers are no subreapers, to
+init), which kills them as strays.
 """
 
 import collections
@@ -22,6 +23,7 @@ import fdchannel
 import protocol as P
 import proctree
 from output_budget import SKIP_READ_SIZE, OutputBudget, SkippedStream
+from stdio import PTY_REPORTS_HANGUP
 
 DRAIN_TIMEOUT = 1.0
 KILL_WATCHDOG = 2.0
@@ -45,6 +47,7 @@ class Call:
         self.stdin_closing = False
         self.stdin_registered = False
         self.reaper_pid = None
+        self.group = None  # the call group, when the reaper is no subreaper (proctree.py)
         self.sock = None
         self.status_buffer = b""
         self.started = False
@@ -203,6 +206,7 @@ class Call:
         kind = message.get("t")
         if kind == "started":
             self.started = True
+            self.group = message.get("group")
             reply = {"pid": message["pid"]}
             if "logPath" in self.spec:
                 reply["logPath"] = self.spec["logPath"]
@@ -221,6 +225,11 @@ class Call:
             self.tree_done = True
             self.kill_deadline = None
             self.drain_deadline = time.monotonic() + DRAIN_TIMEOUT
+            if self.spec.get("mode") == "pty" and not PTY_REPORTS_HANGUP:
+                # Nothing of the call is left to hold the terminal, and this
+                # kernel never says so (stdio.py): what the master holds is all.
+                for fd in list(self.outputs):
+                    self.read_output(fd, drain=True)
             self.maybe_finish()
 
     def on_reaper_lost(self):
@@ -231,7 +240,8 @@ class Call:
         if self.finished:
             return
         self.sup.log("error", f"call {self.id}: its reaper exited unexpectedly")
-        proctree.kill_strays(os.getpid(), self.sup.managed_pids() - {self.reaper_pid})
+        # Its call group too: where reapers are no subreapers, the orphans went to init, not to us.
+        proctree.kill_strays(os.getpid(), self.sup.managed_pids() - {self.reaper_pid}, proctree.call_group(self.reaper_pid))
         self.tree_done = True
         self.kill_deadline = None
         self.drain_deadline = time.monotonic() + DRAIN_TIMEOUT

@@ -57,13 +57,15 @@ class SpawnError(Exception):
     """The command could not start; the message says which step failed."""
 
 
-def spawn_command(spec, identity, stdio):
+def spawn_command(spec, identity, stdio, call_group=None):
     """Starts `bash -c command` in its own session as `identity`; returns its
     pid (the caller reaps it).
 
     `stdio` is (stdin, stdout, stderr) fds, or None for a background call,
     whose output goes to spec["logPath"]. Every other fd of the reaper is
-    close-on-exec. Raises SpawnError.
+    close-on-exec. `call_group`, when given, is the command's one
+    supplementary group, the marker of its call (proctree.py); otherwise it
+    has none. Raises SpawnError.
     """
     uid, gid = identity
     opened = []
@@ -85,7 +87,8 @@ def spawn_command(spec, identity, stdio):
             os.setresuid(0, 0, 0)
             os.setresgid(0, 0, 0)
         step = "exec " + SETPRIV
-        argv = [SETPRIV, f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--", SHELL, "-c", spec["command"]]
+        groups = "--clear-groups" if call_group is None else f"--groups={call_group}"
+        argv = [SETPRIV, f"--reuid={uid}", f"--regid={gid}", groups, "--", SHELL, "-c", spec["command"]]
         stdio_actions = [(os.POSIX_SPAWN_DUP2, fd, target) for target, fd in enumerate(stdio)]
         return os.posix_spawn(
             SETPRIV,

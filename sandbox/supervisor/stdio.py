@@ -18,6 +18,29 @@ import time
 import protocol as P
 
 
+def _pty_reports_hangup():
+    """Whether reading a pty master whose slave side is closed everywhere fails
+    (EIO), which is how the supervisor learns a pty-mode call's output ended.
+    Linux does; gVisor (2022) answers EAGAIN for ever, so there a call's pty
+    output ends when its process tree is gone (calls.py)."""
+    master, slave = os.openpty()
+    try:
+        os.close(slave)
+        os.set_blocking(master, False)
+        try:
+            os.read(master, 1)
+        except BlockingIOError:
+            return False
+        except OSError:
+            return True
+        return True
+    finally:
+        os.close(master)
+
+
+PTY_REPORTS_HANGUP = _pty_reports_hangup()
+
+
 def _require(condition, message):
     if not condition:
         raise ValueError(message)

@@ -224,7 +224,7 @@ class Supervisor:
             call.quota_base = self.quota.ratchet(call.quota_base, call.quota_attributed, sample)
             if not self.quota.grew_past(call.quota_base, sample):
                 continue
-            frozen = proctree.freeze(call.reaper_pid)
+            frozen = proctree.freeze(call.reaper_pid, call.group)
             message, call.quota_base, call.quota_attributed = self.quota.confirm(call.quota_base, sample)
             if message:
                 call.kill_for_quota(message)  # the reaper kills the frozen tree
@@ -320,7 +320,9 @@ class Supervisor:
 
 def main(argv):
     args = parse_args(argv)
-    # Orphans of a crashed reaper come back here rather than to init.
+    # Orphans of a crashed reaper come back here rather than to init. gVisor
+    # refuses this to all but its pid 1 (docker-init): there init adopts them,
+    # and the dead reaper's call group finds them (calls.py, proctree.py).
     reaper.set_child_subreaper()
     return Supervisor(args).run()
 
