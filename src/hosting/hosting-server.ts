@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { removeLeftoverContainers } from '../backends/docker/cleanup.js';
 import { createEngineClient } from '../backends/docker/engine.js';
 import { parseOptions } from '../contracts/parse-options.js';
-import { errorMessage, ToolErrorType } from '../errors.js';
+import { errorMessage, isToolcellError, ToolErrorType } from '../errors.js';
+import { RuntimeCatalog } from '../backends/docker/runtimes.js';
 import type { AroundToolCall } from '../mcp/server/create-tool-server.js';
 import { serveHttp, SessionRefusal, type HttpRefusal, type LiveHttpSession, type RunningHttpServer } from '../mcp/server/serve-http.js';
 import type { ServeSession } from '../mcp/server/session.js';
@@ -36,6 +37,8 @@ export interface HostedSession {
   subject: string;
   ageMs: number;
   calls: number;
+  /** The OCI runtime of the session's container (`runc`, `runsc`). */
+  runtime?: string;
 }
 
 /**
@@ -58,6 +61,9 @@ export class HostingServer {
   readonly #policies: TenantPolicies;
   readonly #onTenantRemoved = (name: string) => void this.#tenantRemoved(name);
   readonly #onKeysRevoked = (ids: string[]) => void this.#keysRevoked(ids);
+  /** The runtime each live session's container runs on, for the admin API. */
+  readonly #sessionRuntimes = new Map<string, string>();
+  #runtimes!: RuntimeCatalog;
   #http!: RunningHttpServer<Principal>;
   /**
    * One shell thread and Docker backend for every tenant: each session passes
@@ -110,7 +116,10 @@ export class HostingServer {
 
   /** Live sessions, oldest first (the admin API lists these). */
   listSessions(): HostedSession[] {
-    return this.#http.listSessions().map((session) => hosted(session));
+    return this.#http.listSessions().map((session) => {
+      const runtime = this.#sessionRuntimes.get(session.id);
+      return { ...hosted(session), ...(runtime !== undefined ? { runtime } : {}) };
+    });
   }
 
   /** Closes one session: its calls are cancelled and its container removed. */
@@ -140,6 +149,7 @@ export class HostingServer {
       // The egress event files of those containers' proxies (tenant-network.ts): nothing reads them any more.
       await rm(join(options.dataDir, 'egress'), { recursive: true, force: true });
     }
+    this.#runtimes = new RuntimeCatalog(createEngineClient());
     const base = hostingShellOptions(options.runtime.settings);
     this.#shell = await ShellService.create({
       ...base,
@@ -228,6 +238,7 @@ export class HostingServer {
       while (undo.length > 0) await undo.pop()!();
     };
     try {
+      const runtime = await this.#sessionRuntime(tenant);
       const releaseSlot = await this.#sessionGate.acquire(tenant, AbortSignal.timeout(this.#options.sessionWaitMs)).catch(() => {
         throw new SessionRefusal({ status: 503, message: 'The server is at its session capacity; retry later', headers: { 'Retry-After': '5' } });
       });
@@ -244,6 +255,8 @@ export class HostingServer {
       }
       this.#workspaces.set(base.registry, resources.workspace);
       this.#policyOf.set(base.registry, policy);
+      this.#sessionRuntimes.set(id, runtime);
+      undo.push(() => void this.#sessionRuntimes.delete(id));
       return {
         registry: base.registry,
         idleMs: limits.idleSeconds * 1000,
@@ -260,18 +273,35 @@ export class HostingServer {
     }
   }
 
+  /**
+   * The runtime a tenant's new session runs on: the tenant's (tenants file),
+   * else the operator's, else the engine's default. One the engine does not
+   * have refuses the session at once, in one line saying how to set it up.
+   */
+  async #sessionRuntime(tenant: string): Promise<string> {
+    const named = this.#options.store.tenant(tenant)?.runtime ?? this.#options.runtime.settings.sandbox.runtime;
+    try {
+      return (await this.#runtimes.resolve(named, { egress: false })).name;
+    } catch (error) {
+      if (!isToolcellError(error)) throw error;
+      this.#log(`tenant ${tenant}: ${error.message}`);
+      throw new SessionRefusal({ status: 503, message: error.message, type: ToolErrorType.SANDBOX_UNAVAILABLE });
+    }
+  }
+
   /** A tenant's resources for its current limits: made on first use, replaced when its container limits change. */
   async #tenantResources(tenant: string, limits: TenantLimits): Promise<TenantResources> {
     const allow = this.#options.store.tenant(tenant)?.network;
+    const sandboxRuntime = this.#options.store.tenant(tenant)?.runtime;
     const pending = this.#resources.get(tenant);
     if (pending) {
       const current = await pending.catch(() => undefined);
       // Another session may have replaced them while this one waited: start over from what is there now.
       if (this.#resources.get(tenant) !== pending) return this.#tenantResources(tenant, limits);
-      if (current?.matches(limits, allow)) return current;
+      if (current?.matches(limits, allow, sandboxRuntime)) return current;
       if (current) void current.retire();
     }
-    const made = this.#makeResources(tenant, limits, allow);
+    const made = this.#makeResources(tenant, limits, allow, sandboxRuntime);
     this.#resources.set(tenant, made);
     made.catch(() => this.#resources.get(tenant) === made && this.#resources.delete(tenant));
     return made;
@@ -282,7 +312,12 @@ export class HostingServer {
    * an allow list, on a shell service of its own (its own egress network and
    * proxy, tenant-network.ts), closed with them.
    */
-  async #makeResources(tenant: string, limits: TenantLimits, allow: readonly string[] | undefined): Promise<TenantResources> {
+  async #makeResources(
+    tenant: string,
+    limits: TenantLimits,
+    allow: readonly string[] | undefined,
+    sandboxRuntime: string | undefined,
+  ): Promise<TenantResources> {
     const network: TenantNetwork = {
       tenant,
       allow,
@@ -299,6 +334,7 @@ export class HostingServer {
       runtime: this.#options.runtime,
       prepareWorkspace: this.#prepare,
       network,
+      ...(sandboxRuntime !== undefined ? { sandboxRuntime } : {}),
       shell: own?.shell ?? this.#shell,
       ...(own ? { ownsShell: true, egress: own.egress } : {}),
     });

@@ -13,9 +13,9 @@ import type { TenantLimits } from './limits.js';
 import { networkKey, tenantWebFetch, type TenantEgress, type TenantNetwork } from './tenant-network.js';
 import type { PrepareWorkspace, PreparedWorkspace } from './tenant-workspace.js';
 
-/** The limits and network a tenant's sessions are made with: a change needs new resources. */
-function containerKey(limits: TenantLimits, allow: readonly string[] | undefined): string {
-  return [limits.memoryBytes, limits.cpus, limits.pids, limits.commandTimeoutSeconds, networkKey(allow)].join('/');
+/** The limits, network and runtime a tenant's sessions are made with: a change needs new resources. */
+function containerKey(limits: TenantLimits, allow: readonly string[] | undefined, runtime: string | undefined): string {
+  return [limits.memoryBytes, limits.cpus, limits.pids, limits.commandTimeoutSeconds, networkKey(allow), runtime ?? ''].join('/');
 }
 
 export interface TenantResourcesOptions {
@@ -36,6 +36,8 @@ export interface TenantResourcesOptions {
   egress?: TenantEgress;
   /** What its sandboxes and web_fetch may reach (tenant-network.ts); absent: nothing. */
   network?: TenantNetwork;
+  /** The OCI runtime of its sandboxes (tenant-runtime.ts); absent: the shell service's (the operator's). */
+  sandboxRuntime?: string;
 }
 
 /**
@@ -49,6 +51,8 @@ export interface TenantResourcesOptions {
 export class TenantResources {
   readonly tenant: string;
   readonly limits: TenantLimits;
+  /** The OCI runtime its sessions' containers get; undefined: the operator's. */
+  readonly sandboxRuntime: string | undefined;
   readonly key: string;
   readonly workspace: WorkspaceInfo;
   readonly createSession: ServeSessionFactory;
@@ -76,7 +80,8 @@ export class TenantResources {
   private constructor(options: TenantResourcesOptions, workspace: WorkspaceInfo, prepared: PreparedWorkspace, fileTools: Tool<unknown>[]) {
     this.tenant = options.tenant;
     this.limits = options.limits;
-    this.key = containerKey(options.limits, options.network?.allow);
+    this.sandboxRuntime = options.sandboxRuntime;
+    this.key = containerKey(options.limits, options.network?.allow, options.sandboxRuntime);
     this.workspace = workspace;
     this.#shell = options.ownsShell ? options.shell : undefined;
     this.#egress = options.egress;
@@ -93,7 +98,13 @@ export class TenantResources {
       workspace,
       baseRegistry,
       // One CPU group per tenant: however many sessions it runs, a busy tenant gets one share of the CPU under contention.
-      limits: { memoryBytes: options.limits.memoryBytes, cpus: options.limits.cpus, pids: options.limits.pids, cpuGroup: tenantSlug(options.tenant) },
+      limits: {
+        memoryBytes: options.limits.memoryBytes,
+        cpus: options.limits.cpus,
+        pids: options.limits.pids,
+        cpuGroup: tenantSlug(options.tenant),
+        ...(options.sandboxRuntime !== undefined ? { runtime: options.sandboxRuntime } : {}),
+      },
       // The MCP handshake does not wait for the container: a burst of new sessions would hold each
       // initialize for every container start before it; the session's first command waits instead.
       awaitSandbox: false,
@@ -103,9 +114,9 @@ export class TenantResources {
     this.createSession = createSessionFactory({ baseRegistry, openSandbox });
   }
 
-  /** True when new sessions should use fresh resources for these limits and allow list. */
-  matches(limits: TenantLimits, allow?: readonly string[]): boolean {
-    return !this.#retired && this.key === containerKey(limits, allow);
+  /** True when new sessions should use fresh resources for these limits, allow list and runtime. */
+  matches(limits: TenantLimits, allow?: readonly string[], sandboxRuntime?: string): boolean {
+    return !this.#retired && this.key === containerKey(limits, allow, sandboxRuntime);
   }
 
   use(): void {

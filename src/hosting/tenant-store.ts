@@ -7,6 +7,7 @@ import type { KeyDirectory, StoredKey } from './api-key.js';
 import type { PolicyRule } from '../policy/policy-rule.js';
 import { resolveLimits, type TenantLimits } from './limits.js';
 import { resolveTenantNetwork } from './tenant-policy-fields.js';
+import { resolveTenantRuntime } from './tenant-runtime.js';
 import { loadTenantPolicies } from './tenant-policy.js';
 import { readTenantsFile, type TenantsFile } from './tenants-file.js';
 
@@ -19,6 +20,8 @@ export interface TenantView {
   policy: readonly PolicyRule[];
   /** The egress allow list (the tenant's `network`, else the defaults'); undefined: no network. */
   network?: readonly string[];
+  /** The OCI runtime of its sandboxes (the tenant's `runtime`, else the defaults'); undefined: the operator's. */
+  runtime?: string;
 }
 
 export interface TenantStoreEvents {
@@ -135,12 +138,14 @@ export class TenantStore extends EventEmitter<TenantStoreEvents> implements KeyD
     const policies = loadTenantPolicies(this.file, content);
     for (const [name, entry] of Object.entries(content.tenants)) {
       const network = resolveTenantNetwork(content.defaults?.network, entry.network);
+      const runtime = resolveTenantRuntime(content.defaults?.runtime, entry.runtime);
       tenants.set(name, {
         name,
         ...(entry.workspace ? { workspace: entry.workspace } : {}),
         limits: resolveLimits(content.defaults?.limits, entry.limits),
         policy: policies.get(name) ?? [],
         ...(network !== undefined ? { network } : {}),
+        ...(runtime !== undefined ? { runtime } : {}),
       });
       for (const key of entry.keys) keys.set(key.id, { tenant: name, hash: key.hash, revoked: key.revokedAt !== undefined });
     }

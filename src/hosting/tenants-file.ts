@@ -5,15 +5,17 @@ import { ToolErrorType, ToolcellError } from '../errors.js';
 import { writeFileAtomic } from '../fs/atomic-write.js';
 import { limitsSchema } from './limits.js';
 import { tenantNetworkSchema, tenantPoliciesSchema } from './tenant-policy-fields.js';
+import { tenantRuntimeSchema } from './tenant-runtime.js';
 
 /**
  * The tenants file: who may use a hosting server, with which keys, in which
  * workspace and under which limits. JSON, managed by `toolcell tenant …` so
  * nobody edits hashes by hand; the server reloads it when it changes.
  *
- * {"version": 1, "defaults": {"limits": {…}, "policies"?: [...], "network"?: …},
+ * {"version": 1, "defaults": {"limits": {…}, "policies"?: [...], "network"?: …, "runtime"?: "runsc"},
  *  "tenants": {"acme": {"workspace"?: "/srv/acme", "limits"?: {…},
  *              "policies"?: ["/srv/policies/acme.toml"], "network"?: "none" | {"allow": [...]},
+ *              "runtime"?: "runsc",
  *              "keys": [{"id", "hash", "createdAt", "revokedAt"?}]}}}
  */
 
@@ -41,6 +43,8 @@ const tenantSchema = z.strictObject({
   policies: tenantPoliciesSchema.optional(),
   /** What this tenant's sandboxes may reach; replaces the defaults' (see tenant-network.ts). */
   network: tenantNetworkSchema.optional(),
+  /** The OCI runtime of this tenant's sandboxes, e.g. `runsc`; replaces the defaults' (see tenant-runtime.ts). */
+  runtime: tenantRuntimeSchema.optional(),
   keys: z.array(keySchema),
 });
 
@@ -48,7 +52,12 @@ export const tenantsFileSchema = z
   .strictObject({
     version: z.literal(1),
     defaults: z
-      .strictObject({ limits: limitsSchema.optional(), policies: tenantPoliciesSchema.optional(), network: tenantNetworkSchema.optional() })
+      .strictObject({
+        limits: limitsSchema.optional(),
+        policies: tenantPoliciesSchema.optional(),
+        network: tenantNetworkSchema.optional(),
+        runtime: tenantRuntimeSchema.optional(),
+      })
       .optional(),
     tenants: z.record(z.string().regex(TENANT_NAME, { error: TENANT_NAME_RULE }), tenantSchema),
   })

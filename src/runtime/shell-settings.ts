@@ -23,7 +23,7 @@ export function resolveSandboxMode(fromFlag: SandboxMode | undefined, settings: 
 }
 
 /**
- * ShellService options from settings (`shell.*`, `sandbox.image`, `sandbox.network`). Without a
+ * ShellService options from settings (`shell.*`, `sandbox.image`, `sandbox.network`, `sandbox.runtime`). Without a
  * named image, the first sandboxed command builds this version's image when
  * it is missing (progress on stderr), as Gemini CLI pulls its sandbox image
  * on first use; a named image is the user's and must exist.
@@ -35,6 +35,7 @@ export function shellServiceOptions(settings: Settings): ShellServiceOptions {
     ...(settings.shell.savedOutputMaxBytes !== undefined ? { savedOutputMaxBytes: settings.shell.savedOutputMaxBytes } : {}),
     docker: {
       ...(settings.sandbox.image !== undefined ? { image: settings.sandbox.image } : { buildIfMissing: true }),
+      ...(settings.sandbox.runtime !== undefined ? { runtime: settings.sandbox.runtime } : {}),
       ...(allow !== undefined ? { egress: { allow: [...allow], logFile: join(homedir(), '.toolcell', 'egress.log') } } : {}),
     },
   };

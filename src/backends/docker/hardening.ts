@@ -164,6 +164,14 @@ export interface ContainerSpecInput {
   egressNetwork?: string;
   /** The parent cgroup (a CPU group, session-limits.ts); default the engine's own. */
   cgroupParent?: string;
+  /**
+   * The session's OCI runtime (default: options.runtime, else the engine's).
+   * `gvisor`: it is gVisor, whose files show its own device and inode
+   * numbers, so the supervisor cannot compare the mounts with the folders the
+   * host checked; the caller must mount private mount points instead
+   * (docker-backend.ts).
+   */
+  runtime?: { name: string; gvisor: boolean };
 }
 
 function tmpfsOptions(sizeBytes: number, extra: string): string {
@@ -181,13 +189,14 @@ export function buildContainerSpec(input: ContainerSpecInput): Docker.ContainerC
   cmd.push('--workspace', SANDBOX_PATHS.workspace, '--log-dir', logDir);
   cmd.push('--workspace-bytes', String(limits.workspaceGrowthBytes), '--workspace-files', String(limits.workspaceGrowthFiles));
   if (identity.grantAcl) cmd.push('--grant-acl');
-  cmd.push('--expect-workspace', formatIdentity(workspace.workspace.expected));
+  const verifyMounts = input.runtime?.gvisor !== true;
+  if (verifyMounts) cmd.push('--expect-workspace', formatIdentity(workspace.workspace.expected));
 
   const mounts: Docker.MountSettings[] = [
     { Type: 'bind', Source: workspace.workspace.source, Target: SANDBOX_PATHS.workspace, ReadOnly: false, BindOptions: { Propagation: 'rprivate' } },
   ];
   if (hardening.hideStateDir) {
-    cmd.push('--expect-log-dir', formatIdentity(workspace.background.expected));
+    if (verifyMounts) cmd.push('--expect-log-dir', formatIdentity(workspace.background.expected));
     mounts.push(
       { Type: 'tmpfs', Source: '', Target: SANDBOX_PATHS.stateDir, ReadOnly: true, TmpfsOptions: { SizeBytes: STATE_DIR_COVER_BYTES, Mode: 0o755 } },
       { Type: 'bind', Source: workspace.background.source, Target: SANDBOX_PATHS.backgroundLogs, ReadOnly: false, BindOptions: { Propagation: 'rprivate' } },
@@ -225,7 +234,8 @@ export function buildContainerSpec(input: ContainerSpecInput): Docker.ContainerC
     AutoRemove: true,
     Privileged: false,
   };
-  if (options.runtime !== undefined) hostConfig.Runtime = options.runtime;
+  const runtime = input.runtime?.name ?? options.runtime;
+  if (runtime !== undefined) hostConfig.Runtime = runtime;
   // On the egress network the only way out is the proxy's IPv4 address: no IPv6 at all, not even link-local to the host.
   if (input.egressNetwork !== undefined) hostConfig.Sysctls = { 'net.ipv6.conf.all.disable_ipv6': '1', 'net.ipv6.conf.default.disable_ipv6': '1' };
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { sandboxRuntimeSchema } from '../../contracts/sandbox-runtime.js';
 
 /**
  * The container limits one session may set for itself (a hosting tenant's
@@ -36,16 +37,18 @@ export const sessionLimitsSchema = z.strictObject({
   cpus: cpusSchema.optional(),
   pids: pidsSchema.optional(),
   cpuGroup: cpuGroupSchema.optional(),
+  /** The OCI runtime of this session's container (e.g. `runsc`), over the backend's `runtime` (a hosting tenant's). */
+  runtime: sandboxRuntimeSchema.optional(),
 });
 
 export type SessionLimits = z.input<typeof sessionLimitsSchema>;
 
-/** The limits a session's container gets, filled in (a CPU group only when one was named). */
-export type EffectiveSessionLimits = Required<Omit<SessionLimits, 'cpuGroup'>> & Pick<SessionLimits, 'cpuGroup'>;
+/** The limits a session's container gets, filled in (a CPU group and a runtime only when named; else the engine's default runtime). */
+export type EffectiveSessionLimits = Required<Omit<SessionLimits, 'cpuGroup' | 'runtime'>> & Pick<SessionLimits, 'cpuGroup' | 'runtime'>;
 
 /** A stable key of effective limits: spares of the warm pool are only handed to sessions with the same one. */
 export function sessionLimitsKey(limits: EffectiveSessionLimits): string {
-  return `${limits.memoryBytes}/${limits.cpus}/${limits.pids}/${limits.cpuGroup ?? ''}`;
+  return `${limits.memoryBytes}/${limits.cpus}/${limits.pids}/${limits.cpuGroup ?? ''}/${limits.runtime ?? ''}`;
 }
 
 /** The parent cgroup of a CPU group's containers. */

@@ -21,8 +21,8 @@ export function formatMemory(bytes: number | undefined): string {
 export function sessionsTable(sessions: AdminSessionInfo[]): string {
   if (sessions.length === 0) return 'No live sessions.\n';
   const rows = [
-    ['SESSION', 'TENANT', 'SUBJECT', 'AGE', 'CALLS', 'MEMORY'],
-    ...sessions.map((s) => [s.id, s.tenant, s.subject, formatAge(s.ageMs), String(s.calls), formatMemory(s.memoryBytes)]),
+    ['SESSION', 'TENANT', 'SUBJECT', 'RUNTIME', 'AGE', 'CALLS', 'MEMORY'],
+    ...sessions.map((s) => [s.id, s.tenant, s.subject, s.runtime ?? '-', formatAge(s.ageMs), String(s.calls), formatMemory(s.memoryBytes)]),
   ];
   const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
   return rows.map((row) => row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]!))).join('  ')).join('\n') + '\n';

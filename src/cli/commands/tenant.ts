@@ -5,6 +5,8 @@ import { generateApiKey } from '../../hosting/api-key.js';
 import { limitsSchema, namedLimits, parseLimitAssignment, resolveLimits, type LimitsInput } from '../../hosting/limits.js';
 import { loadPolicyFile } from '../../policy/load-policy-file.js';
 import { resolveTenantNetwork, tenantNetworkSchema } from '../../hosting/tenant-policy-fields.js';
+import { resolveTenantRuntime } from '../../hosting/tenant-runtime.js';
+import { tenantRuntimeOption } from '../options.js';
 import { emptyTenantsFile, readTenantsFile, TENANT_NAME, TENANT_NAME_RULE, writeTenantsFile, type TenantsFile } from '../../hosting/tenants-file.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from '../exit-codes.js';
 
@@ -36,6 +38,7 @@ export function registerTenantCommand(program: Command): void {
       "a policy file (TOML [[rule]] tables) for this tenant's calls, over the operator's rules; repeatable; replaces the tenant's list",
       collectString,
     )
+    .addOption(tenantRuntimeOption())
     .option(
       '--network-allow <entry>',
       "a host its sandboxes may reach through its own egress proxy (host, *.domain, IP or CIDR, optional :port, as sandbox.network.allow); repeatable; replaces the tenant's list (default: no network)",
@@ -59,36 +62,41 @@ sandboxes have no network; the operator's own sandbox.network never applies.
 Examples:
   toolcell tenant add acme --tenants /srv/toolcell/tenants.json --limit sessions=2 --limit memory=512m
   KEY=$(toolcell tenant add acme --tenants tenants.json)
-  toolcell tenant add acme --tenants tenants.json --policy /srv/policies/acme.toml --network-allow registry.npmjs.org --network-allow '*.pythonhosted.org'`,
+  toolcell tenant add acme --tenants tenants.json --policy /srv/policies/acme.toml --network-allow registry.npmjs.org --network-allow '*.pythonhosted.org'
+  toolcell tenant add acme --tenants tenants.json --runtime runsc   # gVisor for this tenant's sandboxes`,
     )
-    .action(async (name: string, options: FileOption & { workspace?: string; limit: LimitsInput; policy?: string[]; networkAllow?: string[] }) => {
-      process.exitCode = await run('add', async () => {
-        checkName(name);
-        const file = resolve(options.tenants);
-        const content = (await readTenantsFile(file, { missingOk: true })) ?? emptyTenantsFile();
-        const existing = content.tenants[name];
-        const limits = checkLimits({ ...existing?.limits, ...options.limit });
-        const policies = options.policy ? checkPolicies(options.policy) : existing?.policies;
-        const network = options.networkAllow ? checkNetwork(options.networkAllow) : existing?.network;
-        const key = generateApiKey();
-        content.tenants[name] = {
-          ...(options.workspace !== undefined ? { workspace: resolve(options.workspace) } : existing?.workspace ? { workspace: existing.workspace } : {}),
-          ...(Object.keys(limits).length > 0 ? { limits } : {}),
-          ...(policies !== undefined ? { policies } : {}),
-          ...(network !== undefined ? { network } : {}),
-          keys: [...(existing?.keys ?? []), { id: key.id, hash: key.hash, createdAt: new Date().toISOString() }],
-        };
-        await writeTenantsFile(file, content);
-        process.stdout.write(`${key.key}\n`);
-        process.stderr.write(`toolcell tenant: ${existing ? 'added key' : 'created tenant'} ${name} (key id ${key.id}) in ${file}\n`);
-      });
-    });
+    .action(
+      async (name: string, options: FileOption & { workspace?: string; limit: LimitsInput; policy?: string[]; networkAllow?: string[]; runtime?: string }) => {
+        process.exitCode = await run('add', async () => {
+          checkName(name);
+          const file = resolve(options.tenants);
+          const content = (await readTenantsFile(file, { missingOk: true })) ?? emptyTenantsFile();
+          const existing = content.tenants[name];
+          const limits = checkLimits({ ...existing?.limits, ...options.limit });
+          const policies = options.policy ? checkPolicies(options.policy) : existing?.policies;
+          const network = options.networkAllow ? checkNetwork(options.networkAllow) : existing?.network;
+          const runtime = options.runtime ?? existing?.runtime;
+          const key = generateApiKey();
+          content.tenants[name] = {
+            ...(options.workspace !== undefined ? { workspace: resolve(options.workspace) } : existing?.workspace ? { workspace: existing.workspace } : {}),
+            ...(Object.keys(limits).length > 0 ? { limits } : {}),
+            ...(policies !== undefined ? { policies } : {}),
+            ...(network !== undefined ? { network } : {}),
+            ...(runtime !== undefined ? { runtime } : {}),
+            keys: [...(existing?.keys ?? []), { id: key.id, hash: key.hash, createdAt: new Date().toISOString() }],
+          };
+          await writeTenantsFile(file, content);
+          process.stdout.write(`${key.key}\n`);
+          process.stderr.write(`toolcell tenant: ${existing ? 'added key' : 'created tenant'} ${name} (key id ${key.id}) in ${file}\n`);
+        });
+      },
+    );
 
   tenant
     .command('list')
     .description('List tenants: key ids and whether each is revoked, workspace and limits. Never a hash or a key.')
     .addOption(tenantsOption())
-    .option('--json', 'print one JSON object: {tenants: [{name, workspace, keys: [{id, createdAt, revoked}], limits, policies, network}]}')
+    .option('--json', 'print one JSON object: {tenants: [{name, workspace, keys: [{id, createdAt, revoked}], limits, policies, network, runtime}]}')
     .action(async (options: FileOption & { json?: boolean }) => {
       process.exitCode = await run('list', async () => {
         const content = await load(options.tenants);
@@ -99,6 +107,7 @@ Examples:
           limits: namedLimits(resolveLimits(content.defaults?.limits, entry.limits)),
           policies: [...(content.defaults?.policies ?? []), ...(entry.policies ?? [])],
           network: (resolveTenantNetwork(content.defaults?.network, entry.network) ?? 'none') as readonly string[] | 'none',
+          runtime: resolveTenantRuntime(content.defaults?.runtime, entry.runtime) ?? null,
         }));
         if (options.json) return void process.stdout.write(`${JSON.stringify({ tenants }, null, 2)}\n`);
         if (tenants.length === 0) return void process.stdout.write('no tenants\n');
@@ -112,6 +121,7 @@ Examples:
           );
           for (const policy of entry.policies) process.stdout.write(`  policy ${policy}\n`);
           process.stdout.write(`  network ${entry.network === 'none' ? 'none' : `allow ${entry.network.join(' ')}`}\n`);
+          process.stdout.write(`  runtime ${entry.runtime ?? "the server's"}\n`);
         }
       });
     });
