@@ -23,7 +23,6 @@ import fdchannel
 import protocol as P
 import proctree
 from output_budget import SKIP_READ_SIZE, OutputBudget, SkippedStream
-from stdio import PTY_REPORTS_HANGUP
 
 DRAIN_TIMEOUT = 1.0
 KILL_WATCHDOG = 2.0
@@ -225,11 +224,6 @@ class Call:
             self.tree_done = True
             self.kill_deadline = None
             self.drain_deadline = time.monotonic() + DRAIN_TIMEOUT
-            if self.spec.get("mode") == "pty" and not PTY_REPORTS_HANGUP:
-                # Nothing of the call is left to hold the terminal, and this
-                # kernel never says so (stdio.py): what the master holds is all.
-                for fd in list(self.outputs):
-                    self.read_output(fd, drain=True)
             self.maybe_finish()
 
     def on_reaper_lost(self):

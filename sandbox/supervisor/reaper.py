@@ -37,7 +37,6 @@ import signal
 import fdchannel
 import launch
 import proctree
-import statx_compat
 import syscall_filter
 
 PR_SET_CHILD_SUBREAPER = 36
@@ -106,7 +105,6 @@ class Reaper:
 
     def run_call(self, spec, fds):
         try:
-            spec["env"] = statx_compat.environment(spec["env"])
             pid = launch.spawn_command(spec, self.identity, tuple(fds) if fds else None, self.group)
         except launch.SpawnError as error:
             # Nothing started, so nothing to wait for: the reaper is idle again.
