@@ -19,6 +19,8 @@ import type { HostingEvent, HostingObserver } from '../../src/hosting/hosting-ev
 import { HostingServer, type HostingServerOptions } from '../../src/hosting/hosting-server.js';
 import { TenantStore } from '../../src/hosting/tenant-store.js';
 import { createRuntime, type Runtime } from '../../src/runtime/runtime.js';
+import { folderWorkspace, type PrepareWorkspace } from '../../src/hosting/tenant-workspace.js';
+import { giveWorkspaceToSandboxUser, testSandboxRuntime, UNDER_GVISOR } from './test-runtime.js';
 import { runCli } from './cli.js';
 
 /** A fresh real-path folder, removed at teardown (containers may still hold files a moment; retried). */
@@ -88,7 +90,7 @@ export async function startHosting(options: { tenantsFile: string; dataDir: stri
   const { tenantsFile, ...rest } = options;
   await mkdir(options.dataDir, { recursive: true });
   const store = await TenantStore.open({ file: tenantsFile, pollMs: 200 });
-  const runtime = await createRuntime({ workspace: options.dataDir, approvalMode: 'yolo', sandbox: 'docker', onWarning: () => {} });
+  const runtime = await createRuntime({ workspace: options.dataDir, approvalMode: 'yolo', sandbox: 'docker', ...testSandboxRuntime(), onWarning: () => {} });
   const observer = new RecordingObserver();
   const server = await HostingServer.start({
     store,
@@ -97,6 +99,7 @@ export async function startHosting(options: { tenantsFile: string; dataDir: stri
     observer,
     port: 0,
     sweepIntervalMs: 100,
+    ...(UNDER_GVISOR ? { prepareWorkspace: sandboxUserWorkspaces(options.dataDir, store) } : {}),
     ...rest,
   });
   let closed: Promise<void> | undefined;
@@ -112,6 +115,19 @@ export async function startHosting(options: { tenantsFile: string; dataDir: stri
         store.close();
         await runtime.close();
       })()),
+  };
+}
+
+/**
+ * Under gVisor: the default tenant folders, given to the sandbox user (no
+ * POSIX ACLs there to open a root-owned one; test-runtime.ts).
+ */
+function sandboxUserWorkspaces(dataDir: string, store: TenantStore): PrepareWorkspace {
+  const prepare = folderWorkspace({ dataDir, workspaceOf: (tenant) => store.tenant(tenant)?.workspace });
+  return async (tenant, limits) => {
+    const prepared = await prepare(tenant, limits);
+    await giveWorkspaceToSandboxUser(prepared.path);
+    return prepared;
   };
 }
 

@@ -22,6 +22,7 @@ import { createRuntime, type Runtime } from '../../src/runtime/runtime.js';
 import { packageRoot } from '../../src/paths.js';
 import type { CompletedToolCall } from '../../src/scheduler/tool-call.js';
 import { commandProcesses as commandProcessRows, makeWorkspace } from './docker.js';
+import { giveWorkspaceToSandboxUser, TEST_RUNTIME, testSandboxRuntime } from './test-runtime.js';
 
 /** Wall-clock limit (seconds) the suite gives each shell command unless a test says otherwise. */
 export const SUITE_TIMEOUT_SECONDS = 20;
@@ -102,6 +103,8 @@ export interface SessionOptions {
   /** Defaults to a fresh temporary folder. */
   workspace?: string;
   timeoutSeconds?: number;
+  /** The sandbox's OCI runtime; default the suite's (TOOLCELL_TEST_RUNTIME, else the engine's). */
+  runtime?: string;
 }
 
 /**
@@ -120,11 +123,16 @@ export class SandboxSession {
   }
 
   static async open(options: SessionOptions = {}): Promise<SandboxSession> {
-    const workspace = options.workspace ?? (await realpath(await mkdtemp(join(tmpdir(), 'toolcell-sec-ws-'))));
+    let workspace = options.workspace;
+    if (workspace === undefined) {
+      workspace = await realpath(await mkdtemp(join(tmpdir(), 'toolcell-sec-ws-')));
+      await giveWorkspaceToSandboxUser(workspace, options.runtime);
+    }
     const runtime = await createRuntime({
       workspace,
       approvalMode: 'yolo',
       sandbox: 'docker',
+      ...(options.runtime !== undefined ? { sandboxRuntime: options.runtime } : testSandboxRuntime()),
       timeoutSeconds: options.timeoutSeconds ?? SUITE_TIMEOUT_SECONDS,
       onWarning: () => {},
     });
@@ -257,6 +265,7 @@ export function runCli(
     String(options.timeoutSeconds ?? SUITE_TIMEOUT_SECONDS),
   ];
   if (options.sandbox !== null) args.push('--sandbox', options.sandbox ?? 'docker');
+  if (TEST_RUNTIME !== undefined) args.push('--runtime', TEST_RUNTIME);
   if (!options.text) args.push('--json');
   if (options.settings) args.push('--settings', options.settings);
   if (options.trustWorkspace) args.push('--trust-workspace');

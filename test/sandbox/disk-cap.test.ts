@@ -9,9 +9,8 @@
 import anyTest from 'ava';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createDockerBackend } from '../../src/backends/docker/docker-backend.js';
 import { createLoopImageCap } from '../../src/backends/docker/disk-cap/loop-image.js';
-import { makeWorkspace, requireDocker, runCommand } from '../helpers/docker.js';
+import { makeWorkspace, requireDocker, runCommand, createTestBackend } from '../helpers/docker.js';
 
 const test = await requireDocker(anyTest, 'sandbox/disk-cap');
 const MiB = 1024 * 1024;
@@ -51,7 +50,7 @@ test('on a capped workspace, commands cannot take more than the cap, even holdin
   t.teardown(() => cap.release());
   t.true(cap.limitBytes <= 256 * MiB && cap.limitBytes > 200 * MiB, `the bound is the image size (${cap.limitBytes})`);
 
-  await using backend = await createDockerBackend({ warmPool: 0, limits: { workspaceGrowthBytes: 0, workspaceGrowthFiles: 0 } });
+  await using backend = await createTestBackend({ warmPool: 0, limits: { workspaceGrowthBytes: 0, workspaceGrowthFiles: 0 } });
   const session = await backend.openSession({ sessionId: 'capped', workspaceRoot: cap.root });
   t.teardown(() => session.close());
   const attack = await runCommand(session, IN_FLIGHT, { mode: 'pipes' });
