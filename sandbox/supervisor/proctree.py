@@ -33,19 +33,36 @@ def call_group(reaper_pid):
     return CALL_GROUP_BASE + reaper_pid
 
 
-def _has_group(pid, group):
+# A process's groups never change (it has no CAP_SETGID): what its status said
+# holds for its life, so each (pid, start time) is read once; a kill's many
+# rounds then cost one stat read a process, which matters where every system
+# call is slow (gVisor). Bounded: cleared when it grows past _CACHE_LIMIT.
+_membership = {}
+_CACHE_LIMIT = 65536
+
+
+def _has_group(pid, started, group):
+    key = (pid, started, group)
+    known = _membership.get(key)
+    if known is not None:
+        return known
+    found = False
     try:
         with open(f"/proc/{pid}/status", "rb") as f:
             for line in f:
                 if line.startswith(b"Groups:"):
-                    return str(group).encode() in line.split()
+                    found = str(group).encode() in line.split()
+                    break
     except OSError:
-        pass
-    return False
+        return False  # gone (or going): nothing to cache
+    if len(_membership) >= _CACHE_LIMIT:
+        _membership.clear()
+    _membership[key] = found
+    return found
 
 
 def _scan():
-    """{pid: (ppid, state)} for every process in this pid namespace."""
+    """{pid: (ppid, state, start time)} for every process in this pid namespace."""
     table = {}
     for name in os.listdir("/proc"):
         if not name.isdigit():
@@ -57,7 +74,7 @@ def _scan():
             continue
         # The command name may hold spaces and parentheses: split after the last ')'.
         fields = data[data.rindex(b")") + 2:].split()
-        table[int(name)] = (int(fields[1]), fields[0])
+        table[int(name)] = (int(fields[1]), fields[0], fields[19])
     return table
 
 
@@ -66,7 +83,7 @@ def descendants(root, group=None):
     the living processes in `group` when one is given."""
     table = _scan()
     children = {}
-    for pid, (ppid, _) in table.items():
+    for pid, (ppid, _, _) in table.items():
         children.setdefault(ppid, []).append(pid)
     found = {}
     stack = [root]
@@ -77,8 +94,8 @@ def descendants(root, group=None):
             if state not in _DEAD:
                 found[child] = state
     if group is not None:
-        for pid, (_, state) in table.items():
-            if pid not in found and pid != root and state not in _DEAD and _has_group(pid, group):
+        for pid, (_, state, started) in table.items():
+            if pid not in found and pid != root and state not in _DEAD and _has_group(pid, started, group):
                 found[pid] = state
     return found
 
@@ -146,11 +163,14 @@ def kill_strays(root, keep, group=None):
     """SIGKILLs every descendant of `root` outside the subtrees of the pids in
     `keep`, and every member of `group`, until none is left (used when a
     reaper died and its orphans were re-parented to the supervisor, or, where
-    reapers are no subreapers, to init)."""
-    for _ in range(_FREEZE_ROUNDS):
+    reapers are no subreapers, to init). Like end_tree it loops until none is
+    left: each round stops every stray before killing it, so none forks past
+    a round, and the pids limit bounds how many there are (a fixed number of
+    rounds let a fork storm outlast it where system calls are slow: gVisor)."""
+    while True:
         table = _scan()
         children = {}
-        for pid, (ppid, _) in table.items():
+        for pid, (ppid, _, _) in table.items():
             children.setdefault(ppid, []).append(pid)
         strays = []
         stack = [pid for pid in children.get(root, ()) if pid not in keep]
@@ -160,7 +180,7 @@ def kill_strays(root, keep, group=None):
                 strays.append(pid)
             stack.extend(children.get(pid, ()))
         if group is not None:
-            strays.extend(pid for pid, (_, state) in table.items() if state not in _DEAD and pid not in strays and _has_group(pid, group))
+            strays.extend(pid for pid, (_, state, started) in table.items() if state not in _DEAD and pid not in strays and _has_group(pid, started, group))
         if not strays:
             return
         for pid in strays:

@@ -17,6 +17,7 @@ import { resolveDockerBackendOptions } from '../../src/backends/docker/options.j
 import { PrivateMounts } from '../../src/backends/docker/private-mounts.js';
 import { prepareWorkspace } from '../../src/backends/docker/workspace-dirs.js';
 import { containersWithLabel, makeWorkspace, requireDocker, runCommand, useSandboxBackend } from '../helpers/docker.js';
+import { UNDER_GVISOR } from '../helpers/test-runtime.js';
 
 const test = await requireDocker(anyTest, 'sandbox/supervisor-diagnostics');
 const MiB = 1024 * 1024;
@@ -67,6 +68,12 @@ test.serial('entries the sandbox user cannot be given access to are named in one
   }
   const stderr = captureStderr(t);
   const workspaceRoot = await makeWorkspace(t);
+  if (UNDER_GVISOR) {
+    // No ACLs under gVisor: a root-owned workspace is refused before any container starts (docker-backend.ts).
+    await chown(workspaceRoot, 0, 0);
+    await t.throwsAsync(sandbox.session(t, { workspaceRoot }), { message: /has no POSIX ACLs/ });
+    return;
+  }
   // Owned by another user: the supervisor (container root without CAP_FOWNER) cannot add an ACL entry.
   await writeFile(join(workspaceRoot, 'foreign.txt'), 'private\n', { mode: 0o600 });
   await chown(join(workspaceRoot, 'foreign.txt'), 4242, 4242);

@@ -20,6 +20,7 @@ import { resolveDockerBackendOptions } from '../../src/backends/docker/options.j
 import { PrivateMounts } from '../../src/backends/docker/private-mounts.js';
 import { prepareWorkspace } from '../../src/backends/docker/workspace-dirs.js';
 import { makeWorkspace, requireDocker, createTestBackend } from '../helpers/docker.js';
+import { giveWorkspaceToSandboxUser } from '../helpers/test-runtime.js';
 
 const test = await requireDocker(anyTest, 'sandbox/workspace-mount');
 const options = resolveDockerBackendOptions({});
@@ -113,6 +114,7 @@ test('without private mounts, a container that mounted another folder is refused
 
 test('a later container of the same backend must find the folder its workspace path first named', async (t) => {
   const { sub } = await layout(t);
+  await giveWorkspaceToSandboxUser(sub);
   await using backend = await createTestBackend({ warmPool: 0, removeLeftovers: false });
   const first = await backend.openSession({ sessionId: 'first', workspaceRoot: sub });
   await first.close();

@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { LABELS } from '../../src/backends/docker/labels.js';
 import { SANDBOX_TEST_ENV, makeWorkspace, requireDocker, runCommand, createTestBackend } from '../helpers/docker.js';
 import { dockerInspect } from '../helpers/security.js';
+import { giveWorkspaceToSandboxUser } from '../helpers/test-runtime.js';
 
 const test = await requireDocker(anyTest, 'security/workspace-mount');
 
@@ -47,6 +48,7 @@ test('a folder swapped in while the sandbox starts is never mounted, and never g
   await mkdir(join(elsewhere, '.toolcell', 'background'), { recursive: true });
   const sub = join(outer, 'sub');
   await mkdir(sub);
+  await giveWorkspaceToSandboxUser(sub);
   await writeFile(join(sub, 'marker'), 'checked\n', { mode: 0o644 });
   await symlink(elsewhere, join(outer, 'link'));
   await writeFile(join(outer, 'swap.py'), SWAPPER);
