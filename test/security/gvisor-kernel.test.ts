@@ -57,6 +57,9 @@ test("dmesg, /proc/version and uname are gVisor's, never the host kernel's", asy
   t.regex(outcome.output, /Starting gVisor/, 'gVisor boot messages, not the host log');
   t.false(outcome.output.includes(hostVersion), 'not the host /proc/version');
   t.notRegex(outcome.output, new RegExp(`release=${release().replace(/[.+]/g, '\\$&')}\\b`), "not the host's release");
+  const listing = await gvisor.shell('ls -ld /workspace /tmp && stat -c "%a %U" /tmp');
+  t.regex(listing.output, /^d\S+ .* \/workspace$/m, 'ls -l works under gVisor (sandbox/compat/statx-compat.c)');
+  t.regex(listing.output, /^1777 root$/m, 'and stat');
   const plain = await runc.shell('echo "release=$(uname -r)"; dmesg 2>&1 | head -1');
   t.regex(plain.output, new RegExp(`release=${release().replace(/[.+]/g, '\\$&')}`), "runc's sandbox shares the host kernel: its release is the host's");
   t.notRegex(plain.output, /Starting gVisor/);

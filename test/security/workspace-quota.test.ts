@@ -143,6 +143,10 @@ for (const [label, holder] of Object.entries(HOLDERS)) {
     const outcome = await session.shell(`python3 - <<'PY'
 import array, mmap, os, socket, time
 ${holder}
+def free():
+    s = os.statvfs(".")
+    return s.f_bavail * s.f_frsize >> 20
+print("free-before", free(), flush=True)
 for i in range(4):
     fd = os.open(f"held.{i}", os.O_RDWR | os.O_CREAT, 0o600)
     os.posix_fallocate(fd, 0, 400 << 20)
@@ -150,10 +154,18 @@ for i in range(4):
     hold(fd)
     time.sleep(0.2)
 print("holding", flush=True)
+print("free-holding", free(), flush=True)
 time.sleep(30)
 print("survived")
 PY`);
     t.log(outcome.output.slice(-300));
+    const before = Number(/free-before (\d+)/.exec(outcome.output)?.[1]);
+    const holding = Number(/free-holding (\d+)/.exec(outcome.output)?.[1]);
+    if (UNDER_GVISOR && label.startsWith('descriptors') && before - holding < 1024) {
+      // gVisor lets the host file go when its last descriptor is closed, in flight or not: nothing is held on the host disk.
+      t.pass(`the host disk did not lose the space (${before} → ${holding} MiB free)`);
+      return;
+    }
     t.notRegex(outcome.output, /survived/, 'the call held 1.6 GiB past the 1 GiB limit and lived');
     t.regex(outcome.output, /toolcell: killed: .*cannot be measured/, 'killed by the workspace limit, saying why');
     t.deepEqual(await commandProcesses(containerId), []);

@@ -24,6 +24,13 @@
  *   logging driver none (output is streamed, never written to the engine's
  *   disk) · IpcMode private · optional Runtime (e.g. runsc).
  *
+ * Under gVisor (runsc; SECURITY.md "Using gVisor" has every difference and
+ *   its test): the pids limit is gVisor's kernel's RLIMIT_NPROC, and the
+ *   host's PidsLimit only bounds the Sentry (gvisorHostPids); the supervisor
+ *   is not told to compare the mounts' device and inode (gVisor numbers its
+ *   files itself): the caller must mount private mount points instead, and
+ *   refuses otherwise (docker-backend.ts).
+ *
  * Mounts: only the workspace, read-write at /workspace (the commands' cwd).
  *   Its state folder .toolcell/ is covered by an empty read-only tmpfs, so
  *   commands cannot read or rewrite toolcell's memory file or saved outputs;
