@@ -133,7 +133,8 @@ test('memory held by many processes at once still cannot exceed the container li
       `for i in 1 2 3 4 5 6 7 8; do python3 -c 'import time; b = bytearray(400 << 20); b[::4096] = b"x" * len(b[::4096]); time.sleep(1)' & done; wait; echo held`,
     );
     clearInterval(sampler);
-    t.true(peak <= 1024 ** 3, `peak ${peak} stayed within the limit`);
+    // The host's counter may pass the limit by a charge batch (32 pages) for an instant before it reclaims.
+    t.true(peak <= 1024 ** 3 + 32 * 4096, `peak ${peak} stayed within the limit`);
     t.regex(held.text, /Killed|SIGKILL|sandbox container exited/, 'the OOM killer ended some of the holders (or the sandbox)');
     await own.assertAlive(t);
     return;
