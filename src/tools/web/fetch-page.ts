@@ -2,12 +2,14 @@ import { request as httpRequest, type IncomingMessage, type RequestOptions } fro
 import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { convert } from 'html-to-text';
+import { deadline } from '../../deadline.js';
 import type { EgressGate } from '../../egress/egress-gate.js';
+import { untilAborted } from '../../until-aborted.js';
 
 export interface FetchLimits {
   /** Bytes of body read at most; the rest is cut (and said). */
   maxBytes: number;
-  /** Per URL, redirects included. */
+  /** Per URL, every phase of every hop included: name resolution, connection, TLS, headers, body. */
   timeoutMs: number;
   /** Redirects followed at most. */
   maxRedirects: number;
@@ -88,43 +90,55 @@ function pageText(contentType: string, body: Buffer): string | undefined {
  * be from the sandbox. Bounded in bytes, time and redirects.
  */
 export async function fetchPage(rawUrl: string, gate: EgressGate, limits: FetchLimits, signal: AbortSignal): Promise<FetchedPage> {
-  const timeout = AbortSignal.any([signal, AbortSignal.timeout(limits.timeoutMs)]);
+  // One limit for the whole URL, started before the first lookup: a name
+  // that never resolves, a TLS handshake that never ends, headers or a body
+  // that never come all end at the same time.
+  const limit = deadline(limits.timeoutMs, signal);
+  try {
+    return await fetchWithin(rawUrl, gate, limits, limit.signal);
+  } catch (error) {
+    if (signal.aborted) throw error;
+    const reason = limit.expired ? `no answer within ${limits.timeoutMs / 1000} s` : ((error as NodeJS.ErrnoException).code ?? (error as Error).message);
+    return { ok: false, url: rawUrl, reason };
+  } finally {
+    limit.dispose();
+  }
+}
+
+/** Throws when `signal` aborts, in whatever phase the fetch is. */
+async function fetchWithin(rawUrl: string, gate: EgressGate, limits: FetchLimits, signal: AbortSignal): Promise<FetchedPage> {
   let url: URL;
   try {
     url = new URL(rawUrl);
   } catch {
     return { ok: false, url: rawUrl, reason: 'not a valid URL' };
   }
-  try {
-    for (let hop = 0; ; hop++) {
-      if (url.protocol !== 'http:' && url.protocol !== 'https:') return { ok: false, url: rawUrl, reason: `${url.protocol} URLs are not fetched` };
-      if (url.username || url.password) return { ok: false, url: rawUrl, reason: 'URLs with credentials are not fetched' };
-      const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
-      const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
-      const decision = await gate.decide(host, port);
-      if (!decision.allowed)
-        return { ok: false, url: rawUrl, reason: `refused ${host}:${port}${hop > 0 ? ` (redirected from ${rawUrl})` : ''}, ${decision.reason}` };
-      const response = await get(url, decision.address, timeout);
-      const status = response.statusCode ?? 0;
-      if (status >= 300 && status < 400 && response.headers.location) {
-        response.resume();
-        if (hop >= limits.maxRedirects) return { ok: false, url: rawUrl, reason: `more than ${limits.maxRedirects} redirects` };
-        url = new URL(response.headers.location, url);
-        continue;
-      }
-      if (status < 200 || status >= 300) {
-        response.resume();
-        return { ok: false, url: rawUrl, reason: `HTTP ${status}` };
-      }
-      const contentType = String(response.headers['content-type'] ?? '');
-      const { body, cut } = await readBody(response, limits.maxBytes);
-      const text = pageText(contentType, body);
-      if (text === undefined) return { ok: false, url: rawUrl, reason: `content type ${contentType || '(none)'} is not text` };
-      return { ok: true, url: rawUrl, finalUrl: url.href, contentType, text, cut };
+  for (let hop = 0; ; hop++) {
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') return { ok: false, url: rawUrl, reason: `${url.protocol} URLs are not fetched` };
+    if (url.username || url.password) return { ok: false, url: rawUrl, reason: 'URLs with credentials are not fetched' };
+    const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+    const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
+    // The lookup itself cannot be cancelled (getaddrinfo); the fetch stops waiting for it.
+    const decision = await untilAborted(gate.decide(host, port), signal);
+    if (decision === undefined) throw signal.reason;
+    if (!decision.allowed)
+      return { ok: false, url: rawUrl, reason: `refused ${host}:${port}${hop > 0 ? ` (redirected from ${rawUrl})` : ''}, ${decision.reason}` };
+    const response = await get(url, decision.address, signal);
+    const status = response.statusCode ?? 0;
+    if (status >= 300 && status < 400 && response.headers.location) {
+      response.resume();
+      if (hop >= limits.maxRedirects) return { ok: false, url: rawUrl, reason: `more than ${limits.maxRedirects} redirects` };
+      url = new URL(response.headers.location, url);
+      continue;
     }
-  } catch (error) {
-    if (signal.aborted) throw error;
-    const reason = timeout.aborted ? `no answer within ${limits.timeoutMs / 1000} s` : ((error as NodeJS.ErrnoException).code ?? (error as Error).message);
-    return { ok: false, url: rawUrl, reason };
+    if (status < 200 || status >= 300) {
+      response.resume();
+      return { ok: false, url: rawUrl, reason: `HTTP ${status}` };
+    }
+    const contentType = String(response.headers['content-type'] ?? '');
+    const { body, cut } = await readBody(response, limits.maxBytes);
+    const text = pageText(contentType, body);
+    if (text === undefined) return { ok: false, url: rawUrl, reason: `content type ${contentType || '(none)'} is not text` };
+    return { ok: true, url: rawUrl, finalUrl: url.href, contentType, text, cut };
   }
 }
