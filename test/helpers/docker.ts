@@ -191,6 +191,20 @@ export async function containerProcesses(containerId: string): Promise<Container
   return (top.Processes ?? []).map((row: string[]) => ({ pid: Number(row[0]), user: row[1] ?? '', args: row.slice(2).join(' ') }));
 }
 
+/**
+ * The processes of a container, or none once it is not running (the engine
+ * answers 409): for checks polled while a container may still be starting
+ * or already stopping, so they wait for their event instead of throwing.
+ */
+export async function runningProcesses(containerId: string): Promise<ContainerProcess[]> {
+  try {
+    return await containerProcesses(containerId);
+  } catch (error) {
+    if ((error as { statusCode?: number }).statusCode === 409) return [];
+    throw error;
+  }
+}
+
 /** Processes of a container that belong to commands (init, supervisor and reapers run as root). */
 export async function commandProcesses(containerId: string): Promise<ContainerProcess[]> {
   return (await containerProcesses(containerId)).filter((row) => row.user !== 'root' && row.user !== '0');

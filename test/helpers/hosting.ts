@@ -179,6 +179,13 @@ export async function toolcellContainersUnder(dir: string): Promise<string[]> {
   return list.filter((info) => under(info.Labels?.[LABELS.workspace] ?? '')).map((info) => info.Id);
 }
 
+/** Running containers under `dir` that a session has adopted (no spare, none created but not started). */
+export async function sessionContainersUnder(dir: string): Promise<string[]> {
+  const running = await createEngineClient().listContainers({ filters: { label: [`${LABELS.sandbox}=1`, LABELS.session] } });
+  const under = new Set(await toolcellContainersUnder(dir));
+  return running.filter((info) => under.has(info.Id)).map((info) => info.Id);
+}
+
 /** Runs `task` on every item with at most `limit` running at once; resolves with the results in order. */
 export async function mapLimited<T, R>(items: readonly T[], limit: number, task: (item: T, index: number) => Promise<R>): Promise<R[]> {
   const results: R[] = new Array<R>(items.length);

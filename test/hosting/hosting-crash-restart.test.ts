@@ -1,7 +1,7 @@
 import anyTest from 'ava';
 import { join } from 'node:path';
 import { readAuditLines } from '../helpers/audit-log.js';
-import { containerProcesses, eventually, requireDocker } from '../helpers/docker.js';
+import { eventually, requireDocker, runningProcesses } from '../helpers/docker.js';
 import { call, connectAs, addTenant, connectTenant, hostingFolder, toolcellContainersUnder } from '../helpers/hosting.js';
 import { releaseLeftDisks, startCliServer } from '../helpers/hosting-cli.js';
 
@@ -46,9 +46,7 @@ test('after kill -9 during calls, a restart removes the leftover containers; wor
   // Both tenants' sleeps are running in their containers.
   const sleeping = async () => {
     const ids = await toolcellContainersUnder(dataDir);
-    const withSleep = await Promise.all(
-      ids.map(async (id) => ((await containerProcesses(id)).some((row) => row.args.startsWith('sleep 600')) ? id : undefined)),
-    );
+    const withSleep = await Promise.all(ids.map(async (id) => ((await runningProcesses(id)).some((row) => row.args.startsWith('sleep 600')) ? id : undefined)));
     return withSleep.filter((id): id is string => id !== undefined);
   };
   t.true(await eventually(async () => (await sleeping()).length === TENANTS.length, 120_000), 'a sleep runs in each tenant’s container');

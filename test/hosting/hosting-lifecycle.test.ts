@@ -11,7 +11,7 @@ import { sandboxImageTag } from '../../src/backends/docker/image.js';
 import { LABELS } from '../../src/backends/docker/labels.js';
 import { tenantSlug } from '../../src/hosting/disk/tenant-slug.js';
 import { cliPath, runCli } from '../helpers/cli.js';
-import { containerProcesses, containersWithLabel, eventually, requireDocker } from '../helpers/docker.js';
+import { containersWithLabel, eventually, requireDocker, runningProcesses } from '../helpers/docker.js';
 import { addTenant, call, connectAs, hostingFolder, startHosting } from '../helpers/hosting.js';
 
 /** A hosting server's start and end: leftovers removed, a drain that lets calls finish, the CLI's SIGTERM. */
@@ -156,7 +156,7 @@ test('toolcell serve --tenants with --audit, --metrics and --admin-key-file: a c
     await eventually(async () => {
       const [id] = await containersWithLabel(LABELS.workspace, workspace);
       if (!id) return false;
-      return (await containerProcesses(id)).some((row) => row.args.startsWith('sleep 2'));
+      return (await runningProcesses(id)).some((row) => row.args.startsWith('sleep 2'));
     }),
   );
   const exited = once(child, 'exit');
