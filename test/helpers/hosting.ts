@@ -179,11 +179,10 @@ export async function toolcellContainersUnder(dir: string): Promise<string[]> {
   return list.filter((info) => under(info.Labels?.[LABELS.workspace] ?? '')).map((info) => info.Id);
 }
 
-/** Running containers under `dir` that a session has adopted (no spare, none created but not started). */
-export async function sessionContainersUnder(dir: string): Promise<string[]> {
-  const running = await createEngineClient().listContainers({ filters: { label: [`${LABELS.sandbox}=1`, LABELS.session] } });
-  const under = new Set(await toolcellContainersUnder(dir));
-  return running.filter((info) => under.has(info.Id)).map((info) => info.Id);
+/** The running toolcell containers whose workspace is under `dir` (none created but not yet started, none stopped). */
+export async function runningContainersUnder(dir: string): Promise<string[]> {
+  const running = new Set((await createEngineClient().listContainers({ filters: { label: [`${LABELS.sandbox}=1`] } })).map((info) => info.Id));
+  return (await toolcellContainersUnder(dir)).filter((id) => running.has(id));
 }
 
 /** Runs `task` on every item with at most `limit` running at once; resolves with the results in order. */

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { PrepareWorkspace } from '../../src/hosting/tenant-workspace.js';
 import { folderWorkspace } from '../../src/hosting/tenant-workspace.js';
 import { eventually, requireDocker, runningProcesses } from '../helpers/docker.js';
-import { addTenant, call, connectTenant, hostingFolder, sessionContainersUnder, startHosting, toolcellContainersUnder } from '../helpers/hosting.js';
+import { addTenant, call, connectTenant, hostingFolder, runningContainersUnder, startHosting, toolcellContainersUnder } from '../helpers/hosting.js';
 import { MiB, TenantDisks } from '../helpers/tenant-disks.js';
 
 /**
@@ -74,11 +74,11 @@ test("while tenant A runs a fork bomb, a 1 GB output flood, a disk fill and CPU 
   t.true(await eventually(async () => noisyCalls() === SLOTS - 1, 60_000, 20), `A runs ${noisyCalls()} calls`);
   // A call counts as running from its admission, and a new session's container starts in the
   // background of its first call: the container may be a moment behind the count.
-  // Which container that is: the running one where A's jobs are (a spare or one still being created may sit beside it).
+  // Which container that is: the running one where A's jobs are (one still being created may sit beside it).
   let container: string | undefined;
   t.true(
     await eventually(async () => {
-      for (const id of await sessionContainersUnder(workspaces.get('noisy')!)) {
+      for (const id of await runningContainersUnder(workspaces.get('noisy')!)) {
         const rows = (await runningProcesses(id)).map((row) => row.args);
         if (rows.some((args) => args.startsWith('base64')) && rows.filter((args) => args.includes(SPIN)).length >= SLOTS - 1) container = id;
       }
