@@ -80,6 +80,14 @@ test("a session opened with acme's key is not continued by a token whose sub is 
   t.is(unknown.status, 404);
   t.is(body, await unknown.text());
   t.false(body.includes('key-holder-secret'));
+  // Nor can it end the session or open its event stream.
+  const headers = { ...bearer(token), 'Mcp-Session-Id': owner.sessionId, Accept: 'text/event-stream' };
+  const deleted = await fetch(hosting.server.url, { method: 'DELETE', headers });
+  t.is(deleted.status, 404);
+  t.is(await deleted.text(), body);
+  const stream = await fetch(hosting.server.url, { method: 'GET', headers });
+  t.is(stream.status, 404);
+  t.is(await stream.text(), body);
   // The key that opened it still reaches it: the refusal is the binding, not a broken session.
   const asKey = await post(hosting.server.url, readFileMessage('secret.txt'), { ...bearer(key), 'Mcp-Session-Id': owner.sessionId });
   t.is(asKey.status, 200);
