@@ -10,7 +10,7 @@ export type CallOutcome = 'success' | 'error' | 'cancelled' | 'denied';
 
 export type HostingEvent =
   | { event: 'auth_failure'; remoteAddress: string; reason: string; tenant?: string }
-  | { event: 'session_open'; tenant: string; subject: string; session: string }
+  | { event: 'session_open'; tenant: string; subject: string; via: 'api_key' | 'oidc'; session: string }
   | { event: 'session_close'; tenant: string; session: string; reason: SessionCloseReason }
   | {
       event: 'tool_call';

@@ -16,7 +16,7 @@ import { toolCallEvent, toolErrorResult } from './call-record.js';
 import { FairGate } from './fair-gate.js';
 import type { HostingEvent, SessionCloseReason } from './hosting-events.js';
 import type { TenantLimits } from './limits.js';
-import type { Principal } from './principal.js';
+import { sameIdentity, type Principal } from './principal.js';
 import type { PolicyEngine } from '../policy/policy-engine.js';
 import type { EgressEvent } from '../egress/egress-event.js';
 import { TenantPolicies } from './tenant-policy.js';
@@ -34,6 +34,8 @@ export interface HostedSession {
   id: string;
   tenant: string;
   subject: string;
+  /** The kind of credential that opened it: `subject` is a key id (`api_key`) or a token's `sub` (`oidc`). */
+  via: Principal['via'];
   ageMs: number;
   calls: number;
 }
@@ -168,7 +170,8 @@ export class HostingServer {
         ...(options.observer ? { observer: options.observer } : {}),
         ...(options.challenge !== undefined ? { challenge: options.challenge } : {}),
       }),
-      sameOwner: (owner, caller) => owner.tenant === caller.tenant && owner.subject === caller.subject,
+      // Tenant, kind of credential and name within it: a token whose `sub` is a key id is not that key.
+      sameOwner: sameIdentity,
       admitMessage: (caller, body) => (caller ? this.#admitMessage(caller, body) : undefined),
       createSession: (id, caller) => this.#openSession(id, caller),
       createScheduler: ({ registry, onOutput }) => {
@@ -182,7 +185,8 @@ export class HostingServer {
           ...(workspace ? { output: { saveDir: `${workspace.stateDir}/tool-outputs`, workspace } } : {}),
         });
       },
-      onSessionOpen: (session) => this.#note({ event: 'session_open', tenant: session.caller!.tenant, subject: session.caller!.subject, session: session.id }),
+      onSessionOpen: (session) =>
+        this.#note({ event: 'session_open', tenant: session.caller!.tenant, subject: session.caller!.subject, via: session.caller!.via, session: session.id }),
       onSessionClose: (session, reason) =>
         this.#note({ event: 'session_close', tenant: session.caller!.tenant, session: session.id, reason: reason as SessionCloseReason }),
     });
@@ -394,5 +398,6 @@ function egressEvent(tenant: string, event: EgressEvent): HostingEvent {
 }
 
 function hosted(session: LiveHttpSession<Principal>): HostedSession {
-  return { id: session.id, tenant: session.caller?.tenant ?? '', subject: session.caller?.subject ?? '', ageMs: session.ageMs, calls: session.calls };
+  const caller = session.caller!;
+  return { id: session.id, tenant: caller.tenant, subject: caller.subject, via: caller.via, ageMs: session.ageMs, calls: session.calls };
 }

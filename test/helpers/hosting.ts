@@ -17,6 +17,7 @@ import { LABELS } from '../../src/backends/docker/labels.js';
 import { ApiKeyAuthenticator } from '../../src/hosting/api-key.js';
 import type { HostingEvent, HostingObserver } from '../../src/hosting/hosting-events.js';
 import { HostingServer, type HostingServerOptions } from '../../src/hosting/hosting-server.js';
+import type { Authenticator } from '../../src/hosting/principal.js';
 import { TenantStore } from '../../src/hosting/tenant-store.js';
 import { createRuntime, type Runtime } from '../../src/runtime/runtime.js';
 import { runCli } from './cli.js';
@@ -83,9 +84,14 @@ export interface Hosting {
   close(): Promise<void>;
 }
 
-/** Starts a hosting server over `tenantsFile` on 127.0.0.1 and a free port (approval yolo: shell commands run, in Docker). */
-export async function startHosting(options: { tenantsFile: string; dataDir: string } & Partial<HostingServerOptions>): Promise<Hosting> {
-  const { tenantsFile, ...rest } = options;
+/**
+ * Starts a hosting server over `tenantsFile` on 127.0.0.1 and a free port (approval yolo: shell commands run, in Docker).
+ * API keys are checked, and whatever `moreAuthenticators` makes from the store (an OIDC authenticator).
+ */
+export async function startHosting(
+  options: { tenantsFile: string; dataDir: string; moreAuthenticators?: (store: TenantStore) => Authenticator[] } & Partial<HostingServerOptions>,
+): Promise<Hosting> {
+  const { tenantsFile, moreAuthenticators, ...rest } = options;
   await mkdir(options.dataDir, { recursive: true });
   const store = await TenantStore.open({ file: tenantsFile, pollMs: 200 });
   const runtime = await createRuntime({ workspace: options.dataDir, approvalMode: 'yolo', sandbox: 'docker', onWarning: () => {} });
@@ -93,7 +99,7 @@ export async function startHosting(options: { tenantsFile: string; dataDir: stri
   const server = await HostingServer.start({
     store,
     runtime,
-    authenticators: [new ApiKeyAuthenticator(store)],
+    authenticators: [new ApiKeyAuthenticator(store), ...(moreAuthenticators?.(store) ?? [])],
     observer,
     port: 0,
     sweepIntervalMs: 100,

@@ -3,6 +3,7 @@ import type { Server as HttpsServer } from 'node:https';
 import { errorMessage } from '../../errors.js';
 import type { HostingServer, HostingServerOptions } from '../../hosting/hosting-server.js';
 import type { HostingObserver } from '../../hosting/hosting-events.js';
+import type { PublicUrl } from '../../hosting/oidc/resource-identifiers.js';
 import type { Authenticator } from '../../hosting/principal.js';
 import type { TenantStore } from '../../hosting/tenant-store.js';
 
@@ -16,11 +17,17 @@ export interface HostingOperationsFlagValues {
   tenantClaim?: string;
   tlsCert?: string;
   tlsKey?: string;
+  publicUrl?: string;
 }
 
-export interface HostingOperationsFlags extends HostingOperationsFlagValues {
-  /** `http(s)://host:port`, the resource identifier OIDC tokens name in `aud` when --audience is absent. */
-  publicUrl: string;
+export interface HostingOperationsFlags extends Omit<HostingOperationsFlagValues, 'publicUrl'> {
+  /**
+   * `--public-url`, checked: the address clients use (the proxy's, behind
+   * one). OIDC publishes `<url>/mcp` as the resource and checks `aud`
+   * against it unless --audience says otherwise; TLS certificates must name
+   * its host. Without it the server does not know its public name.
+   */
+  publicUrl?: PublicUrl;
 }
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
@@ -87,15 +94,18 @@ export async function openHostingOperations(flags: HostingOperationsFlags, store
     ]);
     let challenge: string | undefined;
     if (flags.oidcIssuer !== undefined) {
+      // The listen address is not the public one behind a proxy, and a request's Host is the client's word: the operator says it.
+      if (flags.publicUrl === undefined) throw new TypeError('--oidc-issuer needs --public-url URL, the address clients use (e.g. https://tools.example)');
       const authenticator = new oidc.OidcAuthenticator({
         issuer: flags.oidcIssuer,
-        audience: flags.audience ?? `${flags.publicUrl}/mcp`,
+        audience: flags.audience ?? flags.publicUrl.resource,
         ...(flags.tenantClaim !== undefined ? { tenantClaim: flags.tenantClaim } : {}),
         knownTenant: (name) => store.tenant(name) !== undefined,
+        onLog: say,
       });
       await authenticator.discover();
       authenticators.push(authenticator);
-      const resource = oidc.protectedResourceMetadata({ resource: flags.audience ?? `${flags.publicUrl}/mcp`, authorizationServers: [flags.oidcIssuer] });
+      const resource = oidc.protectedResourceMetadata({ resource: flags.publicUrl.resource, authorizationServers: [flags.oidcIssuer] });
       for (const path of resource.paths) paths.set(path, resource.handler);
       challenge = oidc.wwwAuthenticate({ resourceMetadata: resource.url });
     }
@@ -112,6 +122,9 @@ export async function openHostingOperations(flags: HostingOperationsFlags, store
       });
     }
     const tls = flags.tlsCert !== undefined && flags.tlsKey !== undefined ? { certFile: flags.tlsCert, keyFile: flags.tlsKey } : undefined;
+    // A pair that cannot serve now (expired, not yet valid, another host's) stops the start, as it would be refused on SIGHUP.
+    const tlsCheck = flags.publicUrl ? { hostname: flags.publicUrl.hostname } : {};
+    if (tls) say(`TLS: serving ${tls.certFile} (${(await tlsReload.readTlsPair(tls, tlsCheck)).summary})`);
     return {
       observer,
       authenticators,
@@ -124,8 +137,10 @@ export async function openHostingOperations(flags: HostingOperationsFlags, store
         createListener: (handler) => {
           const listener = http.createHostingHttpServer({ handler, ...(tls ? { tls } : {}) });
           if (tls) {
-            // SIGHUP (certbot's deploy hook, `kill -HUP`) reads the files again; a bad pair keeps the old one serving.
-            const reloadable = { reopen: () => tlsReload.reloadTls(listener as HttpsServer, tls).then(() => say(`TLS: reloaded ${tls.certFile}`)) };
+            // SIGHUP (certbot's deploy hook, `kill -HUP`) reads the files again; a pair that cannot serve keeps the old one serving.
+            const reloadable = {
+              reopen: () => tlsReload.reloadTls(listener as HttpsServer, tls, tlsCheck).then((summary) => say(`TLS: reloaded ${tls.certFile} (${summary})`)),
+            };
             closers.push(sighup.reopenOnSighup(reloadable, (error) => say(`TLS: keeping the certificate served so far: ${errorMessage(error)}`)));
           }
           return listener as ReturnType<NonNullable<HostingServerOptions['createListener']>>;

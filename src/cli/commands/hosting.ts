@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { errorMessage, isToolcellError } from '../../errors.js';
 import { EXIT_FAILURE, EXIT_OK, exitCodeForSetUpFailure } from '../exit-codes.js';
+import { escapeText, terminalJson } from '../../ui/escape-text.js';
 import { sessionsTable } from './hosting-table.js';
 
 interface AdminCliOptions {
@@ -39,7 +40,7 @@ export function registerHostingCommand(program: Command): void {
         const [{ readAdminKeyFile }, { listAdminSessions }] = await loadAdmin();
         const adminKey = await readAdminKeyFile(options.adminKeyFile);
         const sessions = await listAdminSessions({ server: options.server, adminKey, ...(options.tenant !== undefined ? { tenant: options.tenant } : {}) });
-        process.stdout.write(options.json ? `${JSON.stringify(sessions, null, 2)}\n` : sessionsTable(sessions));
+        process.stdout.write(options.json ? `${terminalJson(sessions)}\n` : sessionsTable(sessions));
       });
     });
 
@@ -58,7 +59,7 @@ export function registerHostingCommand(program: Command): void {
         const [{ readAdminKeyFile }, { closeAdminSession }] = await loadAdmin();
         const adminKey = await readAdminKeyFile(options.adminKeyFile);
         await closeAdminSession({ server: options.server, adminKey, session });
-        process.stdout.write(options.json ? `${JSON.stringify({ closed: true, id: session })}\n` : `Closed session ${session}.\n`);
+        process.stdout.write(options.json ? `${terminalJson({ closed: true, id: session }, 0)}\n` : `Closed session ${escapeText(session)}.\n`);
       });
     });
 }
@@ -74,7 +75,8 @@ async function run(command: string, action: () => Promise<void>): Promise<number
     return EXIT_OK;
   } catch (error) {
     const code = isToolcellError(error) ? ` [${error.code}]` : '';
-    process.stderr.write(`toolcell hosting ${command}: ${errorMessage(error)}${code}\n`);
+    // The message may quote the server's answer: escaped like every line here.
+    process.stderr.write(`toolcell hosting ${command}: ${escapeText(errorMessage(error))}${code}\n`);
     return isToolcellError(error) ? exitCodeForSetUpFailure(error) : EXIT_FAILURE;
   }
 }

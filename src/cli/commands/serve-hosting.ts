@@ -5,6 +5,8 @@ import { errorMessage, isToolcellError } from '../../errors.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from '../exit-codes.js';
 import { runtimeOptionsFrom, type RunnerCliOptions } from '../options.js';
 import type { HostingServerOptions } from '../../hosting/hosting-server.js';
+import { audienceProblem, parsePublicUrl, type PublicUrl } from '../../hosting/oidc/resource-identifiers.js';
+import { escapeText } from '../../ui/escape-text.js';
 import type { HostingOperationsFlagValues } from './hosting-operations.js';
 
 /** The flags of `toolcell serve` that hosting mode reads. */
@@ -23,7 +25,8 @@ export function defaultDataDir(): string {
   return join(homedir(), '.toolcell', 'hosting');
 }
 
-const say = (message: string) => process.stderr.write(`toolcell serve: ${message}\n`);
+/** Every line of the hosting server's stderr: escaped, since tenants, clients and the issuer put text in them. */
+const say = (message: string) => process.stderr.write(`toolcell serve: ${escapeText(message)}\n`);
 
 /**
  * `toolcell serve --http … --tenants FILE`: the hosting server until SIGINT
@@ -35,6 +38,9 @@ export async function runHostingServe(options: HostingCliOptions): Promise<numbe
   if ((options.tlsCert === undefined) !== (options.tlsKey === undefined)) return usage('--tls-cert and --tls-key go together');
   if (options.oidcIssuer === undefined && (options.audience !== undefined || options.tenantClaim !== undefined))
     return usage('--audience and --tenant-claim need --oidc-issuer URL');
+  const checked = checkIdentityFlags(options);
+  if (typeof checked === 'string') return usage(checked);
+  const { publicUrl } = checked;
   const [{ createRuntime }, { TenantStore }, { ApiKeyAuthenticator }, { HostingServer }, { TenantDisks }, { folderWorkspace }, { openHostingOperations }] =
     await Promise.all([
       import('../../runtime/runtime.js'),
@@ -54,8 +60,8 @@ export async function runHostingServe(options: HostingCliOptions): Promise<numbe
   }
   let operations;
   try {
-    const scheme = options.tlsCert !== undefined ? 'https' : 'http';
-    operations = await openHostingOperations({ ...options, publicUrl: `${scheme}://${options.http.host}:${options.http.port}` }, store, say);
+    const { publicUrl: _given, ...flags } = options;
+    operations = await openHostingOperations({ ...flags, ...(publicUrl ? { publicUrl } : {}) }, store, say);
   } catch (error) {
     store.close();
     return isToolcellError(error) || error instanceof RangeError || error instanceof TypeError ? usage(errorMessage(error)) : failure(error);
@@ -120,6 +126,31 @@ export async function runHostingServe(options: HostingCliOptions): Promise<numbe
     await operations.close();
     await disks?.releaseAll();
   }
+}
+
+/**
+ * --oidc-issuer, --audience and --public-url checked before anything starts,
+ * each error naming its flag; the parsed public URL, or the usage error.
+ */
+function checkIdentityFlags(options: HostingCliOptions): { publicUrl: PublicUrl | undefined } | string {
+  let publicUrl: PublicUrl | undefined;
+  try {
+    if (options.publicUrl !== undefined) publicUrl = parsePublicUrl(options.publicUrl, '--public-url');
+  } catch (error) {
+    return errorMessage(error);
+  }
+  const issuer = options.oidcIssuer;
+  if (issuer !== undefined && !(URL.canParse(issuer) && ['http:', 'https:'].includes(new URL(issuer).protocol))) {
+    return `--oidc-issuer ${JSON.stringify(options.oidcIssuer)} is not an http(s) URL (the issuer exactly as its tokens' iss names it)`;
+  }
+  if (options.tenantClaim !== undefined && !/^\S+$/.test(options.tenantClaim))
+    return `--tenant-claim ${JSON.stringify(options.tenantClaim)} must be a claim name`;
+  const problem = options.audience !== undefined ? audienceProblem(options.audience) : undefined;
+  if (problem !== undefined) return `--audience ${JSON.stringify(options.audience)} ${problem}`;
+  if (options.oidcIssuer !== undefined && publicUrl === undefined) {
+    return "--oidc-issuer needs --public-url URL: the address clients use (e.g. https://tools.example), published as URL/mcp in the OAuth metadata and 401s; the listen address is not it behind a proxy, and a request's Host header is the client's word";
+  }
+  return { publicUrl };
 }
 
 function usage(message: string): number {

@@ -17,6 +17,7 @@ import {
 } from '../options.js';
 import type { Runtime } from '../../runtime/runtime.js';
 import { shellServiceOptions } from '../../runtime/shell-settings.js';
+import { escapeText } from '../../ui/escape-text.js';
 import type { HostingOperationsFlagValues } from './hosting-operations.js';
 
 interface ServeOptions extends RunnerCliOptions, HostingOperationsFlagValues {
@@ -41,6 +42,7 @@ const HOSTING_FLAGS = [
   ['tenantClaim', '--tenant-claim'],
   ['tlsCert', '--tls-cert'],
   ['tlsKey', '--tls-key'],
+  ['publicUrl', '--public-url'],
 ] as const;
 
 /** Registers `toolcell serve`: the registry's tools as an MCP server over stdio or Streamable HTTP. */
@@ -76,9 +78,16 @@ export function registerServeCommand(program: Command): void {
     .option('--metrics <[host:]port>', 'with --tenants: serve /metrics (Prometheus), /healthz and /readyz for operators (host default 127.0.0.1)')
     .option('--admin-key-file <file>', 'with --tenants: the admin key (a file of mode 0600) for /admin/ and toolcell hosting sessions|close')
     .option('--oidc-issuer <url>', 'with --tenants: also accept JWT access tokens of this OpenID issuer (checked against its JWKS)')
-    .option('--audience <aud>', "with --oidc-issuer: what tokens' aud must hold (default this server's /mcp URL)")
+    .option(
+      '--public-url <url>',
+      "with --tenants: the address clients use, e.g. https://tools.example (behind a proxy, the proxy's); needed with --oidc-issuer; --tls-cert must name its host",
+    )
+    .option(
+      '--audience <aud>',
+      "with --oidc-issuer: what tokens' aud must hold: any string, e.g. toolcell or urn:example:toolcell (a URI if it has a colon; default --public-url/mcp)",
+    )
     .option('--tenant-claim <name>', 'with --oidc-issuer: the token claim that names the tenant (default sub)')
-    .option('--tls-cert <file>', 'with --tenants: serve HTTPS with this PEM certificate (with --tls-key)')
+    .option('--tls-cert <file>', 'with --tenants: serve HTTPS with this PEM certificate (with --tls-key); reloaded on SIGHUP if valid now')
     .option('--tls-key <file>', 'with --tenants: the PEM private key of --tls-cert')
     .addOption(workspaceOption())
     .addOption(approvalOption())
@@ -107,11 +116,25 @@ to the tenants file apply within about a second. --workspace, --token and
 root, each tenant's workspace is a filesystem of its own capped at its
 diskBytes limit. /healthz and /readyz answer on the same port.
 
+OIDC (--oidc-issuer URL --public-url URL [--audience AUD]): tenants may also
+send JWT access tokens of that issuer. --public-url is the address clients
+use (behind a proxy, the proxy's): <url>/mcp is published as the resource in
+/.well-known/oauth-protected-resource and pointed at by every 401. --audience
+is what tokens' aud must hold (default <url>/mcp). A session stays with the
+credential that opened it: another key, or a token of the same tenant, gets
+the 404 of an unknown session.
+
+TLS (--tls-cert FILE --tls-key FILE): SIGHUP reads both again; a pair that
+does not match, is not valid now, or (with --public-url) does not name its
+host is logged and the old one keeps serving. At start, such a pair stops it.
+
 Examples:
   toolcell serve --stdio --workspace ~/project
   toolcell serve --http 8080 --approval yolo
   TOOLCELL_SERVE_TOKEN=s3cret toolcell serve --http 0.0.0.0:8080
-  toolcell serve --http 0.0.0.0:8080 --tenants /srv/toolcell/tenants.json --data-dir /srv/toolcell --approval yolo`,
+  toolcell serve --http 0.0.0.0:8080 --tenants /srv/toolcell/tenants.json --data-dir /srv/toolcell --approval yolo
+  toolcell serve --http 127.0.0.1:8080 --tenants tenants.json --public-url https://tools.example --allowed-host tools.example:443 \
+    --oidc-issuer https://id.example --audience toolcell`,
     )
     .action(async (options: ServeOptions) => {
       process.exitCode = await runServe(options);
@@ -197,7 +220,8 @@ async function runServe(options: ServeOptions): Promise<number> {
         ...(token !== undefined ? { token } : {}),
         ...(options.allowedHost ? { allowedHosts: options.allowedHost } : {}),
         ...(options.maxSessions !== undefined ? { maxSessions: options.maxSessions } : {}),
-        onLog: (message) => process.stderr.write(`toolcell serve: ${message}\n`),
+        // Client-caused problems reach these lines: escaped, as in hosting mode.
+        onLog: (message) => process.stderr.write(`toolcell serve: ${escapeText(message)}\n`),
       });
     } catch (error) {
       return isToolcellError(error) || error instanceof RangeError ? usageError(error) : failure(error);

@@ -6,6 +6,7 @@ import { limitsSchema, namedLimits, parseLimitAssignment, resolveLimits, type Li
 import { loadPolicyFile } from '../../policy/load-policy-file.js';
 import { resolveTenantNetwork, tenantNetworkSchema } from '../../hosting/tenant-policy-fields.js';
 import { emptyTenantsFile, readTenantsFile, TENANT_NAME, TENANT_NAME_RULE, writeTenantsFile, type TenantsFile } from '../../hosting/tenants-file.js';
+import { escapeCell, escapeText, terminalJson } from '../../ui/escape-text.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from '../exit-codes.js';
 
 interface FileOption {
@@ -80,7 +81,7 @@ Examples:
         };
         await writeTenantsFile(file, content);
         process.stdout.write(`${key.key}\n`);
-        process.stderr.write(`toolcell tenant: ${existing ? 'added key' : 'created tenant'} ${name} (key id ${key.id}) in ${file}\n`);
+        process.stderr.write(escapeLine(`toolcell tenant: ${existing ? 'added key' : 'created tenant'} ${name} (key id ${key.id}) in ${file}`));
       });
     });
 
@@ -100,18 +101,20 @@ Examples:
           policies: [...(content.defaults?.policies ?? []), ...(entry.policies ?? [])],
           network: (resolveTenantNetwork(content.defaults?.network, entry.network) ?? 'none') as readonly string[] | 'none',
         }));
-        if (options.json) return void process.stdout.write(`${JSON.stringify({ tenants }, null, 2)}\n`);
+        if (options.json) return void process.stdout.write(`${terminalJson({ tenants })}\n`);
         if (tenants.length === 0) return void process.stdout.write('no tenants\n');
+        // The file may have been edited by hand: every value is escaped and quoted where it holds a space (escapeCell).
+        const cell = (value: unknown) => escapeCell(String(value));
         for (const entry of tenants) {
-          process.stdout.write(`${entry.name}${entry.workspace ? `  workspace ${entry.workspace}` : ''}\n`);
-          for (const key of entry.keys) process.stdout.write(`  key ${key.id}  created ${key.createdAt}${key.revoked ? '  REVOKED' : ''}\n`);
+          process.stdout.write(`${cell(entry.name)}${entry.workspace ? `  workspace ${cell(entry.workspace)}` : ''}\n`);
+          for (const key of entry.keys) process.stdout.write(`  key ${cell(key.id)}  created ${cell(key.createdAt)}${key.revoked ? '  REVOKED' : ''}\n`);
           process.stdout.write(
             `  limits ${Object.entries(entry.limits)
-              .map(([limit, value]) => `${limit}=${String(value)}`)
+              .map(([limit, value]) => `${cell(limit)}=${cell(value)}`)
               .join(' ')}\n`,
           );
-          for (const policy of entry.policies) process.stdout.write(`  policy ${policy}\n`);
-          process.stdout.write(`  network ${entry.network === 'none' ? 'none' : `allow ${entry.network.join(' ')}`}\n`);
+          for (const policy of entry.policies) process.stdout.write(`  policy ${cell(policy)}\n`);
+          process.stdout.write(`  network ${entry.network === 'none' ? 'none' : `allow ${entry.network.map(cell).join(' ')}`}\n`);
         }
       });
     });
@@ -131,7 +134,7 @@ Examples:
         const now = new Date().toISOString();
         for (const key of targets) key.revokedAt ??= now;
         await writeTenantsFile(resolve(options.tenants), content);
-        process.stderr.write(`toolcell tenant: revoked ${targets.map((key) => key.id).join(', ')} of ${name}\n`);
+        process.stderr.write(escapeLine(`toolcell tenant: revoked ${targets.map((key) => key.id).join(', ')} of ${name}`));
       });
     });
 
@@ -145,7 +148,7 @@ Examples:
         if (!content.tenants[name]) throw new UsageError(`no tenant ${JSON.stringify(name)} in ${options.tenants}`);
         delete content.tenants[name];
         await writeTenantsFile(resolve(options.tenants), content);
-        process.stderr.write(`toolcell tenant: removed ${name}\n`);
+        process.stderr.write(escapeLine(`toolcell tenant: removed ${name}`));
       });
     });
 }
@@ -198,12 +201,17 @@ async function load(file: string): Promise<TenantsFile> {
   return (await readTenantsFile(resolve(file)))!;
 }
 
+/** A line for stderr: names and paths come from the command line and the file, and are escaped like every value printed. */
+function escapeLine(text: string): string {
+  return `${escapeText(text)}\n`;
+}
+
 async function run(command: string, body: () => Promise<void>): Promise<number> {
   try {
     await body();
     return EXIT_OK;
   } catch (error) {
-    process.stderr.write(`toolcell tenant ${command}: ${errorMessage(error)}\n`);
+    process.stderr.write(escapeLine(`toolcell tenant ${command}: ${errorMessage(error)}`));
     return error instanceof UsageError || isToolcellError(error) ? EXIT_USAGE : EXIT_FAILURE;
   }
 }

@@ -10,6 +10,8 @@ export interface AdminSessionInfo {
   id: string;
   tenant: string;
   subject: string;
+  /** What `subject` names: an API key's id (`api_key`) or an OIDC token's `sub` (`oidc`). */
+  via?: 'api_key' | 'oidc';
   ageMs: number;
   calls: number;
   /** The container's memory use, when the engine reported it. */
