@@ -56,6 +56,7 @@ class Call:
         self.quota_base = None  # workspace filesystem sample at start (see quota.py)
         self.quota_window_end = None  # background calls: when the allowance renews
         self.quota_attributed = (0, 0)  # bytes, files the last confirmation scan found
+        self.quota_rescanned = float("-inf")  # monotonic time of the last scan after free space rose
         self.quota_killed = False
 
     # -- start ---------------------------------------------------------------

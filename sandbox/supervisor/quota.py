@@ -21,8 +21,18 @@ Two steps keep this cheap and unevadable:
    The call's tree is frozen (SIGSTOP) while this runs, so it cannot keep
    writing meanwhile. Confirmed: the call is killed (SIGKILL to its tree).
    Not confirmed (another writer on the filesystem): the tree is thawed and
-   the call's baseline moves forward. The baseline also ratchets up whenever
-   free space rises above it, so space others free is no allowance.
+   the call's baseline moves forward.
+3. When free space rises above the baseline (someone freed space), the
+   baseline must follow, or what others free would be an allowance for the
+   call. It follows only through the same confirmation scan, so the call's
+   own writes since the last scan are counted first: moving the baseline to
+   the new free space alone would forgive them (a call that wrote 600 MiB
+   while a neighbour deleted 1 GiB could then write a whole limit more).
+   Rises smaller than RISE_RESCAN_BYTES / RISE_RESCAN_FILES are left alone,
+   and such scans run at most every RISE_RESCAN_INTERVAL, so that a call
+   deleting many of its own files (or a neighbour doing so) is not frozen
+   for a scan at every sample; a rise between two scans gives at most what
+   was freed meanwhile.
 
 A background job's allowance renews every BACKGROUND_QUOTA_WINDOW (calls.py):
 it runs for hours, during which the session's other commands, whose changes
@@ -34,6 +44,9 @@ import stat
 import time
 
 POLL_INTERVAL = 0.005
+RISE_RESCAN_BYTES = 16 << 20
+RISE_RESCAN_FILES = 256
+RISE_RESCAN_INTERVAL = 0.5
 
 
 def _fmt(size):
@@ -104,13 +117,13 @@ class WorkspaceQuota:
     def over(self, grown_bytes, grown_files):
         return (self.max_bytes > 0 and grown_bytes > self.max_bytes) or (self.max_files > 0 and grown_files > self.max_files)
 
-    def ratchet(self, base, attributed, now):
-        """Moves the baseline up when free space rises above it (less what the
-        call is known to have written), so space that others free never
-        becomes an allowance for the call."""
+    def rose_past(self, base, attributed, now):
+        """Step 3: has free space risen above the baseline (less what the call
+        was last attributed) by more than the rescan threshold? Then the
+        baseline is moved by a confirmation scan, never by the sample alone."""
         if base is None or now is None:
-            return base
-        return (max(base[0], now[0] + attributed[0]), max(base[1], now[1] + attributed[1]), base[2])
+            return False
+        return now[0] + attributed[0] - base[0] > RISE_RESCAN_BYTES or now[1] + attributed[1] - base[1] > RISE_RESCAN_FILES
 
     def grew_past(self, base, now):
         """Step 1: did the filesystem lose more than a limit since `base`?"""

@@ -29,7 +29,7 @@ import protocol as P
 import reaper
 from calls import BACKGROUND_QUOTA_WINDOW, Call
 from output_budget import OutputBudget
-from quota import POLL_INTERVAL, WorkspaceQuota
+from quota import POLL_INTERVAL, RISE_RESCAN_INTERVAL, WorkspaceQuota
 from stdio import open_stdio
 
 SHUTDOWN_TIMEOUT = 5.0
@@ -221,9 +221,12 @@ class Supervisor:
                 call.quota_attributed = (0, 0)
                 call.quota_window_end = now + BACKGROUND_QUOTA_WINDOW
                 continue
-            call.quota_base = self.quota.ratchet(call.quota_base, call.quota_attributed, sample)
-            if not self.quota.grew_past(call.quota_base, sample):
+            grew = self.quota.grew_past(call.quota_base, sample)
+            rose = not grew and now - call.quota_rescanned >= RISE_RESCAN_INTERVAL and self.quota.rose_past(call.quota_base, call.quota_attributed, sample)
+            if not grew and not rose:
                 continue
+            if rose:
+                call.quota_rescanned = now
             frozen = proctree.freeze(call.reaper_pid)
             message, call.quota_base, call.quota_attributed = self.quota.confirm(call.quota_base, sample)
             if message:

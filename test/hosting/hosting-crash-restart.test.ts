@@ -55,7 +55,12 @@ test('after kill -9 during calls, a restart removes the leftover containers; wor
 
   t.like(await first.stop('SIGKILL'), { signal: 'SIGKILL' });
   const leftover = await toolcellContainersUnder(dataDir);
-  t.deepEqual(leftover.sort(), before.sort(), 'the killed server’s containers are still there');
+  // Every container running a call is still there; a warm spare the server was starting may have joined them.
+  t.deepEqual(
+    before.filter((id) => !leftover.includes(id)),
+    [],
+    'the killed server’s containers are still there',
+  );
   const atCrash = await readAuditLines(audit);
   t.true(
     atCrash.some((line) => line['event'] === 'session_open'),

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from quota import WorkspaceQuota
+from quota import RISE_RESCAN_BYTES, RISE_RESCAN_FILES, WorkspaceQuota
 
 MIB = 1 << 20
 # A user no other process on the machine runs as: the scan also counts
@@ -23,17 +23,19 @@ def quota(path="/nonexistent", max_bytes=MIB, max_files=0):
     return WorkspaceQuota(path, [], NOBODY, max_bytes, max_files)
 
 
-def test_free_space_others_release_is_no_allowance():
+def test_a_rise_in_free_space_past_the_threshold_asks_for_a_rescan():
     q = quota()
     base = (100 * MIB, 1000, 5.0)
-    # Someone freed 10 MiB: the baseline moves up, so the call gets no extra room.
-    assert q.ratchet(base, (0, 0), (110 * MIB, 1000, 6.0)) == (110 * MIB, 1000, 5.0)
-    # What the call itself wrote (attributed) stays counted against it.
-    assert q.ratchet(base, (3 * MIB, 2), (110 * MIB, 1000, 6.0)) == (113 * MIB, 1002, 5.0)
-    # Space that shrank never lowers the baseline.
-    assert q.ratchet(base, (0, 0), (90 * MIB, 900, 6.0)) == base
-    assert q.ratchet(None, (0, 0), (90 * MIB, 900, 6.0)) is None
-    assert q.ratchet(base, (0, 0), None) == base
+    # Someone freed 10 MiB (more than the threshold of files or bytes): rescan before the baseline follows.
+    assert q.rose_past(base, (0, 0), (100 * MIB + RISE_RESCAN_BYTES + 1, 1000, 6.0))
+    assert q.rose_past(base, (0, 0), (100 * MIB, 1000 + RISE_RESCAN_FILES + 1, 6.0))
+    # What the call was last attributed counts: the baseline is free space as if the call had written nothing.
+    assert q.rose_past(base, (RISE_RESCAN_BYTES, 0), (100 * MIB + 1, 1000, 6.0))
+    # Small rises, shrinking space and missing samples ask for nothing.
+    assert not q.rose_past(base, (0, 0), (100 * MIB + RISE_RESCAN_BYTES, 1000 + RISE_RESCAN_FILES, 6.0))
+    assert not q.rose_past(base, (0, 0), (90 * MIB, 900, 6.0))
+    assert not q.rose_past(None, (0, 0), (190 * MIB, 900, 6.0))
+    assert not q.rose_past(base, (0, 0), None)
 
 
 def test_growth_past_either_limit_is_seen():
@@ -97,3 +99,21 @@ def test_a_folder_the_user_locked_counts_as_hidden(workspace):
     finally:
         locked.chmod(0o755)
     assert message is not None and "cannot be measured" in message
+
+
+def test_space_others_free_does_not_forgive_what_the_call_wrote(workspace):
+    # The call wrote 3 MiB; meanwhile a neighbour freed 10 MiB, so free space is above the baseline.
+    q = quota(str(workspace), max_bytes=4 * MIB)
+    base = q.sample()
+    time.sleep(0.01)
+    with open(workspace / "written.bin", "wb") as f:
+        f.write(os.urandom(3 * MIB))
+        f.flush()
+        os.fsync(f.fileno())
+    risen = (base[0] + 7 * MIB, base[1], base[2] + 1)
+    message, moved, attributed = q.confirm(base, risen)
+    assert message is None
+    assert attributed[0] >= 3 * MIB
+    # The baseline follows the freed space with the call's 3 MiB still counted: 2 MiB more is over the limit.
+    assert moved[0] == risen[0] + attributed[0]
+    assert q.grew_past(moved, (risen[0] - 2 * MIB, risen[1], risen[2] + 1))
