@@ -54,13 +54,11 @@ test('after kill -9 during calls, a restart removes the leftover containers; wor
   phase('calls running');
 
   t.like(await first.stop('SIGKILL'), { signal: 'SIGKILL' });
+  // The killed server's containers stay behind, unless another toolcell process on this engine (a
+  // parallel test file, any `toolcell exec`) has already removed them: every start removes the
+  // containers of dead owners. Either way none may be left once the restarted server is up.
   const leftover = await toolcellContainersUnder(dataDir);
-  // Every container running a call is still there; a warm spare the server was starting may have joined them.
-  t.deepEqual(
-    before.filter((id) => !leftover.includes(id)),
-    [],
-    'the killed server’s containers are still there',
-  );
+  if (leftover.length < before.length) t.log(`${before.length - leftover.length} of the killed server's containers were removed by another process first`);
   const atCrash = await readAuditLines(audit);
   t.true(
     atCrash.some((line) => line['event'] === 'session_open'),
@@ -74,7 +72,7 @@ test('after kill -9 during calls, a restart removes the leftover containers; wor
   const second = await startCliServer(t, args);
   phase('second server up');
   t.true(
-    await eventually(async () => (await toolcellContainersUnder(dataDir)).every((id) => !leftover.includes(id)), 60_000),
+    await eventually(async () => (await toolcellContainersUnder(dataDir)).every((id) => !leftover.includes(id) && !before.includes(id)), 60_000),
     'the leftover containers are removed at start-up',
   );
   phase('leftovers removed');
