@@ -1,8 +1,9 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { removeLeftoverContainers } from '../backends/docker/cleanup.js';
-import { createEngineClient } from '../backends/docker/engine.js';
+import { createEngineClient, engineUnavailableError } from '../backends/docker/engine.js';
+import { removeLeftovers } from '../backends/docker/leftovers.js';
+import { probeDocker } from '../backends/docker/probe.js';
 import { parseOptions } from '../contracts/parse-options.js';
 import { errorMessage, ToolErrorType } from '../errors.js';
 import type { AroundToolCall } from '../mcp/server/create-tool-server.js';
@@ -134,9 +135,13 @@ export class HostingServer {
 
   async #start(): Promise<void> {
     const options = this.#options;
+    // Said now, as `exec` says it, rather than as a socket error from the first engine call below.
+    const engine = await probeDocker({ timeoutMs: 5000 });
+    if (!engine.available) throw engineUnavailableError(engine.reason ?? 'The Docker engine does not answer');
     if (options.removeLeftovers) {
-      const result = await removeLeftoverContainers(createEngineClient());
-      if (result.removed.length > 0) this.#log(`removed ${result.removed.length} container(s) left by a server that is gone`);
+      const result = await removeLeftovers(createEngineClient());
+      if (result.containers.length > 0) this.#log(`removed ${result.containers.length} container(s) left by a server that is gone`);
+      if (result.networks.length > 0) this.#log(`removed ${result.networks.length} egress network(s) and their firewall rules left by a server that is gone`);
       // The egress event files of those containers' proxies (tenant-network.ts): nothing reads them any more.
       await rm(join(options.dataDir, 'egress'), { recursive: true, force: true });
     }

@@ -1,10 +1,13 @@
+import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
+import { createSecureContext } from 'node:tls';
 import { errorMessage } from '../../errors.js';
 import type { HostingServer, HostingServerOptions } from '../../hosting/hosting-server.js';
 import type { HostingObserver } from '../../hosting/hosting-events.js';
 import type { Authenticator } from '../../hosting/principal.js';
 import type { TenantStore } from '../../hosting/tenant-store.js';
+import { ListenerFailure } from './listener-failure.js';
 
 /** The operator's flags of `toolcell serve --tenants` beyond the tenants themselves, as commander parses them. */
 export interface HostingOperationsFlagValues {
@@ -30,7 +33,7 @@ export interface HostingOperations {
   observer: HostingObserver;
   authenticators: Authenticator[];
   serverOptions: Pick<HostingServerOptions, 'otherPaths' | 'createListener' | 'challenge'>;
-  /** Starts what needs the running server (the metrics listener, the admin API's session list). */
+  /** Hands over the running server (the metrics' counts, the admin API's session list). */
   attach(server: HostingServer): Promise<void>;
   close(): Promise<void>;
 }
@@ -112,6 +115,19 @@ export async function openHostingOperations(flags: HostingOperationsFlags, store
       });
     }
     const tls = flags.tlsCert !== undefined && flags.tlsKey !== undefined ? { certFile: flags.tlsCert, keyFile: flags.tlsKey } : undefined;
+    if (tls) checkTlsPair(tls);
+    let metricsListener: Awaited<ReturnType<typeof metrics.serveMetrics>> | undefined;
+    if (hostingMetrics && flags.metrics !== undefined) {
+      // Opened before the server starts: a port that cannot be had stops the start, before any container or tenant is served.
+      const listen = metrics.parseListenAddress(flags.metrics);
+      metricsListener = await metrics
+        .serveMetrics({ metrics: hostingMetrics, host: listen.host, port: listen.port, ready: health.dockerReadiness() })
+        .catch((error: unknown) => {
+          throw new ListenerFailure('--metrics', flags.metrics!, error);
+        });
+      const served = metricsListener;
+      closers.push(() => served.close());
+    }
     return {
       observer,
       authenticators,
@@ -132,14 +148,10 @@ export async function openHostingOperations(flags: HostingOperationsFlags, store
         },
         ...(challenge !== undefined ? { challenge } : {}),
       },
-      async attach(running) {
+      attach(running) {
         server = running;
-        if (hostingMetrics && flags.metrics !== undefined) {
-          const listen = metrics.parseListenAddress(flags.metrics);
-          const served = await metrics.serveMetrics({ metrics: hostingMetrics, host: listen.host, port: listen.port, ready: health.dockerReadiness() });
-          closers.push(() => served.close());
-          say(`metrics, /healthz and /readyz for operators at ${served.url}`);
-        }
+        if (metricsListener) say(`metrics, /healthz and /readyz for operators at ${metricsListener.url}`);
+        return Promise.resolve();
       },
       async close() {
         for (const close of closers.reverse()) await close();
@@ -148,5 +160,20 @@ export async function openHostingOperations(flags: HostingOperationsFlags, store
   } catch (error) {
     for (const close of closers.reverse()) await close();
     throw error;
+  }
+}
+
+/**
+ * Reads the pair and makes a TLS context of it, so a file that cannot be
+ * read, is not PEM, or a key that is not the certificate's stops the start
+ * naming the flags, before anything is served.
+ */
+function checkTlsPair(tls: { certFile: string; keyFile: string }): void {
+  try {
+    createSecureContext({ cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile), minVersion: 'TLSv1.2' });
+  } catch (error) {
+    // OpenSSL's `error:05800074:x509 certificate routines::key values mismatch`: the words are the last part.
+    const detail = errorMessage(error).replace(/^error:[0-9A-Fa-f]+:[^:]*:[^:]*:/, '');
+    throw new Error(`--tls-cert ${tls.certFile} --tls-key ${tls.keyFile}: cannot serve TLS with them: ${detail}`, { cause: error });
   }
 }

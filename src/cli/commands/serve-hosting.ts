@@ -4,8 +4,10 @@ import { join, resolve } from 'node:path';
 import { errorMessage, isToolcellError } from '../../errors.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from '../exit-codes.js';
 import { runtimeOptionsFrom, type RunnerCliOptions } from '../options.js';
+import type { TenantDisks } from '../../hosting/disk/tenant-disks.js';
 import type { HostingServerOptions } from '../../hosting/hosting-server.js';
 import type { HostingOperationsFlagValues } from './hosting-operations.js';
+import { isListenError, ListenerFailure } from './listener-failure.js';
 
 /** The flags of `toolcell serve` that hosting mode reads. */
 export interface HostingCliOptions extends RunnerCliOptions, HostingOperationsFlagValues {
@@ -74,7 +76,7 @@ export async function runHostingServe(options: HostingCliOptions): Promise<numbe
   } catch (error) {
     store.close();
     await operations.close();
-    await disks?.releaseAll();
+    await releaseDisks(disks);
     return usage(errorMessage(error));
   }
   const stop = new AbortController();
@@ -100,6 +102,7 @@ export async function runHostingServe(options: HostingCliOptions): Promise<numbe
         onLog: say,
       });
     } catch (error) {
+      if (isListenError(error)) return failure(new ListenerFailure('--http', `${options.http.host}:${options.http.port}`, error));
       return error instanceof RangeError || error instanceof TypeError ? usage(errorMessage(error)) : failure(error);
     }
     await operations.attach(server);
@@ -118,8 +121,16 @@ export async function runHostingServe(options: HostingCliOptions): Promise<numbe
     store.close();
     await runtime.close();
     await operations.close();
-    await disks?.releaseAll();
+    await releaseDisks(disks);
   }
+}
+
+/** Unmounts every tenant workspace under the data dir: this server's, then any a crashed predecessor left (so the folder can be moved or removed). */
+async function releaseDisks(disks: TenantDisks | undefined): Promise<void> {
+  if (!disks) return;
+  await disks.releaseAll();
+  const left = await disks.releaseLeftovers();
+  if (left.length > 0) say(`unmounted ${left.length} tenant workspace(s) a server that is gone had left mounted`);
 }
 
 function usage(message: string): number {

@@ -18,6 +18,7 @@ import {
 import type { Runtime } from '../../runtime/runtime.js';
 import { shellServiceOptions } from '../../runtime/shell-settings.js';
 import type { HostingOperationsFlagValues } from './hosting-operations.js';
+import { isListenError, ListenerFailure } from './listener-failure.js';
 
 interface ServeOptions extends RunnerCliOptions, HostingOperationsFlagValues {
   stdio?: boolean;
@@ -200,6 +201,7 @@ async function runServe(options: ServeOptions): Promise<number> {
         onLog: (message) => process.stderr.write(`toolcell serve: ${message}\n`),
       });
     } catch (error) {
+      if (isListenError(error)) return failure(new ListenerFailure('--http', `${http.host}:${http.port}`, error));
       return isToolcellError(error) || error instanceof RangeError ? usageError(error) : failure(error);
     }
     process.stderr.write(
