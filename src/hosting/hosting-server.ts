@@ -4,11 +4,13 @@ import { join } from 'node:path';
 import { createEngineClient, engineUnavailableError } from '../backends/docker/engine.js';
 import { removeLeftovers } from '../backends/docker/leftovers.js';
 import { probeDocker } from '../backends/docker/probe.js';
+import { sessionMemory } from '../backends/docker/session-memory.js';
 import { parseOptions } from '../contracts/parse-options.js';
 import { errorMessage, ToolErrorType } from '../errors.js';
 import type { AroundToolCall } from '../mcp/server/create-tool-server.js';
 import { serveHttp, SessionRefusal, type HttpRefusal, type LiveHttpSession, type RunningHttpServer } from '../mcp/server/serve-http.js';
 import type { ServeSession } from '../mcp/server/session.js';
+import { shellSessionIdOf } from '../mcp/server/shell-sandbox.js';
 import type { ToolRegistry } from '../registry/tool-registry.js';
 import { ShellService } from '../shell/shell-service.js';
 import type { WorkspaceInfo } from '../tools/define-tool.js';
@@ -37,6 +39,8 @@ export interface HostedSession {
   subject: string;
   ageMs: number;
   calls: number;
+  /** Its container's memory use now (`sessionsWithMemory` only), when the engine reported it. */
+  memoryBytes?: number;
 }
 
 /**
@@ -112,6 +116,24 @@ export class HostingServer {
   /** Live sessions, oldest first (the admin API lists these). */
   listSessions(): HostedSession[] {
     return this.#http.listSessions().map((session) => hosted(session));
+  }
+
+  /**
+   * Live sessions with each container's memory use now, as the engine
+   * reports it (the admin API's list): a call to the engine per container,
+   * so not for every request. A session whose container is not running yet
+   * (it starts with the first command) has none.
+   */
+  async sessionsWithMemory(): Promise<HostedSession[]> {
+    const sessions = this.listSessions();
+    const memory = await sessionMemory(
+      createEngineClient(),
+      sessions.map((session) => shellSessionIdOf(session.id)),
+    ).catch(() => new Map<string, number>());
+    return sessions.map((session) => {
+      const bytes = memory.get(shellSessionIdOf(session.id));
+      return bytes === undefined ? session : { ...session, memoryBytes: bytes };
+    });
   }
 
   /** Closes one session: its calls are cancelled and its container removed. */

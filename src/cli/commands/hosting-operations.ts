@@ -109,7 +109,7 @@ export async function openHostingOperations(flags: HostingOperationsFlags, store
         adminKey,
         observer,
         sessions: {
-          list: (tenant) => (server?.listSessions() ?? []).filter((session) => tenant === undefined || session.tenant === tenant),
+          list: async (tenant) => ((await server?.sessionsWithMemory()) ?? []).filter((session) => tenant === undefined || session.tenant === tenant),
           close: (id) => server?.closeSession(id, 'admin') ?? Promise.resolve(false),
         },
       });
