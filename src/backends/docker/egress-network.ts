@@ -17,6 +17,8 @@ export interface EgressSettings {
   onEvent?: (event: EgressEvent) => void;
   /** Also append every event, one JSON object a line, to this file (created 0600). */
   logFile?: string;
+  /** How refusals name the list; default the settings' `sandbox.network.allow`. */
+  wording?: { list: string };
 }
 
 const NETWORK_PREFIX = 'toolcell-egress-';
@@ -76,6 +78,7 @@ export class EgressNetwork {
         host: gateway,
         allow: settings.allow,
         ...(settings.hosts ? { resolver: mapResolver(settings.hosts) } : {}),
+        ...(settings.wording ? { wording: settings.wording } : {}),
         onEvent,
       });
       await installFirewall({ bridge, gateway, proxyPort: proxy.port });
