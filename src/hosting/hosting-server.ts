@@ -28,6 +28,8 @@ import { needsOwnShell, openTenantShell, type TenantNetwork } from './tenant-net
 import { TenantResources } from './tenant-resources.js';
 import { folderWorkspace, type PrepareWorkspace } from './tenant-workspace.js';
 import { TenantUsage } from './tenant-usage.js';
+import { createTenantSessionsHandler, isTenantSessionsPath, TENANT_SESSIONS_PATH, type TenantSessionInfo } from './tenant-sessions.js';
+import { requestPath } from './http/request-handler.js';
 import { hostingServerOptionsSchema, type HostingServerOptions, type ResolvedHostingServerOptions } from './hosting-server-options.js';
 
 export type { HostingServerOptions } from './hosting-server-options.js';
@@ -179,22 +181,32 @@ export class HostingServer {
     });
     options.store.on('tenant-removed', this.#onTenantRemoved);
     options.store.on('keys-revoked', this.#onKeysRevoked);
+    const authenticate = requestAuthenticator({
+      authenticators: options.authenticators,
+      tenantExists: (tenant) => options.store.tenant(tenant) !== undefined,
+      ...(options.observer ? { observer: options.observer } : {}),
+      ...(options.challenge !== undefined ? { challenge: options.challenge } : {}),
+    });
+    const tenantSessions = createTenantSessionsHandler({
+      authenticate,
+      list: (tenant) => this.#http.listSessions().flatMap((session) => (session.caller?.tenant === tenant ? [tenantSessionInfo(session)] : [])),
+      close: (tenant, id) =>
+        this.#http.listSessions().some((session) => session.id === id && session.caller?.tenant === tenant)
+          ? this.#http.closeSession(id, 'tenant')
+          : Promise.resolve(false),
+    });
     this.#http = await serveHttp<Principal>({
       host: options.host,
       port: options.port,
       ...(options.allowedHosts ? { allowedHosts: options.allowedHosts } : {}),
-      ...(options.otherPaths ? { otherPaths: options.otherPaths } : {}),
+      // A tenant's own sessions (GET /sessions, DELETE /sessions/<id>) beside /mcp, then the operator's paths.
+      otherPaths: (req) => (isTenantSessionsPath(requestPath(req)) ? tenantSessions : options.otherPaths?.(req)),
       ...(options.createListener ? { createListener: options.createListener } : {}),
       // The fair session gate is the cap; serveHttp's own would refuse instead of queueing.
       maxSessions: Number.MAX_SAFE_INTEGER,
       sweepIntervalMs: options.sweepIntervalMs,
       onLog: (message) => this.#log(message),
-      authenticate: requestAuthenticator({
-        authenticators: options.authenticators,
-        tenantExists: (tenant) => options.store.tenant(tenant) !== undefined,
-        ...(options.observer ? { observer: options.observer } : {}),
-        ...(options.challenge !== undefined ? { challenge: options.challenge } : {}),
-      }),
+      authenticate,
       sameOwner: (owner, caller) => owner.tenant === caller.tenant && owner.subject === caller.subject,
       admitMessage: (caller, body) => (caller ? this.#admitMessage(caller, body) : undefined),
       createSession: (id, caller) => this.#openSession(id, caller),
@@ -245,7 +257,10 @@ export class HostingServer {
       this.#note({ event: 'quota_refusal', tenant, limit: 'sessions', session: id });
       throw new SessionRefusal({
         status: 403,
-        message: `quota_exceeded: the limit sessions (${limits.sessions} at once) is reached; close a session first`,
+        message:
+          `quota_exceeded: the limit sessions (${limits.sessions} at once) is reached; close a session first: ` +
+          `GET ${TENANT_SESSIONS_PATH} lists this tenant's sessions and DELETE ${TENANT_SESSIONS_PATH}/<id> closes one (with this key), ` +
+          `and a session whose client is gone closes by itself after ${limits.abandonedSeconds} s without a request or an open event stream`,
         type: ToolErrorType.QUOTA_EXCEEDED,
         data: { limit: 'sessions' },
       });
@@ -274,6 +289,7 @@ export class HostingServer {
       return {
         registry: base.registry,
         idleMs: limits.idleSeconds * 1000,
+        abandonedMs: limits.abandonedSeconds * 1000,
         maxLifetimeMs: limits.maxSessionSeconds * 1000,
         aroundCall: this.#aroundCall(tenant, id),
         close: async () => {
@@ -418,6 +434,11 @@ export class HostingServer {
 function egressEvent(tenant: string, event: EgressEvent): HostingEvent {
   const { time: _time, ...fields } = event;
   return { event: 'egress', tenant, ...fields };
+}
+
+function tenantSessionInfo(session: LiveHttpSession<Principal>): TenantSessionInfo {
+  const { id, ageMs, inactiveMs, streamOpen, calls } = session;
+  return { id, subject: session.caller?.subject ?? '', ageMs, inactiveMs, streamOpen, calls };
 }
 
 function hosted(session: LiveHttpSession<Principal>): HostedSession {
