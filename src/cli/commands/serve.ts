@@ -106,7 +106,12 @@ own workspace under --data-dir, its own containers and its limits. Changes
 to the tenants file apply within about a second. --workspace, --token and
 --stdio do not apply; commands always run in the Docker sandbox. Run as
 root, each tenant's workspace is a filesystem of its own capped at its
-diskBytes limit. /healthz and /readyz answer on the same port.
+diskBytes limit. /healthz and /readyz answer on the same port. A tenant
+lists its own sessions with GET /sessions and closes one with
+DELETE /sessions/<id> (its own key); a session whose client left without
+ending it (no request, no open event stream) closes after its
+abandonedSeconds limit (default 120). A listener that cannot open
+(--http, --metrics, --tls-cert/--tls-key) stops the start (exit 1).
 
 Examples:
   toolcell serve --stdio --workspace ~/project
