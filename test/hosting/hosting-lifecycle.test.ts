@@ -147,12 +147,14 @@ test('toolcell serve --tenants with --audit, --metrics and --admin-key-file: a c
   t.regex((await call(alpha.client, 'run_shell_command', { command: 'df -P /workspace | tail -1' })).text, /\/workspace/);
   t.not(statSync(workspace).dev, statSync(dataDir).dev, 'the workspace is a mount of its own');
 
+  // 40 MB in the container's /tmp (a tmpfs, charged to its memory): the figure must show it.
+  t.regex((await call(alpha.client, 'run_shell_command', { command: 'head -c 40000000 /dev/zero > /tmp/fill && echo filled' })).text, /filled/);
   const sessions = await runCli(['hosting', 'sessions', '--server', base, '--admin-key-file', adminKeyFile, '--json']);
   t.is(sessions.code, 0, sessions.stderr);
   t.like(JSON.parse(sessions.stdout), [{ id: alpha.sessionId, tenant: 'alpha' }]);
-  // Its container runs (it ran the commands above): the engine's figure, not `-`.
+  // Its container runs (it ran the commands above): a figure, not `-`, and one that counts what it holds.
   const [listed] = JSON.parse(sessions.stdout) as Array<{ memoryBytes?: unknown }>;
-  t.true(typeof listed!.memoryBytes === 'number' && listed!.memoryBytes > 0, sessions.stdout);
+  t.true(typeof listed!.memoryBytes === 'number' && listed!.memoryBytes >= 40_000_000, sessions.stdout);
   const table = await runCli(['hosting', 'sessions', '--server', base, '--admin-key-file', adminKeyFile]);
   t.regex(table.stdout.split('\n')[1] ?? '', new RegExp(`^${alpha.sessionId}\\s+alpha\\s.*\\s\\d+\\.\\d (KiB|MiB)$`), table.stdout);
   const scraped = await (await fetch(`${metricsUrl}/metrics`)).text();
