@@ -83,8 +83,8 @@ export async function runHostingServe(options: HostingCliOptions): Promise<numbe
   const onSignal = () => stop.abort();
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
+  let server: Awaited<ReturnType<typeof HostingServer.start>> | undefined;
   try {
-    let server;
     try {
       server = await HostingServer.start({
         store,
@@ -111,11 +111,15 @@ export async function runHostingServe(options: HostingCliOptions): Promise<numbe
     );
     if (!stop.signal.aborted) await new Promise((done) => stop.signal.addEventListener('abort', done, { once: true }));
     say(`stopping: running calls have ${options.drainSeconds} s to finish`);
-    await server.close({ drainMs: options.drainSeconds * 1000 });
+    const closing = server;
+    server = undefined;
+    await closing.close({ drainMs: options.drainSeconds * 1000 });
     return EXIT_OK;
   } catch (error) {
     return failure(error);
   } finally {
+    // A start that failed after the server listened must not leave it serving.
+    await server?.close().catch(() => {});
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     store.close();
