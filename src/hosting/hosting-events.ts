@@ -4,7 +4,9 @@
  * audited refusal is always a counted one. Fields never hold a presented
  * secret; tool arguments are redacted by the audit log before they are written.
  */
-export type SessionCloseReason = 'client' | 'idle' | 'max_lifetime' | 'tenant_removed' | 'key_revoked' | 'admin' | 'shutdown' | 'error';
+/** `abandoned`: no request and no open stream for abandonedSeconds (its client is gone); `tenant`: closed by its tenant (DELETE /sessions/<id>). */
+export type SessionCloseReason =
+  'client' | 'idle' | 'abandoned' | 'max_lifetime' | 'tenant' | 'tenant_removed' | 'key_revoked' | 'admin' | 'shutdown' | 'error';
 
 export type CallOutcome = 'success' | 'error' | 'cancelled' | 'denied';
 

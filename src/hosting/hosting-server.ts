@@ -1,13 +1,16 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { removeLeftoverContainers } from '../backends/docker/cleanup.js';
-import { createEngineClient } from '../backends/docker/engine.js';
+import { createEngineClient, engineUnavailableError } from '../backends/docker/engine.js';
+import { removeLeftovers } from '../backends/docker/leftovers.js';
+import { probeDocker } from '../backends/docker/probe.js';
+import { sessionMemory } from '../backends/docker/session-memory.js';
 import { parseOptions } from '../contracts/parse-options.js';
 import { errorMessage, ToolErrorType } from '../errors.js';
 import type { AroundToolCall } from '../mcp/server/create-tool-server.js';
 import { serveHttp, SessionRefusal, type HttpRefusal, type LiveHttpSession, type RunningHttpServer } from '../mcp/server/serve-http.js';
 import type { ServeSession } from '../mcp/server/session.js';
+import { shellSessionIdOf } from '../mcp/server/shell-sandbox.js';
 import type { ToolRegistry } from '../registry/tool-registry.js';
 import { ShellService } from '../shell/shell-service.js';
 import type { WorkspaceInfo } from '../tools/define-tool.js';
@@ -25,6 +28,8 @@ import { needsOwnShell, openTenantShell, type TenantNetwork } from './tenant-net
 import { TenantResources } from './tenant-resources.js';
 import { folderWorkspace, type PrepareWorkspace } from './tenant-workspace.js';
 import { TenantUsage } from './tenant-usage.js';
+import { createTenantSessionsHandler, isTenantSessionsPath, TENANT_SESSIONS_PATH, type TenantSessionInfo } from './tenant-sessions.js';
+import { requestPath } from './http/request-handler.js';
 import { hostingServerOptionsSchema, type HostingServerOptions, type ResolvedHostingServerOptions } from './hosting-server-options.js';
 
 export type { HostingServerOptions } from './hosting-server-options.js';
@@ -38,6 +43,8 @@ export interface HostedSession {
   via: Principal['via'];
   ageMs: number;
   calls: number;
+  /** Its container's memory use now (`sessionsWithMemory` only), when the engine reported it. */
+  memoryBytes?: number;
 }
 
 /**
@@ -115,6 +122,24 @@ export class HostingServer {
     return this.#http.listSessions().map((session) => hosted(session));
   }
 
+  /**
+   * Live sessions with each container's memory use now, as the engine
+   * reports it (the admin API's list): a call to the engine per container,
+   * so not for every request. A session whose container is not running yet
+   * (it starts with the first command) has none.
+   */
+  async sessionsWithMemory(): Promise<HostedSession[]> {
+    const sessions = this.listSessions();
+    const memory = await sessionMemory(
+      createEngineClient(),
+      sessions.map((session) => shellSessionIdOf(session.id)),
+    ).catch(() => new Map<string, number>());
+    return sessions.map((session) => {
+      const bytes = memory.get(shellSessionIdOf(session.id));
+      return bytes === undefined ? session : { ...session, memoryBytes: bytes };
+    });
+  }
+
   /** Closes one session: its calls are cancelled and its container removed. */
   closeSession(id: string, reason: SessionCloseReason): Promise<boolean> {
     return this.#http.closeSession(id, reason);
@@ -136,9 +161,13 @@ export class HostingServer {
 
   async #start(): Promise<void> {
     const options = this.#options;
+    // Said now, as `exec` says it, rather than as a socket error from the first engine call below.
+    const engine = await probeDocker({ timeoutMs: 5000 });
+    if (!engine.available) throw engineUnavailableError(engine.reason ?? 'The Docker engine does not answer');
     if (options.removeLeftovers) {
-      const result = await removeLeftoverContainers(createEngineClient());
-      if (result.removed.length > 0) this.#log(`removed ${result.removed.length} container(s) left by a server that is gone`);
+      const result = await removeLeftovers(createEngineClient());
+      if (result.containers.length > 0) this.#log(`removed ${result.containers.length} container(s) left by a server that is gone`);
+      if (result.networks.length > 0) this.#log(`removed ${result.networks.length} egress network(s) and their firewall rules left by a server that is gone`);
       // The egress event files of those containers' proxies (tenant-network.ts): nothing reads them any more.
       await rm(join(options.dataDir, 'egress'), { recursive: true, force: true });
     }
@@ -154,22 +183,32 @@ export class HostingServer {
     });
     options.store.on('tenant-removed', this.#onTenantRemoved);
     options.store.on('keys-revoked', this.#onKeysRevoked);
+    const authenticate = requestAuthenticator({
+      authenticators: options.authenticators,
+      tenantExists: (tenant) => options.store.tenant(tenant) !== undefined,
+      ...(options.observer ? { observer: options.observer } : {}),
+      ...(options.challenge !== undefined ? { challenge: options.challenge } : {}),
+    });
+    const tenantSessions = createTenantSessionsHandler({
+      authenticate,
+      list: (tenant) => this.#http.listSessions().flatMap((session) => (session.caller?.tenant === tenant ? [tenantSessionInfo(session)] : [])),
+      close: (tenant, id) =>
+        this.#http.listSessions().some((session) => session.id === id && session.caller?.tenant === tenant)
+          ? this.#http.closeSession(id, 'tenant')
+          : Promise.resolve(false),
+    });
     this.#http = await serveHttp<Principal>({
       host: options.host,
       port: options.port,
       ...(options.allowedHosts ? { allowedHosts: options.allowedHosts } : {}),
-      ...(options.otherPaths ? { otherPaths: options.otherPaths } : {}),
+      // A tenant's own sessions (GET /sessions, DELETE /sessions/<id>) beside /mcp, then the operator's paths.
+      otherPaths: (req) => (isTenantSessionsPath(requestPath(req)) ? tenantSessions : options.otherPaths?.(req)),
       ...(options.createListener ? { createListener: options.createListener } : {}),
       // The fair session gate is the cap; serveHttp's own would refuse instead of queueing.
       maxSessions: Number.MAX_SAFE_INTEGER,
       sweepIntervalMs: options.sweepIntervalMs,
       onLog: (message) => this.#log(message),
-      authenticate: requestAuthenticator({
-        authenticators: options.authenticators,
-        tenantExists: (tenant) => options.store.tenant(tenant) !== undefined,
-        ...(options.observer ? { observer: options.observer } : {}),
-        ...(options.challenge !== undefined ? { challenge: options.challenge } : {}),
-      }),
+      authenticate,
       // Tenant, kind of credential and name within it: a token whose `sub` is a key id is not that key.
       sameOwner: sameIdentity,
       admitMessage: (caller, body) => (caller ? this.#admitMessage(caller, body) : undefined),
@@ -222,7 +261,10 @@ export class HostingServer {
       this.#note({ event: 'quota_refusal', tenant, limit: 'sessions', session: id });
       throw new SessionRefusal({
         status: 403,
-        message: `quota_exceeded: the limit sessions (${limits.sessions} at once) is reached; close a session first`,
+        message:
+          `quota_exceeded: the limit sessions (${limits.sessions} at once) is reached; close a session first: ` +
+          `GET ${TENANT_SESSIONS_PATH} lists this tenant's sessions and DELETE ${TENANT_SESSIONS_PATH}/<id> closes one (with this key), ` +
+          `and a session whose client is gone closes by itself after ${limits.abandonedSeconds} s without a request or an open event stream`,
         type: ToolErrorType.QUOTA_EXCEEDED,
         data: { limit: 'sessions' },
       });
@@ -251,6 +293,7 @@ export class HostingServer {
       return {
         registry: base.registry,
         idleMs: limits.idleSeconds * 1000,
+        abandonedMs: limits.abandonedSeconds * 1000,
         maxLifetimeMs: limits.maxSessionSeconds * 1000,
         aroundCall: this.#aroundCall(tenant, id),
         close: async () => {
@@ -395,6 +438,11 @@ export class HostingServer {
 function egressEvent(tenant: string, event: EgressEvent): HostingEvent {
   const { time: _time, ...fields } = event;
   return { event: 'egress', tenant, ...fields };
+}
+
+function tenantSessionInfo(session: LiveHttpSession<Principal>): TenantSessionInfo {
+  const { id, ageMs, inactiveMs, streamOpen, calls } = session;
+  return { id, subject: session.caller?.subject ?? '', ageMs, inactiveMs, streamOpen, calls };
 }
 
 function hosted(session: LiveHttpSession<Principal>): HostedSession {

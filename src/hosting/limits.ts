@@ -49,6 +49,8 @@ export const limitsSchema = z.strictObject({
   commandTimeoutSeconds: count(86_400).optional(),
   /** A session with no request for this long is closed and its container removed. */
   idleSeconds: count(7 * 86_400).optional(),
+  /** A session with no request and no open event stream for this long is closed: its client is gone (it never sent a DELETE). */
+  abandonedSeconds: count(7 * 86_400).optional(),
   /** A session older than this is closed, busy or not. */
   maxSessionSeconds: count(30 * 86_400).optional(),
 });
@@ -68,6 +70,7 @@ export interface TenantLimits {
   diskBytes: number;
   commandTimeoutSeconds: number;
   idleSeconds: number;
+  abandonedSeconds: number;
   maxSessionSeconds: number;
 }
 
@@ -79,6 +82,9 @@ export interface TenantLimits {
  * low enough to stop a script hammering the server. Memory 512 MiB, 1 CPU,
  * 256 pids: the sandbox's own defaults made a little tighter for sharing.
  * Disk 1 GiB. Commands 10 minutes; idle 30 minutes; a session at most a day.
+ * A session whose client is gone (no request, no event stream) 2 minutes:
+ * clients that leave without a DELETE (the MCP Inspector's CLI does) would
+ * otherwise hold a tenant's sessions for the 30 idle minutes.
  */
 export const DEFAULT_TENANT_LIMITS: Readonly<TenantLimits> = Object.freeze({
   sessions: 4,
@@ -90,6 +96,7 @@ export const DEFAULT_TENANT_LIMITS: Readonly<TenantLimits> = Object.freeze({
   diskBytes: 1024 ** 3,
   commandTimeoutSeconds: 600,
   idleSeconds: 1800,
+  abandonedSeconds: 120,
   maxSessionSeconds: 86_400,
 });
 
@@ -109,6 +116,7 @@ export function resolveLimits(defaults: LimitsInput | undefined, own: LimitsInpu
     diskBytes: bytesOf(merged.diskBytes) ?? base.diskBytes,
     commandTimeoutSeconds: merged.commandTimeoutSeconds ?? base.commandTimeoutSeconds,
     idleSeconds: merged.idleSeconds ?? base.idleSeconds,
+    abandonedSeconds: merged.abandonedSeconds ?? base.abandonedSeconds,
     maxSessionSeconds: merged.maxSessionSeconds ?? base.maxSessionSeconds,
   };
 }

@@ -3,6 +3,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { EgressEvent } from '../egress/egress-event.js';
+import type { EgressWording } from '../egress/egress-wording.js';
 import { ShellService, type ShellServiceOptions } from '../shell/shell-service.js';
 import { EgressLogTail } from './egress-log-tail.js';
 import type { Tool } from '../tools/tool.js';
@@ -34,6 +35,16 @@ export interface TenantNetwork {
   logDir?: string | undefined;
 }
 
+/**
+ * Refusals as a tenant reads them: its list is not a setting of its own but
+ * kept by the server's operator (`toolcell tenant set NAME --network-allow`),
+ * so they say so instead of naming the operator's `sandbox.network.allow`.
+ */
+export const TENANT_WORDING: Readonly<EgressWording> = Object.freeze({
+  list: "this tenant's network allow list (kept by the server's operator)",
+  none: "This tenant's sandboxes have no network: the server's operator decides which hosts a tenant may reach.",
+});
+
 /** True when the tenant needs a shell service of its own (its own egress network and proxy). */
 export function needsOwnShell(network: TenantNetwork): boolean {
   return network.allow !== undefined;
@@ -53,7 +64,13 @@ export function tenantShellOptions(operator: ShellServiceOptions, network: Tenan
   const base = withoutOperatorEgress(operator);
   // No onEvent here: the options cross into the shell service's thread, where a function cannot go (openTenantEgress).
   const { allow, hosts } = network;
-  return { ...base, docker: { ...base.docker, ...(allow !== undefined ? { egress: { allow: [...allow], ...(hosts ? { hosts } : {}) } } : {}) } };
+  return {
+    ...base,
+    docker: {
+      ...base.docker,
+      ...(allow !== undefined ? { egress: { allow: [...allow], wording: { list: TENANT_WORDING.list }, ...(hosts ? { hosts } : {}) } } : {}),
+    },
+  };
 }
 
 /** The operator's shell service options without its `sandbox.network` egress: what no tenant inherits. */
@@ -64,7 +81,7 @@ export function withoutOperatorEgress(operator: ShellServiceOptions): ShellServi
 
 /** `web_fetch` held to the tenant's allow list (it fetches on the host, so the operator's list must not apply). */
 export function tenantWebFetch(network: TenantNetwork): Tool<unknown> {
-  return new WebFetchTool({ allow: network.allow ?? [], ...(network.hosts ? { hosts: network.hosts } : {}) }) as Tool<unknown>;
+  return new WebFetchTool({ allow: network.allow ?? [], wording: TENANT_WORDING, ...(network.hosts ? { hosts: network.hosts } : {}) }) as Tool<unknown>;
 }
 
 /** A tenant's shell service options, and what must be closed after the service is. */

@@ -30,7 +30,8 @@ const keySchema = z.strictObject({
   revokedAt: z.iso.datetime().optional(),
 });
 
-const tenantSchema = z.strictObject({
+/** One tenant's entry; `toolcell tenant add|set` check a field's value with its part of this. */
+export const tenantSchema = z.strictObject({
   /** An absolute folder; default `<data-dir>/tenants/<name>/workspace`. */
   workspace: z
     .string()

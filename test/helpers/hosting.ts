@@ -5,6 +5,7 @@
  * with a tenant's key.
  */
 import type { ExecutionContext } from 'ava';
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -20,6 +21,7 @@ import { HostingServer, type HostingServerOptions } from '../../src/hosting/host
 import type { Authenticator } from '../../src/hosting/principal.js';
 import { TenantStore } from '../../src/hosting/tenant-store.js';
 import { createRuntime, type Runtime } from '../../src/runtime/runtime.js';
+import { packageRoot } from '../../src/paths.js';
 import { runCli } from './cli.js';
 
 /** A fresh real-path folder, removed at teardown (containers may still hold files a moment; retried). */
@@ -203,4 +205,30 @@ export async function mapLimited<T, R>(items: readonly T[], limit: number, task:
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
   return results;
+}
+
+/**
+ * A client that leaves without ending its session, as the MCP Inspector's
+ * CLI does: another process connects with the SDK client as the holder of
+ * `key`, lists the tools, and exits without a DELETE. Resolves with the id
+ * of the session it left behind.
+ */
+export function leaveWithoutClosing(url: string, key: string): Promise<string> {
+  const sdk = (path: string) => JSON.stringify(join(packageRoot, 'node_modules', '@modelcontextprotocol', 'sdk', 'dist', 'esm', path));
+  const script = `
+    import { Client } from ${sdk('client/index.js')};
+    import { StreamableHTTPClientTransport } from ${sdk('client/streamableHttp.js')};
+    const transport = new StreamableHTTPClientTransport(new URL(process.argv[1]), { requestInit: { headers: { Authorization: 'Bearer ' + process.argv[2] } } });
+    const client = new Client({ name: 'leaver', version: '1.0.0' });
+    await client.connect(transport);
+    await client.listTools();
+    process.stdout.write(transport.sessionId + '\\n');
+    process.exit(0);
+  `;
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, ['--input-type=module', '-e', script, url, key], { timeout: 60_000 }, (error, stdout, stderr) => {
+      if (error) reject(new Error(`the leaving client failed: ${String(error)} ${stderr}`));
+      else resolve(stdout.trim());
+    });
+  });
 }

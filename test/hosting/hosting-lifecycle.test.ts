@@ -13,6 +13,7 @@ import { tenantSlug } from '../../src/hosting/disk/tenant-slug.js';
 import { cliPath, runCli } from '../helpers/cli.js';
 import { containersWithLabel, eventually, requireDocker, runningProcesses } from '../helpers/docker.js';
 import { addTenant, call, connectAs, hostingFolder, startHosting } from '../helpers/hosting.js';
+import { releaseLeftDisks } from '../helpers/hosting-cli.js';
 
 /** A hosting server's start and end: leftovers removed, a drain that lets calls finish, the CLI's SIGTERM. */
 const test = (await requireDocker(anyTest, 'hosting/lifecycle')).serial;
@@ -96,6 +97,8 @@ test('toolcell serve --tenants with --audit, --metrics and --admin-key-file: a c
   const file = join(dir, 'tenants.json');
   const key = await addTenant(file, 'alpha');
   const dataDir = join(dir, 'data');
+  // Should the test fail, the killed server's mount is released before the folder is removed.
+  releaseLeftDisks(t, dataDir, ['alpha']);
   const auditFile = join(dir, 'audit.jsonl');
   const adminKeyFile = join(dir, 'admin.key');
   await writeFile(adminKeyFile, `${randomBytes(32).toString('base64url')}\n`, { mode: 0o600 });
@@ -144,9 +147,16 @@ test('toolcell serve --tenants with --audit, --metrics and --admin-key-file: a c
   t.regex((await call(alpha.client, 'run_shell_command', { command: 'df -P /workspace | tail -1' })).text, /\/workspace/);
   t.not(statSync(workspace).dev, statSync(dataDir).dev, 'the workspace is a mount of its own');
 
+  // 40 MB in the container's /tmp (a tmpfs, charged to its memory): the figure must show it.
+  t.regex((await call(alpha.client, 'run_shell_command', { command: 'head -c 40000000 /dev/zero > /tmp/fill && echo filled' })).text, /filled/);
   const sessions = await runCli(['hosting', 'sessions', '--server', base, '--admin-key-file', adminKeyFile, '--json']);
   t.is(sessions.code, 0, sessions.stderr);
   t.like(JSON.parse(sessions.stdout), [{ id: alpha.sessionId, tenant: 'alpha' }]);
+  // Its container runs (it ran the commands above): a figure, not `-`, and one that counts what it holds.
+  const [listed] = JSON.parse(sessions.stdout) as Array<{ memoryBytes?: unknown }>;
+  t.true(typeof listed!.memoryBytes === 'number' && listed!.memoryBytes >= 40_000_000, sessions.stdout);
+  const table = await runCli(['hosting', 'sessions', '--server', base, '--admin-key-file', adminKeyFile]);
+  t.regex(table.stdout.split('\n')[1] ?? '', new RegExp(`^${alpha.sessionId}\\s+alpha\\s.*\\s\\d+\\.\\d (KiB|MiB)$`), table.stdout);
   const scraped = await (await fetch(`${metricsUrl}/metrics`)).text();
   t.regex(scraped, /tenant="alpha"/);
 

@@ -123,6 +123,9 @@ test('a tenant with an allow list reaches it, and nothing else; a tenant without
   const denied = await call(alpha.client, 'run_shell_command', curl('denied.test', web.port));
   t.notRegex(denied.text, /hello from web/);
   t.regex(denied.text, new RegExp(`network: refused denied\\.test:${web.port}`), denied.text);
+  // In the tenant's terms: its list is the operator's to keep, not a setting it has.
+  t.true(denied.text.includes(`denied.test:${web.port}, not in this tenant's network allow list (kept by the server's operator)`), denied.text);
+  t.notRegex(denied.text, /sandbox\.network/);
 
   const beta = await connect(t, 'beta');
   const before = web.hits;
@@ -150,6 +153,15 @@ test("web_fetch (on the host) is held to the tenant's list, not the operator's",
   const refused = await call(beta.client, 'web_fetch', { prompt: `Read http://allowed.test:${web.port}/` });
   t.notRegex(refused.text, /hello from web/, refused.text);
   t.is(web.hits, before);
+  // Refusals, and the tool's description, in the tenant's terms rather than the operator's settings.
+  t.true(refused.text.includes("not in this tenant's network allow list (kept by the server's operator)"), refused.text);
+  t.true(refused.text.includes("This tenant's sandboxes have no network: the server's operator decides which hosts a tenant may reach."), refused.text);
+  const unlisted = await call(alpha.client, 'web_fetch', { prompt: `Read http://denied.test:${web.port}/` });
+  t.true(unlisted.text.includes(`denied.test:${web.port}, not in this tenant's network allow list`), unlisted.text);
+  const { tools } = await alpha.client.listTools();
+  const description = tools.find((tool) => tool.name === 'web_fetch')?.description ?? '';
+  t.true(description.includes("Only hosts listed in this tenant's network allow list (kept by the server's operator) can be fetched"), description);
+  for (const text of [refused.text, unlisted.text, description]) t.notRegex(text, /sandbox\.network/);
 });
 
 test("each tenant's containers sit on a network of their own (docker inspect)", async (t) => {

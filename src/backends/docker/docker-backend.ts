@@ -3,16 +3,17 @@ import { isAbsolute } from 'node:path';
 import type Docker from 'dockerode';
 import type { ShellBackend, ShellSession } from '../backend.js';
 import { ToolcellError, ToolErrorType } from '../../errors.js';
-import { removeBackendContainers, removeLeftoverContainers } from './cleanup.js';
+import { removeBackendContainers } from './cleanup.js';
 import { SandboxContainer } from './container.js';
 import { DockerSession, sessionSlug, type SessionContainer } from './docker-session.js';
 import { aclWarning, sandboxWarnOnce } from './diagnostics.js';
 import { createEngineClient, engineUnavailableError, type EngineOptions } from './engine.js';
 import { PlainBuildLog } from './build-progress.js';
-import { EgressNetwork, removeLeftoverEgressNetworks } from './egress-network.js';
+import { EgressNetwork } from './egress-network.js';
 import { ensureSandboxImage } from './ensure-image.js';
 import { buildContainerSpec } from './hardening.js';
 import { LABELS, ownerLabels } from './labels.js';
+import { removeLeftovers } from './leftovers.js';
 import { resolveDockerBackendOptions, type DockerBackendOptions, type ResolvedDockerBackendOptions } from './options.js';
 import type { PinnedDirectory } from './pinned-dir.js';
 import { PRIVATE_MOUNT_ROOT, PrivateMounts } from './private-mounts.js';
@@ -294,8 +295,7 @@ export async function createDockerBackend(options: DockerBackendOptions = {}): P
   const docker = createEngineClient(engine);
   if (resolved.runtime !== undefined) await assertRuntime(docker, resolved.runtime);
   if (resolved.removeLeftovers) {
-    await Promise.all([removeLeftoverContainers(docker), PrivateMounts.removeStale()]);
-    await removeLeftoverEgressNetworks(docker);
+    await removeLeftovers(docker);
   }
   const backendId = randomBytes(6).toString('hex');
   const egress = resolved.egress ? await EgressNetwork.create({ docker, backendId, settings: resolved.egress }) : undefined;

@@ -17,6 +17,8 @@ export interface EgressSettings {
   onEvent?: (event: EgressEvent) => void;
   /** Also append every event, one JSON object a line, to this file (created 0600). */
   logFile?: string;
+  /** How refusals name the list; default the settings' `sandbox.network.allow`. */
+  wording?: { list: string };
 }
 
 const NETWORK_PREFIX = 'toolcell-egress-';
@@ -76,6 +78,7 @@ export class EgressNetwork {
         host: gateway,
         allow: settings.allow,
         ...(settings.hosts ? { resolver: mapResolver(settings.hosts) } : {}),
+        ...(settings.wording ? { wording: settings.wording } : {}),
         onEvent,
       });
       await installFirewall({ bridge, gateway, proxyPort: proxy.port });
@@ -115,17 +118,27 @@ export class EgressNetwork {
   }
 }
 
-/** Removes egress networks (and their firewall rules) whose toolcell process is dead: the start-up pass after a crash. */
-export async function removeLeftoverEgressNetworks(docker: Docker): Promise<void> {
+/**
+ * Removes egress networks (and their firewall rules) whose toolcell process
+ * is dead: the start-up pass after a crash. Resolves with the names of the
+ * networks removed.
+ */
+export async function removeLeftoverEgressNetworks(docker: Docker): Promise<string[]> {
   const networks = await docker.listNetworks({ filters: { label: [`${LABELS.sandbox}=1`] } });
+  const removed: string[] = [];
   for (const info of networks) {
     if (!info.Name.startsWith(NETWORK_PREFIX) || ownerAlive(info.Labels ?? {})) continue;
     await removeFirewall(`tc${info.Name.slice(NETWORK_PREFIX.length)}`);
-    await docker
+    const gone = await docker
       .getNetwork(info.Id)
       .remove()
-      .catch(() => undefined);
+      .then(
+        () => true,
+        () => false,
+      );
+    if (gone) removed.push(info.Name);
   }
+  return removed;
 }
 
 function openLog(path: string): WriteStream {

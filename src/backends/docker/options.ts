@@ -106,6 +106,8 @@ const egressSchema = z.strictObject({
     .string()
     .refine((path) => path.startsWith('/'), { error: 'must be an absolute path' })
     .optional(),
+  /** How the proxy's refusals name the list (a hosting tenant's is not in settings); default `sandbox.network.allow`. */
+  wording: z.strictObject({ list: z.string().min(1).max(200) }).optional(),
   /** Called for every connection the proxy allows or refuses. */
   onEvent: z.custom<(event: EgressEvent) => void>((value) => typeof value === 'function', { error: 'must be a function' }).optional(),
 });

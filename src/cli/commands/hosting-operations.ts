@@ -6,6 +6,7 @@ import type { HostingObserver } from '../../hosting/hosting-events.js';
 import type { PublicUrl } from '../../hosting/oidc/resource-identifiers.js';
 import type { Authenticator } from '../../hosting/principal.js';
 import type { TenantStore } from '../../hosting/tenant-store.js';
+import { ListenerFailure } from './listener-failure.js';
 
 /** The operator's flags of `toolcell serve --tenants` beyond the tenants themselves, as commander parses them. */
 export interface HostingOperationsFlagValues {
@@ -37,7 +38,7 @@ export interface HostingOperations {
   observer: HostingObserver;
   authenticators: Authenticator[];
   serverOptions: Pick<HostingServerOptions, 'otherPaths' | 'createListener' | 'challenge'>;
-  /** Starts what needs the running server (the metrics listener, the admin API's session list). */
+  /** Hands over the running server (the metrics' counts, the admin API's session list). */
   attach(server: HostingServer): Promise<void>;
   close(): Promise<void>;
 }
@@ -116,15 +117,27 @@ export async function openHostingOperations(flags: HostingOperationsFlags, store
         adminKey,
         observer,
         sessions: {
-          list: (tenant) => (server?.listSessions() ?? []).filter((session) => tenant === undefined || session.tenant === tenant),
+          list: async (tenant) => ((await server?.sessionsWithMemory()) ?? []).filter((session) => tenant === undefined || session.tenant === tenant),
           close: (id) => server?.closeSession(id, 'admin') ?? Promise.resolve(false),
         },
       });
     }
     const tls = flags.tlsCert !== undefined && flags.tlsKey !== undefined ? { certFile: flags.tlsCert, keyFile: flags.tlsKey } : undefined;
-    // A pair that cannot serve now (expired, not yet valid, another host's) stops the start, as it would be refused on SIGHUP.
+    // A pair that cannot serve now (no pair, expired, not yet valid, another host's) stops the start, as it would be refused on SIGHUP.
     const tlsCheck = flags.publicUrl ? { hostname: flags.publicUrl.hostname } : {};
-    if (tls) say(`TLS: serving ${tls.certFile} (${(await tlsReload.readTlsPair(tls, tlsCheck)).summary})`);
+    if (tls) say(`TLS: serving ${tls.certFile} (${await checkTlsPair(() => tlsReload.readTlsPair(tls, tlsCheck), tls)})`);
+    let metricsListener: Awaited<ReturnType<typeof metrics.serveMetrics>> | undefined;
+    if (hostingMetrics && flags.metrics !== undefined) {
+      // Opened before the server starts: a port that cannot be had stops the start, before any container or tenant is served.
+      const listen = metrics.parseListenAddress(flags.metrics);
+      metricsListener = await metrics
+        .serveMetrics({ metrics: hostingMetrics, host: listen.host, port: listen.port, ready: health.dockerReadiness() })
+        .catch((error: unknown) => {
+          throw new ListenerFailure('--metrics', flags.metrics!, error);
+        });
+      const served = metricsListener;
+      closers.push(() => served.close());
+    }
     return {
       observer,
       authenticators,
@@ -147,14 +160,10 @@ export async function openHostingOperations(flags: HostingOperationsFlags, store
         },
         ...(challenge !== undefined ? { challenge } : {}),
       },
-      async attach(running) {
+      attach(running) {
         server = running;
-        if (hostingMetrics && flags.metrics !== undefined) {
-          const listen = metrics.parseListenAddress(flags.metrics);
-          const served = await metrics.serveMetrics({ metrics: hostingMetrics, host: listen.host, port: listen.port, ready: health.dockerReadiness() });
-          closers.push(() => served.close());
-          say(`metrics, /healthz and /readyz for operators at ${served.url}`);
-        }
+        if (metricsListener) say(`metrics, /healthz and /readyz for operators at ${metricsListener.url}`);
+        return Promise.resolve();
       },
       async close() {
         for (const close of closers.reverse()) await close();
@@ -163,5 +172,22 @@ export async function openHostingOperations(flags: HostingOperationsFlags, store
   } catch (error) {
     for (const close of closers.reverse()) await close();
     throw error;
+  }
+}
+
+/**
+ * Reads the pair and makes a TLS context of it, so a file that cannot be
+ * read, is not PEM, or a key that is not the certificate's stops the start
+ * naming the flags, before anything is served.
+ */
+/** Reads the pair with `read` (tls-reload's checks), saying which flags name it when it cannot serve. */
+async function checkTlsPair(read: () => Promise<{ summary: string }>, tls: { certFile: string; keyFile: string }): Promise<string> {
+  try {
+    return (await read()).summary;
+  } catch (error) {
+    // The cause's words where there is one (OpenSSL's `error:05800074:x509 certificate routines::key values mismatch`, ENOENT), else the check's.
+    const cause = (error as { cause?: unknown }).cause;
+    const detail = errorMessage(cause ?? error).replace(/^error:[0-9A-Fa-f]+:[^:]*:[^:]*:/, '');
+    throw new Error(`--tls-cert ${tls.certFile} --tls-key ${tls.keyFile}: cannot serve TLS with them: ${detail}`, { cause: error });
   }
 }

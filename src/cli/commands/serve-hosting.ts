@@ -4,10 +4,12 @@ import { join, resolve } from 'node:path';
 import { errorMessage, isToolcellError } from '../../errors.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from '../exit-codes.js';
 import { runtimeOptionsFrom, type RunnerCliOptions } from '../options.js';
+import type { TenantDisks } from '../../hosting/disk/tenant-disks.js';
 import type { HostingServerOptions } from '../../hosting/hosting-server.js';
 import { audienceProblem, parsePublicUrl, type PublicUrl } from '../../hosting/oidc/resource-identifiers.js';
 import { escapeText } from '../../ui/escape-text.js';
 import type { HostingOperationsFlagValues } from './hosting-operations.js';
+import { isListenError, ListenerFailure } from './listener-failure.js';
 
 /** The flags of `toolcell serve` that hosting mode reads. */
 export interface HostingCliOptions extends RunnerCliOptions, HostingOperationsFlagValues {
@@ -80,15 +82,15 @@ export async function runHostingServe(options: HostingCliOptions): Promise<numbe
   } catch (error) {
     store.close();
     await operations.close();
-    await disks?.releaseAll();
+    await releaseDisks(disks);
     return usage(errorMessage(error));
   }
   const stop = new AbortController();
   const onSignal = () => stop.abort();
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
+  let server: Awaited<ReturnType<typeof HostingServer.start>> | undefined;
   try {
-    let server;
     try {
       server = await HostingServer.start({
         store,
@@ -106,6 +108,7 @@ export async function runHostingServe(options: HostingCliOptions): Promise<numbe
         onLog: say,
       });
     } catch (error) {
+      if (isListenError(error)) return failure(new ListenerFailure('--http', `${options.http.host}:${options.http.port}`, error));
       return error instanceof RangeError || error instanceof TypeError ? usage(errorMessage(error)) : failure(error);
     }
     await operations.attach(server);
@@ -114,17 +117,21 @@ export async function runHostingServe(options: HostingCliOptions): Promise<numbe
     );
     if (!stop.signal.aborted) await new Promise((done) => stop.signal.addEventListener('abort', done, { once: true }));
     say(`stopping: running calls have ${options.drainSeconds} s to finish`);
-    await server.close({ drainMs: options.drainSeconds * 1000 });
+    const closing = server;
+    server = undefined;
+    await closing.close({ drainMs: options.drainSeconds * 1000 });
     return EXIT_OK;
   } catch (error) {
     return failure(error);
   } finally {
+    // A start that failed after the server listened must not leave it serving.
+    await server?.close().catch(() => {});
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     store.close();
     await runtime.close();
     await operations.close();
-    await disks?.releaseAll();
+    await releaseDisks(disks);
   }
 }
 
@@ -151,6 +158,14 @@ function checkIdentityFlags(options: HostingCliOptions): { publicUrl: PublicUrl 
     return "--oidc-issuer needs --public-url URL: the address clients use (e.g. https://tools.example), published as URL/mcp in the OAuth metadata and 401s; the listen address is not it behind a proxy, and a request's Host header is the client's word";
   }
   return { publicUrl };
+}
+
+/** Unmounts every tenant workspace under the data dir: this server's, then any a crashed predecessor left (so the folder can be moved or removed). */
+async function releaseDisks(disks: TenantDisks | undefined): Promise<void> {
+  if (!disks) return;
+  await disks.releaseAll();
+  const left = await disks.releaseLeftovers();
+  if (left.length > 0) say(`unmounted ${left.length} tenant workspace(s) a server that is gone had left mounted`);
 }
 
 function usage(message: string): number {

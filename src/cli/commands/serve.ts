@@ -19,6 +19,7 @@ import type { Runtime } from '../../runtime/runtime.js';
 import { shellServiceOptions } from '../../runtime/shell-settings.js';
 import { escapeText } from '../../ui/escape-text.js';
 import type { HostingOperationsFlagValues } from './hosting-operations.js';
+import { isListenError, ListenerFailure } from './listener-failure.js';
 
 interface ServeOptions extends RunnerCliOptions, HostingOperationsFlagValues {
   stdio?: boolean;
@@ -114,7 +115,12 @@ own workspace under --data-dir, its own containers and its limits. Changes
 to the tenants file apply within about a second. --workspace, --token and
 --stdio do not apply; commands always run in the Docker sandbox. Run as
 root, each tenant's workspace is a filesystem of its own capped at its
-diskBytes limit. /healthz and /readyz answer on the same port.
+diskBytes limit. /healthz and /readyz answer on the same port. A tenant
+lists its own sessions with GET /sessions and closes one with
+DELETE /sessions/<id> (its own key); a session whose client left without
+ending it (no request, no open event stream) closes after its
+abandonedSeconds limit (default 120). A listener that cannot open
+(--http, --metrics, --tls-cert/--tls-key) stops the start (exit 1).
 
 OIDC (--oidc-issuer URL --public-url URL [--audience AUD]): tenants may also
 send JWT access tokens of that issuer. --public-url is the address clients
@@ -224,6 +230,7 @@ async function runServe(options: ServeOptions): Promise<number> {
         onLog: (message) => process.stderr.write(`toolcell serve: ${escapeText(message)}\n`),
       });
     } catch (error) {
+      if (isListenError(error)) return failure(new ListenerFailure('--http', `${http.host}:${http.port}`, error));
       return isToolcellError(error) || error instanceof RangeError ? usageError(error) : failure(error);
     }
     process.stderr.write(

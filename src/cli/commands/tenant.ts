@@ -1,13 +1,13 @@
 import { resolve } from 'node:path';
-import { InvalidArgumentError, Option, type Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { errorMessage, isToolcellError } from '../../errors.js';
 import { generateApiKey } from '../../hosting/api-key.js';
-import { limitsSchema, namedLimits, parseLimitAssignment, resolveLimits, type LimitsInput } from '../../hosting/limits.js';
-import { loadPolicyFile } from '../../policy/load-policy-file.js';
-import { resolveTenantNetwork, tenantNetworkSchema } from '../../hosting/tenant-policy-fields.js';
+import { namedLimits, resolveLimits } from '../../hosting/limits.js';
+import { resolveTenantNetwork } from '../../hosting/tenant-policy-fields.js';
 import { emptyTenantsFile, readTenantsFile, TENANT_NAME, TENANT_NAME_RULE, writeTenantsFile, type TenantsFile } from '../../hosting/tenants-file.js';
 import { escapeCell, escapeText, terminalJson } from '../../ui/escape-text.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from '../exit-codes.js';
+import { applyTenantFields, TENANT_FIELDS, UsageError } from './tenant-fields.js';
 
 interface FileOption {
   tenants: string;
@@ -15,39 +15,25 @@ interface FileOption {
 
 const tenantsOption = () => new Option('--tenants <file>', 'the tenants file (JSON, written with mode 0600)').env('TOOLCELL_TENANTS').makeOptionMandatory();
 
-/** Registers `toolcell tenant add|list|revoke|remove`: the tenants file of `toolcell serve --tenants`, without editing hashes by hand. */
+/** Registers `toolcell tenant add|set|list|revoke|remove`: the tenants file of `toolcell serve --tenants`, without editing hashes by hand. */
 export function registerTenantCommand(program: Command): void {
   const tenant = program
     .command('tenant')
     .description('Manage the tenants file of a hosting server (toolcell serve --http … --tenants FILE): tenants, their API keys and limits.');
 
-  tenant
+  const add = tenant
     .command('add <name>')
     .description('Create a tenant, or add a key to an existing one; prints the new API key, alone on one line, once.')
-    .addOption(tenantsOption())
-    .option('--workspace <dir>', "the tenant's workspace (default <data-dir>/tenants/<name>/workspace on the server)")
-    .option(
-      '--limit <key=value>',
-      'a limit for this tenant, repeatable: sessions, concurrentCalls, callsPerMinute, memory (512m), cpus, pids, diskBytes (1g), commandTimeoutSeconds, idleSeconds, maxSessionSeconds',
-      collectLimit,
-      {},
-    )
-    .option(
-      '--policy <file>',
-      "a policy file (TOML [[rule]] tables) for this tenant's calls, over the operator's rules; repeatable; replaces the tenant's list",
-      collectString,
-    )
-    .option(
-      '--network-allow <entry>',
-      "a host its sandboxes may reach through its own egress proxy (host, *.domain, IP or CIDR, optional :port, as sandbox.network.allow); repeatable; replaces the tenant's list (default: no network)",
-      collectString,
-    )
+    .addOption(tenantsOption());
+  for (const field of TENANT_FIELDS) add.addOption(field.option());
+  add
     .addHelpText(
       'after',
       `
 The key (tc_<id>_<secret>) is printed on stdout and nowhere else; only its
 SHA-256 hash is stored. Keep it: it cannot be shown again. A running server
 picks the change up within about a second (policies and network for new sessions).
+To change a tenant without a new key, use toolcell tenant set.
 
 Policy files are checked now and read again whenever the tenants file
 changes. A tenant's rules are judged as a layer over the operator's: the
@@ -62,26 +48,54 @@ Examples:
   KEY=$(toolcell tenant add acme --tenants tenants.json)
   toolcell tenant add acme --tenants tenants.json --policy /srv/policies/acme.toml --network-allow registry.npmjs.org --network-allow '*.pythonhosted.org'`,
     )
-    .action(async (name: string, options: FileOption & { workspace?: string; limit: LimitsInput; policy?: string[]; networkAllow?: string[] }) => {
+    .action(async (name: string, options: FileOption & Record<string, unknown>) => {
       process.exitCode = await run('add', async () => {
         checkName(name);
         const file = resolve(options.tenants);
         const content = (await readTenantsFile(file, { missingOk: true })) ?? emptyTenantsFile();
         const existing = content.tenants[name];
-        const limits = checkLimits({ ...existing?.limits, ...options.limit });
-        const policies = options.policy ? checkPolicies(options.policy) : existing?.policies;
-        const network = options.networkAllow ? checkNetwork(options.networkAllow) : existing?.network;
+        const { entry } = applyTenantFields(existing ?? { keys: [] }, options);
         const key = generateApiKey();
-        content.tenants[name] = {
-          ...(options.workspace !== undefined ? { workspace: resolve(options.workspace) } : existing?.workspace ? { workspace: existing.workspace } : {}),
-          ...(Object.keys(limits).length > 0 ? { limits } : {}),
-          ...(policies !== undefined ? { policies } : {}),
-          ...(network !== undefined ? { network } : {}),
-          keys: [...(existing?.keys ?? []), { id: key.id, hash: key.hash, createdAt: new Date().toISOString() }],
-        };
+        entry.keys.push({ id: key.id, hash: key.hash, createdAt: new Date().toISOString() });
+        content.tenants[name] = entry;
         await writeTenantsFile(file, content);
         process.stdout.write(`${key.key}\n`);
         process.stderr.write(escapeLine(`toolcell tenant: ${existing ? 'added key' : 'created tenant'} ${name} (key id ${key.id}) in ${file}`));
+      });
+    });
+
+  const set = tenant
+    .command('set <name>')
+    .description("Change an existing tenant's limits, policy files, network or workspace; prints no key.")
+    .addOption(tenantsOption());
+  for (const field of TENANT_FIELDS) set.addOption(field.option());
+  set
+    .addHelpText(
+      'after',
+      `
+Only what is given changes: --limit sets those limits and keeps the others
+(key=default drops the tenant's own value, so the file's defaults apply);
+--policy and --network-allow replace the tenant's list. An unknown tenant or a
+bad value is refused (exit 2) and the file is left as it was. A running server
+picks the change up within about a second, as for tenant add: limits for new
+sessions (and calls), policies and network for new sessions.
+
+Examples:
+  toolcell tenant set acme --tenants /srv/toolcell/tenants.json --limit sessions=8 --limit memory=1g
+  toolcell tenant set acme --tenants tenants.json --network-allow registry.npmjs.org --network-allow github.com:443
+  toolcell tenant set acme --tenants tenants.json --limit idleSeconds=default`,
+    )
+    .action(async (name: string, options: FileOption & Record<string, unknown>) => {
+      process.exitCode = await run('set', async () => {
+        const file = resolve(options.tenants);
+        const content = await load(file);
+        const existing = content.tenants[name];
+        if (!existing) throw new UsageError(`no tenant ${JSON.stringify(name)} in ${file} (toolcell tenant add creates one)`);
+        const { entry, changed } = applyTenantFields(existing, options);
+        if (changed.length === 0) throw new UsageError(`nothing to change: give ${TENANT_FIELDS.map((field) => field.option().long).join(', ')}`);
+        content.tenants[name] = entry;
+        await writeTenantsFile(file, content);
+        process.stderr.write(`toolcell tenant: changed ${name} (${changed.join(', ')}) in ${file}\n`);
       });
     });
 
@@ -153,48 +167,8 @@ Examples:
     });
 }
 
-class UsageError extends Error {}
-
 function checkName(name: string): void {
   if (!TENANT_NAME.test(name)) throw new UsageError(`tenant name ${JSON.stringify(name)} ${TENANT_NAME_RULE}`);
-}
-
-function collectLimit(value: string, previous: LimitsInput): LimitsInput {
-  try {
-    const [name, parsed] = parseLimitAssignment(value);
-    return { ...previous, [name]: parsed };
-  } catch (error) {
-    throw new InvalidArgumentError(errorMessage(error));
-  }
-}
-
-function collectString(value: string, previous: string[] | undefined): string[] {
-  return [...(previous ?? []), value];
-}
-
-/** Absolute paths of policy files that load: a bad one is refused now, not when the server reloads. */
-function checkPolicies(files: readonly string[]): string[] {
-  return files.map((file) => {
-    const path = resolve(file);
-    loadPolicyFile(path, { required: true, origin: 'user' });
-    return path;
-  });
-}
-
-function checkNetwork(entries: readonly string[]): { allow: string[] } {
-  const result = tenantNetworkSchema.safeParse({ allow: entries });
-  if (result.success && result.data !== 'none') return result.data;
-  // The union's own message says only "none or {allow}": the entry's problem is one level down.
-  const issue = result.error?.issues[0];
-  const inner = issue?.code === 'invalid_union' ? issue.errors.flat().find((candidate) => candidate.code === 'custom') : undefined;
-  throw new UsageError(`--network-allow: ${inner?.message ?? issue?.message ?? 'is invalid'}`);
-}
-
-function checkLimits(limits: Record<string, unknown>): LimitsInput {
-  const result = limitsSchema.safeParse(limits);
-  if (result.success) return result.data;
-  const issue = result.error.issues[0]!;
-  throw new UsageError(`--limit ${issue.path.map(String).join('.')} ${issue.message}`);
 }
 
 async function load(file: string): Promise<TenantsFile> {

@@ -1,8 +1,9 @@
-import { chmod, mkdir, realpath, stat } from 'node:fs/promises';
+import { chmod, mkdir, readdir, realpath, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { createLoopImageCap, MIN_LOOP_IMAGE_BYTES } from '../../backends/docker/disk-cap/loop-image.js';
 import type { DiskCap } from '../../backends/docker/disk-cap/disk-cap.js';
+import { mountsAt } from '../../backends/docker/disk-cap/mount-table.js';
 import { parseOptions } from '../../contracts/parse-options.js';
 import { isToolcellError, ToolcellError } from '../../errors.js';
 import { TENANT_SLUG, tenantSlug } from './tenant-slug.js';
@@ -147,6 +148,34 @@ export class TenantDisks {
   async releaseAll(): Promise<void> {
     const slugs = [...this.#live.keys()];
     await Promise.all(slugs.map((slug) => this.#serially(slug, () => this.#unmount(slug))));
+  }
+
+  /**
+   * Unmounts the tenant workspaces mounted under this data directory that no
+   * handle of this instance holds: a crashed server's (its mounts outlive
+   * it, and a restarted server adopts a tenant's only when that tenant comes
+   * back). A clean shutdown calls it after `releaseAll`, so that the data
+   * directory can then be moved or removed. Only this directory's own images
+   * mounted at their own mount points are touched; anything else mounted
+   * there is left alone. Resolves with the workspaces it released.
+   */
+  async releaseLeftovers(): Promise<string[]> {
+    const names = await readdir(this.workspacesDir).catch(() => [] as string[]);
+    const released: string[] = [];
+    for (const slug of names.filter((name) => TENANT_SLUG.test(name))) {
+      await this.#serially(slug, async () => {
+        const path = join(this.workspacesDir, slug);
+        if (this.#live.has(slug) || (await mountsAt(path)).length === 0) return;
+        // Adopting checks that the mount is this slug's image (never another filesystem), then release undoes it as usual.
+        const cap = await createLoopImageCap({ image: join(this.imagesDir, `${slug}.ext4`), mountPoint: path, limitBytes: MIN_LOOP_IMAGE_BYTES }).catch(
+          () => undefined,
+        );
+        if (!cap) return;
+        await cap.release();
+        released.push(path);
+      });
+    }
+    return released;
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

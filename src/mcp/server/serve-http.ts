@@ -36,10 +36,18 @@ export interface LiveHttpSession<Caller> {
   ageMs: number;
   /** Tool calls it has made. */
   calls: number;
+  /** Time since its last request started or ended (0 while one runs). */
+  inactiveMs: number;
+  /** Whether its client holds the session's event stream (GET) open now. */
+  streamOpen: boolean;
 }
 
-/** Why a session closed: the client ended it (DELETE), a timeout, the server, or the reason given to closeSession. */
-export type HttpSessionCloseReason = 'client' | 'idle' | 'max_lifetime' | 'shutdown' | 'error' | (string & {});
+/**
+ * Why a session closed: the client ended it (DELETE), a timeout (`idle`;
+ * `abandoned`: its client seems gone), the server, or the reason given to
+ * closeSession.
+ */
+export type HttpSessionCloseReason = 'client' | 'idle' | 'abandoned' | 'max_lifetime' | 'shutdown' | 'error' | (string & {});
 
 export interface ServeHttpOptions<Caller = unknown> {
   createSession: ServeSessionFactory<Caller>;
@@ -55,6 +63,14 @@ export interface ServeHttpOptions<Caller = unknown> {
   maxSessions?: number;
   /** A session with no running call and no request for this long is closed; default 30 minutes. */
   sessionIdleMs?: number;
+  /**
+   * A session whose client seems gone, with no running call, no request and
+   * no event stream (GET) open for this long, is closed; default 2 minutes.
+   * A client that closes without a DELETE (the MCP Inspector's CLI) would
+   * otherwise hold its sandbox, and its tenant's session quota, until
+   * `sessionIdleMs`. A client still there keeps its stream open (the SDKs do).
+   */
+  sessionAbandonedMs?: number;
   /** Problems worth a line on stderr (a session that failed to open, …). */
   onLog?: (message: string) => void;
   /**
@@ -81,7 +97,7 @@ export interface ServeHttpOptions<Caller = unknown> {
   createListener?: (handler: (req: IncomingMessage, res: ServerResponse) => void) => Server;
   onSessionOpen?: (session: LiveHttpSession<Caller>) => void;
   onSessionClose?: (session: LiveHttpSession<Caller>, reason: HttpSessionCloseReason) => void;
-  /** How often idle and expired sessions are looked for; default min(sessionIdleMs, 60 s). */
+  /** How often idle, abandoned and expired sessions are looked for; default min(sessionIdleMs, sessionAbandonedMs, 10 s). */
   sweepIntervalMs?: number;
 }
 
@@ -111,8 +127,11 @@ interface SessionEntry<Caller> {
   calls: number;
   lastActivity: number;
   idleMs: number;
+  abandonedMs: number;
   /** POST responses still open (a running call streams its result): the session is not idle. */
   openResponses: number;
+  /** Event streams (GET) its client holds open: its client is there, though it may be idle. */
+  openStreams: number;
 }
 
 /**
@@ -136,6 +155,7 @@ class McpHttpServer<Caller> implements RunningHttpServer<Caller> {
   readonly #ended = new EndedSessions<Caller>();
   readonly #maxSessions: number;
   readonly #idleMs: number;
+  readonly #abandonedMs: number;
   readonly #log: (message: string) => void;
   #guard: ((req: IncomingMessage) => Refusal | undefined) | undefined;
   #sweeper: NodeJS.Timeout | undefined;
@@ -162,6 +182,7 @@ class McpHttpServer<Caller> implements RunningHttpServer<Caller> {
     this.#options = options;
     this.#maxSessions = options.maxSessions ?? 16;
     this.#idleMs = options.sessionIdleMs ?? 30 * 60_000;
+    this.#abandonedMs = options.sessionAbandonedMs ?? 2 * 60_000;
     this.#log = options.onLog ?? (() => {});
     const handler = (req: IncomingMessage, res: ServerResponse): void => {
       this.#handle(req, res).catch((error: unknown) => {
@@ -226,7 +247,7 @@ class McpHttpServer<Caller> implements RunningHttpServer<Caller> {
       ...(this.#options.token !== undefined ? { token: this.#options.token } : {}),
       ...(this.#options.allowedHosts ? { allowedHosts: this.#options.allowedHosts } : {}),
     });
-    this.#sweeper = setInterval(() => this.#sweep(), this.#options.sweepIntervalMs ?? Math.min(this.#idleMs, 60_000));
+    this.#sweeper = setInterval(() => this.#sweep(), this.#options.sweepIntervalMs ?? Math.min(this.#idleMs, this.#abandonedMs, 10_000));
     this.#sweeper.unref();
     this.#url = `http://${host.includes(':') ? `[${host}]` : host}:${this.#port}${MCP_HTTP_PATH}`;
   }
@@ -236,7 +257,10 @@ class McpHttpServer<Caller> implements RunningHttpServer<Caller> {
     for (const [id, entry] of this.#sessions) {
       const { maxLifetimeMs } = entry.session;
       if (maxLifetimeMs !== undefined && now - entry.openedAt >= maxLifetimeMs) void this.#closeSession(id, 'max_lifetime');
-      else if (entry.openResponses === 0 && now - entry.lastActivity > entry.idleMs) void this.#closeSession(id, 'idle');
+      else {
+        const reason = inactivityReason(entry, now);
+        if (reason) void this.#closeSession(id, reason);
+      }
     }
   }
 
@@ -246,7 +270,7 @@ class McpHttpServer<Caller> implements RunningHttpServer<Caller> {
     this.#sessions.delete(id);
     const why = endedBecause(reason, entry);
     if (reason !== 'shutdown') this.#ended.remember(id, entry.caller, why);
-    if (reason === 'idle' || reason === 'max_lifetime') {
+    if (reason === 'idle' || reason === 'abandoned' || reason === 'max_lifetime') {
       // On the standalone SSE stream if the client keeps one open (the SDK drops it otherwise): the client learns why before its next request fails.
       await entry.server.sendLoggingMessage({ level: 'warning', logger: 'toolcell', data: `The session ${why}.` }, id).catch(() => {});
     }
@@ -349,7 +373,9 @@ class McpHttpServer<Caller> implements RunningHttpServer<Caller> {
       calls: 0,
       lastActivity: now,
       idleMs: session.idleMs ?? this.#idleMs,
+      abandonedMs: session.abandonedMs ?? this.#abandonedMs,
       openResponses: 0,
+      openStreams: 0,
     };
     entry = opened;
     const transport = new StreamableHTTPServerTransport({
@@ -404,6 +430,10 @@ function endedBecause(reason: HttpSessionCloseReason, entry: SessionEntry<unknow
       return `reached its limit maxSessionSeconds (${seconds(entry.session.maxLifetimeMs)} s) and was closed`;
     case 'idle':
       return `reached its limit idleSeconds (${seconds(entry.idleMs)} s without a request) and was closed`;
+    case 'abandoned':
+      return `reached its limit abandonedSeconds (${seconds(entry.abandonedMs)} s without a request or an open event stream: its client seems gone) and was closed`;
+    case 'tenant':
+      return 'was closed by its tenant (DELETE /sessions/<id>)';
     case 'client':
       return 'was ended by the client';
     case 'key_revoked':
@@ -418,21 +448,46 @@ function endedBecause(reason: HttpSessionCloseReason, entry: SessionEntry<unknow
 }
 
 function live<Caller>(id: string, entry: SessionEntry<Caller>): LiveHttpSession<Caller> {
-  return { id, caller: entry.caller, ageMs: Date.now() - entry.openedAt, calls: entry.calls };
+  const now = Date.now();
+  return {
+    id,
+    caller: entry.caller,
+    ageMs: now - entry.openedAt,
+    calls: entry.calls,
+    inactiveMs: entry.openResponses > 0 ? 0 : now - entry.lastActivity,
+    streamOpen: entry.openStreams > 0,
+  };
+}
+
+/**
+ * Why an inactive session is to be closed now, if it is: with no call
+ * running, `idle` after idleMs without a request, `abandoned` after
+ * abandonedMs without a request and without an event stream; when both
+ * have passed, the one with the shorter limit (it was crossed first).
+ */
+function inactivityReason(entry: SessionEntry<unknown>, now: number): 'idle' | 'abandoned' | undefined {
+  if (entry.openResponses > 0) return undefined;
+  const inactive = now - entry.lastActivity;
+  const abandoned = entry.openStreams === 0 && inactive > entry.abandonedMs;
+  const idle = inactive > entry.idleMs;
+  if (abandoned && (!idle || entry.abandonedMs <= entry.idleMs)) return 'abandoned';
+  return idle ? 'idle' : undefined;
 }
 
 /**
  * Activity is a request's start and end. A POST counts as open until its
- * response closes (a call may run for long); a GET (the client's standing
- * event stream) does not keep a session alive, or a forgotten client would
- * hold its sandbox forever.
+ * response closes (a call may run for long). A GET (the client's standing
+ * event stream) shows the client is there, so the session is not abandoned
+ * while it is open, but it does not keep the session from being idle, or a
+ * forgotten client would hold its sandbox forever.
  */
 function track(entry: SessionEntry<unknown>, req: IncomingMessage, res: ServerResponse): void {
   entry.lastActivity = Date.now();
-  if (req.method !== 'POST') return;
-  entry.openResponses++;
+  if (req.method !== 'POST' && req.method !== 'GET') return;
+  const open = req.method === 'POST' ? 'openResponses' : 'openStreams';
+  entry[open]++;
   res.once('close', () => {
-    entry.openResponses--;
+    entry[open]--;
     entry.lastActivity = Date.now();
   });
 }

@@ -22,6 +22,11 @@ export interface ShellSandboxOptions {
   awaitSandbox?: boolean;
 }
 
+/** The id of the shell session (and the label of the container) that an MCP session's commands run in. */
+export function shellSessionIdOf(mcpSessionId: string): string {
+  return `mcp-${mcpSessionId}`;
+}
+
 /**
  * Opens, for one MCP session, a shell session of its own and the tools bound
  * to it: `run_shell_command` and a copy of every discovered tool. Tenants
@@ -35,7 +40,7 @@ export function shellSessionSandbox(options: ShellSandboxOptions): (sessionId: s
     const session = await options.service.openSession({
       sandbox: options.sandbox,
       workspaceRoot: root,
-      sessionId: `mcp-${sessionId}`,
+      sessionId: shellSessionIdOf(sessionId),
       ...(options.limits ? { limits: options.limits } : {}),
       ...(options.awaitSandbox !== undefined ? { awaitSandbox: options.awaitSandbox } : {}),
     });

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { EgressGate } from '../../egress/egress-gate.js';
+import { SETTINGS_WORDING, type EgressWording } from '../../egress/egress-wording.js';
 import { mapResolver } from '../../egress/resolver.js';
 import { ToolErrorType } from '../../errors.js';
 import { BaseTool } from '../base-tool.js';
@@ -39,6 +40,8 @@ export interface WebFetchToolOptions {
   allow: readonly string[];
   /** Names resolved from this map instead of DNS (tests; pinned names). */
   hosts?: Readonly<Record<string, string | readonly string[]>>;
+  /** How refusals name the list and its absence; default the settings' (a hosting tenant gets its own). */
+  wording?: EgressWording;
   /** Answers the prompt from the pages through the model (set when a Gemini API key is configured); without it the text itself is returned. */
   summarize?: (input: WebFetchSummaryInput, signal: AbortSignal) => Promise<string>;
   limits?: Partial<FetchLimits>;
@@ -59,17 +62,19 @@ export class WebFetchTool extends BaseTool<WebFetchParams> {
   readonly #allowsAnything: boolean;
   readonly #summarize: WebFetchToolOptions['summarize'];
   readonly #limits: FetchLimits;
+  readonly #wording: EgressWording;
 
   constructor(options: WebFetchToolOptions) {
+    const wording = options.wording ?? SETTINGS_WORDING;
     super({
       name: WEB_FETCH_TOOL_NAME,
       displayName: 'WebFetch',
-      description:
-        "Processes content from URL(s) embedded in a prompt. Include up to 20 URLs and instructions (e.g., summarize, extract specific data) directly in the 'prompt' parameter. Only hosts listed in the sandbox's network allowlist (sandbox.network.allow) can be fetched; private and local addresses are refused.",
+      description: `Processes content from URL(s) embedded in a prompt. Include up to 20 URLs and instructions (e.g., summarize, extract specific data) directly in the 'prompt' parameter. Only hosts listed in ${wording === SETTINGS_WORDING ? "the sandbox's network allowlist (sandbox.network.allow)" : wording.list} can be fetched; private and local addresses are refused.`,
       kind: 'fetch',
       parametersJsonSchema: zodToParametersJsonSchema(parameters),
     });
-    this.#gate = new EgressGate({ allow: options.allow, ...(options.hosts ? { resolver: mapResolver(options.hosts) } : {}) });
+    this.#wording = wording;
+    this.#gate = new EgressGate({ allow: options.allow, wording, ...(options.hosts ? { resolver: mapResolver(options.hosts) } : {}) });
     this.#allowsAnything = options.allow.length > 0;
     this.#summarize = options.summarize;
     this.#limits = { ...DEFAULT_FETCH_LIMITS, ...options.limits };
@@ -98,9 +103,7 @@ export class WebFetchTool extends BaseTool<WebFetchParams> {
     const fetched = pages.filter((page): page is Extract<FetchedPage, { ok: true }> => page.ok);
     const failures = pages.filter((page): page is Extract<FetchedPage, { ok: false }> => !page.ok).map((page) => `${page.url}: ${page.reason}`);
     if (fetched.length === 0) {
-      const hint = this.#allowsAnything
-        ? ''
-        : ' The sandbox has no network (sandbox.network is "none"); hosts must be listed in sandbox.network.allow to be fetched.';
+      const hint = this.#allowsAnything ? '' : ` ${this.#wording.none}`;
       return toolErrorResult(ToolErrorType.WEB_FETCH_FAILED, `Could not fetch any URL of the prompt. ${failures.join('; ')}.${hint}`);
     }
     const budget = Math.floor(MAX_TEXT_CHARS / fetched.length);
