@@ -19,6 +19,7 @@ import type { TenantLimits } from './limits.js';
 import type { Principal } from './principal.js';
 import type { PolicyEngine } from '../policy/policy-engine.js';
 import type { EgressEvent } from '../egress/egress-event.js';
+import type { LogVolume } from '../egress/egress-log.js';
 import { TenantPolicies } from './tenant-policy.js';
 import { hostingShellOptions } from './hosting-shell-options.js';
 import { needsOwnShell, openTenantShell, type TenantNetwork } from './tenant-network.js';
@@ -58,6 +59,8 @@ export class HostingServer {
   readonly #policies: TenantPolicies;
   readonly #onTenantRemoved = (name: string) => void this.#tenantRemoved(name);
   readonly #onKeysRevoked = (ids: string[]) => void this.#keysRevoked(ids);
+  /** What the tenants' egress proxies wrote to their event files, read as they came (the log-volume metric). */
+  readonly #egressVolume: LogVolume = { lines: 0, bytes: 0, counted: 0 };
   #http!: RunningHttpServer<Principal>;
   /**
    * One shell thread and Docker backend for every tenant: each session passes
@@ -101,6 +104,11 @@ export class HostingServer {
   /** Tool calls waiting for a server-wide slot (for metrics). */
   get queuedCalls(): number {
     return this.#callGate.waiting;
+  }
+
+  /** Lines and bytes the tenants' egress logs have written, and connections counted in their count records (for metrics). */
+  get egressLogVolume(): LogVolume {
+    return { ...this.#egressVolume };
   }
 
   /** New sessions waiting for a server-wide slot (for metrics). */
@@ -288,6 +296,7 @@ export class HostingServer {
       allow,
       hosts: this.#options.egressHosts,
       logDir: join(this.#options.dataDir, 'egress'),
+      logVolume: this.#egressVolume,
       onEvent: (name, event) => this.#note(egressEvent(name, event)),
     };
     const own = needsOwnShell(network)

@@ -63,8 +63,10 @@ export async function openHostingOperations(flags: HostingOperationsFlags, store
   const parts: HostingObserver[] = [];
   let server: HostingServer | undefined;
   try {
+    let auditLog: Awaited<ReturnType<typeof audit.AuditLog.open>> | undefined;
     if (flags.audit !== undefined) {
-      const log = await audit.AuditLog.open({ path: flags.audit });
+      const log = await audit.AuditLog.open({ path: flags.audit, onError: (error) => say(`audit log: ${errorMessage(error)}`) });
+      auditLog = log;
       parts.push(log);
       const stopReopening = sighup.reopenOnSighup(log, (error) => say(`audit log: cannot reopen ${flags.audit}: ${String(error)}`));
       closers.push(stopReopening, () => log.close());
@@ -76,6 +78,10 @@ export async function openHostingOperations(flags: HostingOperationsFlags, store
         liveSessions: () => server?.listSessions().length ?? 0,
         liveContainers: () => server?.listSessions().length ?? 0,
         queuedCalls: () => server?.queuedCalls ?? 0,
+        logVolumes: () => ({
+          ...(auditLog ? { audit: auditLog.volume } : {}),
+          egress: server?.egressLogVolume ?? { lines: 0, bytes: 0, counted: 0 },
+        }),
       });
       parts.push(hostingMetrics);
     }
