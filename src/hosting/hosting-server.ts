@@ -14,6 +14,7 @@ import type { WorkspaceInfo } from '../tools/define-tool.js';
 import { requestAuthenticator } from './authenticate-request.js';
 import { toolCallEvent, toolErrorResult } from './call-record.js';
 import { FairGate } from './fair-gate.js';
+import { BodyBudget } from './http/body-budget.js';
 import type { HostingEvent, SessionCloseReason } from './hosting-events.js';
 import type { TenantLimits } from './limits.js';
 import type { Principal } from './principal.js';
@@ -52,6 +53,7 @@ export class HostingServer {
   readonly #usage = new TenantUsage();
   readonly #sessionGate: FairGate;
   readonly #callGate: FairGate;
+  readonly #bodies: BodyBudget;
   /** Which tenant's workspace a session registry serves, for the scheduler's saved outputs. */
   readonly #workspaces = new WeakMap<ToolRegistry, WorkspaceInfo>();
   /** Which tenant's policy (operator's rules with the tenant's over them) a session registry's calls are judged by. */
@@ -85,6 +87,7 @@ export class HostingServer {
     this.#prepare = options.prepareWorkspace ?? folderWorkspace({ dataDir: options.dataDir, workspaceOf: (tenant) => options.store.tenant(tenant)?.workspace });
     this.#sessionGate = new FairGate(options.maxSessions);
     this.#callGate = new FairGate(options.maxConcurrentCalls);
+    this.#bodies = new BodyBudget(options.requestBodies);
     this.#policies = new TenantPolicies(options.runtime.policy);
   }
 
@@ -104,6 +107,16 @@ export class HostingServer {
   /** Tool calls waiting for a server-wide slot (for metrics). */
   get queuedCalls(): number {
     return this.#callGate.waiting;
+  }
+
+  /** Request-body bytes held now, all tenants together (for metrics; never more than `requestBodies.serverBytes`). */
+  get bufferedBodyBytes(): number {
+    return this.#bodies.bufferedBytes;
+  }
+
+  /** Request-body bytes one tenant holds now (never more than `requestBodies.tenantBytes`). */
+  bufferedBodyBytesOf(tenant: string): number {
+    return this.#bodies.heldBy({ tenant, source: '' });
   }
 
   /** Lines and bytes the tenants' egress logs have written, and connections counted in their count records (for metrics). */
@@ -178,6 +191,11 @@ export class HostingServer {
       }),
       sameOwner: (owner, caller) => owner.tenant === caller.tenant && owner.subject === caller.subject,
       admitMessage: (caller, body) => (caller ? this.#admitMessage(caller, body) : undefined),
+      // Only after authenticate: a request without a tenant's credentials never gets a byte of its body buffered.
+      readBody: (req, res, caller) =>
+        this.#bodies.read(req, res, { tenant: caller?.tenant, source: req.socket.remoteAddress ?? 'unknown' }, (limit) =>
+          this.#note({ event: 'quota_refusal', tenant: caller?.tenant ?? '', limit }),
+        ),
       createSession: (id, caller) => this.#openSession(id, caller),
       createScheduler: ({ registry, onOutput }) => {
         const workspace = this.#workspaces.get(registry);
@@ -232,6 +250,19 @@ export class HostingServer {
       });
     }
     const undo: Array<() => Promise<void> | void> = [() => this.#usage.closeSession(tenant)];
+    // A token only for a session that would open: one refused for `sessions` costs none.
+    const opened = this.#usage.takeSessionToken(tenant, limits.sessionsPerMinute);
+    if (!opened.ok) {
+      this.#usage.closeSession(tenant);
+      this.#note({ event: 'quota_refusal', tenant, limit: 'sessionsPerMinute', session: id });
+      throw new SessionRefusal({
+        status: 429,
+        message: `quota_exceeded: the limit sessionsPerMinute (${limits.sessionsPerMinute} new sessions a minute) is reached; retry after ${opened.retryAfterSeconds} s`,
+        headers: { 'Retry-After': String(opened.retryAfterSeconds) },
+        type: ToolErrorType.QUOTA_EXCEEDED,
+        data: { limit: 'sessionsPerMinute' },
+      });
+    }
     const rollback = async () => {
       while (undo.length > 0) await undo.pop()!();
     };

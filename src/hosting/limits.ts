@@ -33,6 +33,8 @@ const count = (max: number) => z.number().int().min(1).max(max);
 export const limitsSchema = z.strictObject({
   /** MCP sessions open at once (each holds a container). */
   sessions: count(10_000).optional(),
+  /** New sessions per minute (each starts a container): a token bucket holding this many, refilled evenly over a minute. */
+  sessionsPerMinute: count(100_000).optional(),
   /** Tool calls running at once, across the tenant's sessions. */
   concurrentCalls: count(10_000).optional(),
   /** Tool calls per minute: a token bucket holding this many tokens, refilled evenly over a minute. */
@@ -60,6 +62,7 @@ export const LIMIT_NAMES = Object.keys(limitsSchema.shape) as LimitName[];
 /** Limits with every value filled in, sizes in bytes. */
 export interface TenantLimits {
   sessions: number;
+  sessionsPerMinute: number;
   concurrentCalls: number;
   callsPerMinute: number;
   memoryBytes: number;
@@ -79,9 +82,12 @@ export interface TenantLimits {
  * low enough to stop a script hammering the server. Memory 512 MiB, 1 CPU,
  * 256 pids: the sandbox's own defaults made a little tighter for sharing.
  * Disk 1 GiB. Commands 10 minutes; idle 30 minutes; a session at most a day.
+ * 30 new sessions a minute: an agent opens one and keeps it; a tenant
+ * opening and closing sessions in a loop starts containers for the machine.
  */
 export const DEFAULT_TENANT_LIMITS: Readonly<TenantLimits> = Object.freeze({
   sessions: 4,
+  sessionsPerMinute: 30,
   concurrentCalls: 4,
   callsPerMinute: 600,
   memoryBytes: 512 * 1024 ** 2,
@@ -101,6 +107,7 @@ export function resolveLimits(defaults: LimitsInput | undefined, own: LimitsInpu
   const base = DEFAULT_TENANT_LIMITS;
   return {
     sessions: merged.sessions ?? base.sessions,
+    sessionsPerMinute: merged.sessionsPerMinute ?? base.sessionsPerMinute,
     concurrentCalls: merged.concurrentCalls ?? base.concurrentCalls,
     callsPerMinute: merged.callsPerMinute ?? base.callsPerMinute,
     memoryBytes: bytesOf(merged.memory) ?? base.memoryBytes,

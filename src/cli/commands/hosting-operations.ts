@@ -78,6 +78,7 @@ export async function openHostingOperations(flags: HostingOperationsFlags, store
         liveSessions: () => server?.listSessions().length ?? 0,
         liveContainers: () => server?.listSessions().length ?? 0,
         queuedCalls: () => server?.queuedCalls ?? 0,
+        bufferedBodyBytes: () => server?.bufferedBodyBytes ?? 0,
         logVolumes: () => ({
           ...(auditLog ? { audit: auditLog.volume } : {}),
           egress: server?.egressLogVolume ?? { lines: 0, bytes: 0, counted: 0 },

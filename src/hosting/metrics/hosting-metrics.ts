@@ -24,6 +24,8 @@ const HostingMetricsOptionsSchema = z.strictObject({
   liveContainers: reading.optional(),
   /** Calls waiting for admission (fair queue), server-wide. */
   queuedCalls: reading.optional(),
+  /** Request-body bytes held now, server-wide (the body budget). */
+  bufferedBodyBytes: reading.optional(),
   /** Each log's volume by name (`audit`, `egress`): lines, bytes and counted events, as counters. */
   logVolumes: z.custom<LogVolumes>((value) => typeof value === 'function', { error: 'must be a function' }).optional(),
   /** Also the process's own metrics (RSS, CPU, event-loop lag, GC), prefixed `toolcell_process_`… as prom-client names them. */
@@ -87,6 +89,7 @@ export class HostingMetrics implements HostingObserver {
     gauge(this.registry, 'toolcell_live_sessions', 'MCP sessions open now', parsed.liveSessions);
     gauge(this.registry, 'toolcell_live_containers', 'Sandbox containers running now', parsed.liveContainers);
     gauge(this.registry, 'toolcell_queued_calls', 'Calls waiting for admission now', parsed.queuedCalls);
+    gauge(this.registry, 'toolcell_buffered_body_bytes', 'Request-body bytes held now, all tenants together', parsed.bufferedBodyBytes);
     if (parsed.logVolumes) logVolumeCounters(this.registry, parsed.logVolumes);
     if (parsed.processMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'toolcell_' });
   }
