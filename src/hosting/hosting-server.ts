@@ -64,6 +64,7 @@ export class HostingServer {
   /** What the tenants' egress proxies wrote to their event files, read as they came (the log-volume metric). */
   readonly #egressVolume: LogVolume = { lines: 0, bytes: 0, counted: 0 };
   #http!: RunningHttpServer<Principal>;
+  #draining = false;
   /**
    * One shell thread and Docker backend for every tenant: each session passes
    * its tenant's container limits. A thread (a V8 isolate) per tenant cost
@@ -97,6 +98,11 @@ export class HostingServer {
 
   get port(): number {
     return this.#http.port;
+  }
+
+  /** True from the moment `close` began (the drain): /readyz says not ready from then on. */
+  get draining(): boolean {
+    return this.#draining;
   }
 
   /** Tool calls running now, all tenants together (for metrics). */
@@ -144,6 +150,7 @@ export class HostingServer {
    * the rest, closes every session and removes every container.
    */
   async close(options: { drainMs?: number } = {}): Promise<void> {
+    this.#draining = true;
     this.#options.store.off('tenant-removed', this.#onTenantRemoved);
     this.#options.store.off('keys-revoked', this.#onKeysRevoked);
     await this.#http.close(options);

@@ -87,7 +87,8 @@ export interface Hosting {
 export async function startHosting(options: { tenantsFile: string; dataDir: string } & Partial<HostingServerOptions>): Promise<Hosting> {
   const { tenantsFile, ...rest } = options;
   await mkdir(options.dataDir, { recursive: true });
-  const store = await TenantStore.open({ file: tenantsFile, pollMs: 200 });
+  // The data dir as the CLI gives it: a tenant's own workspace that meets the default ones is refused.
+  const store = await TenantStore.open({ file: tenantsFile, pollMs: 200, dataDir: options.dataDir });
   const runtime = await createRuntime({ workspace: options.dataDir, approvalMode: 'yolo', sandbox: 'docker', onWarning: () => {} });
   const observer = new RecordingObserver();
   const server = await HostingServer.start({

@@ -91,7 +91,7 @@ test('closing without a drain cancels running calls and removes every container'
   t.false((await outcome).includes('Output: never'));
 });
 
-test('toolcell serve --tenants with --audit, --metrics and --admin-key-file: a capped workspace, health, metrics, admin and audit lines; SIGTERM drains and removes its containers', async (t) => {
+test('toolcell serve --tenants with --audit, --metrics, --admin and --admin-key-file: a capped workspace, health, metrics, admin and audit lines; SIGTERM drains and removes its containers', async (t) => {
   const dir = await hostingFolder(t);
   const file = join(dir, 'tenants.json');
   const key = await addTenant(file, 'alpha');
@@ -118,6 +118,8 @@ test('toolcell serve --tenants with --audit, --metrics and --admin-key-file: a c
       auditFile,
       '--metrics',
       '127.0.0.1:0',
+      '--admin',
+      '127.0.0.1:0',
       '--admin-key-file',
       adminKeyFile,
     ],
@@ -125,12 +127,13 @@ test('toolcell serve --tenants with --audit, --metrics and --admin-key-file: a c
   );
   t.teardown(() => void child.kill('SIGKILL'));
   let stderr = '';
-  const [url, metricsUrl] = await new Promise<[string, string]>((resolve, reject) => {
+  const [url, metricsUrl, adminUrl] = await new Promise<[string, string, string]>((resolve, reject) => {
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
       stderr += chunk;
       const mcp = /at (http:\/\/\S+\/mcp)/.exec(stderr);
-      const metrics = /for operators at (http:\/\/\S+)/.exec(stderr);
-      if (mcp && metrics) resolve([mcp[1]!, metrics[1]!]);
+      const metrics = /readyz for operators at (http:\/\/\S+)/.exec(stderr);
+      const admin = /admin API \(\/admin\/\) for operators at (http:\/\/\S+)/.exec(stderr);
+      if (mcp && metrics && admin) resolve([mcp[1]!, metrics[1]!, admin[1]!]);
     });
     child.once('exit', () => reject(new Error(`serve exited: ${stderr}`)));
   });
@@ -144,7 +147,7 @@ test('toolcell serve --tenants with --audit, --metrics and --admin-key-file: a c
   t.regex((await call(alpha.client, 'run_shell_command', { command: 'df -P /workspace | tail -1' })).text, /\/workspace/);
   t.not(statSync(workspace).dev, statSync(dataDir).dev, 'the workspace is a mount of its own');
 
-  const sessions = await runCli(['hosting', 'sessions', '--server', base, '--admin-key-file', adminKeyFile, '--json']);
+  const sessions = await runCli(['hosting', 'sessions', '--server', adminUrl, '--admin-key-file', adminKeyFile, '--json']);
   t.is(sessions.code, 0, sessions.stderr);
   t.like(JSON.parse(sessions.stdout), [{ id: alpha.sessionId, tenant: 'alpha' }]);
   const scraped = await (await fetch(`${metricsUrl}/metrics`)).text();

@@ -10,6 +10,8 @@ import type { TenantStore } from '../../hosting/tenant-store.js';
 export interface HostingOperationsFlagValues {
   audit?: string;
   metrics?: string;
+  /** `[HOST:]PORT` of the admin API's own listener (loopback unless a host is given). */
+  admin?: string;
   adminKeyFile?: string;
   oidcIssuer?: string;
   audience?: string;
@@ -59,9 +61,11 @@ export async function openHostingOperations(flags: HostingOperationsFlags, store
     import('../../hosting/audit/reopen-on-sighup.js'),
     import('../../hosting/http/tls-reload.js'),
   ]);
+  const { listenOperator } = await import('../../hosting/http/operator-listener.js');
   const closers: Array<() => Promise<void> | void> = [];
   const parts: HostingObserver[] = [];
   let server: HostingServer | undefined;
+  const stopping = (): boolean => server?.draining ?? false;
   try {
     let auditLog: Awaited<ReturnType<typeof audit.AuditLog.open>> | undefined;
     if (flags.audit !== undefined) {
@@ -90,7 +94,7 @@ export async function openHostingOperations(flags: HostingOperationsFlags, store
     const authenticators: Authenticator[] = [];
     const paths = new Map<string, Handler>([
       ['/healthz', health.healthzHandler],
-      ['/readyz', health.createReadyzHandler({ check: health.dockerReadiness(), detail: false })],
+      ['/readyz', health.createReadyzHandler({ check: health.dockerReadiness(), detail: false, stopping })],
     ]);
     let challenge: string | undefined;
     if (flags.oidcIssuer !== undefined) {
@@ -123,11 +127,8 @@ export async function openHostingOperations(flags: HostingOperationsFlags, store
       observer,
       authenticators,
       serverOptions: {
-        otherPaths: (req) => {
-          const path = new URL(req.url ?? '/', 'http://localhost').pathname;
-          if (adminHandler && path.startsWith(admin.ADMIN_PATH_PREFIX)) return adminHandler;
-          return paths.get(path);
-        },
+        // The admin API is never among these: it has a listener of its own (attach, below).
+        otherPaths: (req) => paths.get(new URL(req.url ?? '/', 'http://localhost').pathname),
         createListener: (handler) => {
           const listener = http.createHostingHttpServer({ handler, ...(tls ? { tls } : {}) });
           if (tls) {
@@ -143,9 +144,21 @@ export async function openHostingOperations(flags: HostingOperationsFlags, store
         server = running;
         if (hostingMetrics && flags.metrics !== undefined) {
           const listen = metrics.parseListenAddress(flags.metrics);
-          const served = await metrics.serveMetrics({ metrics: hostingMetrics, host: listen.host, port: listen.port, ready: health.dockerReadiness() });
+          const served = await metrics.serveMetrics({
+            metrics: hostingMetrics,
+            host: listen.host,
+            port: listen.port,
+            ready: health.dockerReadiness(),
+            stopping,
+          });
           closers.push(() => served.close());
           say(`metrics, /healthz and /readyz for operators at ${served.url}`);
+        }
+        if (adminHandler && flags.admin !== undefined) {
+          const listen = metrics.parseListenAddress(flags.admin);
+          const served = await listenOperator({ handler: adminHandler, host: listen.host, port: listen.port });
+          closers.push(() => served.close());
+          say(`admin API (${admin.ADMIN_PATH_PREFIX}) for operators at ${served.url}`);
         }
       },
       async close() {

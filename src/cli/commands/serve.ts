@@ -35,6 +35,7 @@ interface ServeOptions extends RunnerCliOptions, HostingOperationsFlagValues {
 const HOSTING_FLAGS = [
   ['audit', '--audit'],
   ['metrics', '--metrics'],
+  ['admin', '--admin'],
   ['adminKeyFile', '--admin-key-file'],
   ['oidcIssuer', '--oidc-issuer'],
   ['audience', '--audience'],
@@ -74,7 +75,11 @@ export function registerServeCommand(program: Command): void {
     )
     .option('--audit <file>', 'with --tenants: append one JSON line per event (calls, sessions, refusals, admin actions); reopened on SIGHUP')
     .option('--metrics <[host:]port>', 'with --tenants: serve /metrics (Prometheus), /healthz and /readyz for operators (host default 127.0.0.1)')
-    .option('--admin-key-file <file>', 'with --tenants: the admin key (a file of mode 0600) for /admin/ and toolcell hosting sessions|close')
+    .option(
+      '--admin <[host:]port>',
+      "with --tenants and --admin-key-file: serve the admin API (/admin/) on its own listener, never on the tenants' port (host default 127.0.0.1)",
+    )
+    .option('--admin-key-file <file>', 'with --admin: the admin key (a file of mode 0600) for /admin/ and toolcell hosting sessions|close')
     .option('--oidc-issuer <url>', 'with --tenants: also accept JWT access tokens of this OpenID issuer (checked against its JWKS)')
     .option('--audience <aud>', "with --oidc-issuer: what tokens' aud must hold (default this server's /mcp URL)")
     .option('--tenant-claim <name>', 'with --oidc-issuer: the token claim that names the tenant (default sub)')
@@ -105,7 +110,9 @@ own workspace under --data-dir, its own containers and its limits. Changes
 to the tenants file apply within about a second. --workspace, --token and
 --stdio do not apply; commands always run in the Docker sandbox. Run as
 root, each tenant's workspace is a filesystem of its own capped at its
-diskBytes limit. /healthz and /readyz answer on the same port.
+diskBytes limit. /healthz and /readyz answer on the same port (/readyz is 503
+from SIGTERM on, while running calls drain). The admin API answers only on
+its own --admin listener, and metrics only on --metrics.
 
 Examples:
   toolcell serve --stdio --workspace ~/project

@@ -6,6 +6,8 @@ import { limitsSchema, namedLimits, parseLimitAssignment, resolveLimits, type Li
 import { loadPolicyFile } from '../../policy/load-policy-file.js';
 import { resolveTenantNetwork, tenantNetworkSchema } from '../../hosting/tenant-policy-fields.js';
 import { emptyTenantsFile, readTenantsFile, TENANT_NAME, TENANT_NAME_RULE, writeTenantsFile, type TenantsFile } from '../../hosting/tenants-file.js';
+import { workspaceOverlap } from '../../hosting/workspace-overlap.js';
+import { defaultDataDir } from './serve-hosting.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from '../exit-codes.js';
 
 interface FileOption {
@@ -25,6 +27,10 @@ export function registerTenantCommand(program: Command): void {
     .description('Create a tenant, or add a key to an existing one; prints the new API key, alone on one line, once.')
     .addOption(tenantsOption())
     .option('--workspace <dir>', "the tenant's workspace (default <data-dir>/tenants/<name>/workspace on the server)")
+    .option(
+      '--data-dir <dir>',
+      "the server's --data-dir, where default workspaces are: a --workspace in it, or containing it, is refused (default ~/.toolcell/hosting)",
+    )
     .option(
       '--limit <key=value>',
       'a limit for this tenant, repeatable: sessions, concurrentCalls, callsPerMinute, memory (512m), cpus, pids, diskBytes (1g), commandTimeoutSeconds, idleSeconds, maxSessionSeconds',
@@ -61,28 +67,33 @@ Examples:
   KEY=$(toolcell tenant add acme --tenants tenants.json)
   toolcell tenant add acme --tenants tenants.json --policy /srv/policies/acme.toml --network-allow registry.npmjs.org --network-allow '*.pythonhosted.org'`,
     )
-    .action(async (name: string, options: FileOption & { workspace?: string; limit: LimitsInput; policy?: string[]; networkAllow?: string[] }) => {
-      process.exitCode = await run('add', async () => {
-        checkName(name);
-        const file = resolve(options.tenants);
-        const content = (await readTenantsFile(file, { missingOk: true })) ?? emptyTenantsFile();
-        const existing = content.tenants[name];
-        const limits = checkLimits({ ...existing?.limits, ...options.limit });
-        const policies = options.policy ? checkPolicies(options.policy) : existing?.policies;
-        const network = options.networkAllow ? checkNetwork(options.networkAllow) : existing?.network;
-        const key = generateApiKey();
-        content.tenants[name] = {
-          ...(options.workspace !== undefined ? { workspace: resolve(options.workspace) } : existing?.workspace ? { workspace: existing.workspace } : {}),
-          ...(Object.keys(limits).length > 0 ? { limits } : {}),
-          ...(policies !== undefined ? { policies } : {}),
-          ...(network !== undefined ? { network } : {}),
-          keys: [...(existing?.keys ?? []), { id: key.id, hash: key.hash, createdAt: new Date().toISOString() }],
-        };
-        await writeTenantsFile(file, content);
-        process.stdout.write(`${key.key}\n`);
-        process.stderr.write(`toolcell tenant: ${existing ? 'added key' : 'created tenant'} ${name} (key id ${key.id}) in ${file}\n`);
-      });
-    });
+    .action(
+      async (name: string, options: FileOption & { workspace?: string; dataDir?: string; limit: LimitsInput; policy?: string[]; networkAllow?: string[] }) => {
+        process.exitCode = await run('add', async () => {
+          checkName(name);
+          const file = resolve(options.tenants);
+          const content = (await readTenantsFile(file, { missingOk: true })) ?? emptyTenantsFile();
+          const existing = content.tenants[name];
+          const limits = checkLimits({ ...existing?.limits, ...options.limit });
+          const policies = options.policy ? checkPolicies(options.policy) : existing?.policies;
+          const network = options.networkAllow ? checkNetwork(options.networkAllow) : existing?.network;
+          const key = generateApiKey();
+          content.tenants[name] = {
+            ...(options.workspace !== undefined ? { workspace: resolve(options.workspace) } : existing?.workspace ? { workspace: existing.workspace } : {}),
+            ...(Object.keys(limits).length > 0 ? { limits } : {}),
+            ...(policies !== undefined ? { policies } : {}),
+            ...(network !== undefined ? { network } : {}),
+            keys: [...(existing?.keys ?? []), { id: key.id, hash: key.hash, createdAt: new Date().toISOString() }],
+          };
+          // The server refuses a file whose workspaces meet on disk (after symlinks): refused here first, nothing written.
+          const overlap = await workspaceOverlap(content, { dataDir: resolve(options.dataDir ?? defaultDataDir()), tenantsFile: file, first: name });
+          if (overlap !== undefined) throw new UsageError(overlap);
+          await writeTenantsFile(file, content);
+          process.stdout.write(`${key.key}\n`);
+          process.stderr.write(`toolcell tenant: ${existing ? 'added key' : 'created tenant'} ${name} (key id ${key.id}) in ${file}\n`);
+        });
+      },
+    );
 
   tenant
     .command('list')
