@@ -73,7 +73,10 @@ export function registerServeCommand(program: Command): void {
       parseNonNegativeInteger,
       10,
     )
-    .option('--audit <file>', 'with --tenants: append one JSON line per event (calls, sessions, refusals, admin actions); reopened on SIGHUP')
+    .option(
+      '--audit <file>',
+      'with --tenants: append one JSON line (at most 16 KiB) per call, session and admin action, and per minute a count of each repeated refusal; reopened on SIGHUP',
+    )
     .option('--metrics <[host:]port>', 'with --tenants: serve /metrics (Prometheus), /healthz and /readyz for operators (host default 127.0.0.1)')
     .option(
       '--admin <[host:]port>',
@@ -112,13 +115,16 @@ to the tenants file apply within about a second. --workspace, --token and
 root, each tenant's workspace is a filesystem of its own capped at its
 diskBytes limit. /healthz and /readyz answer on the same port (/readyz is 503
 from SIGTERM on, while running calls drain). The admin API answers only on
-its own --admin listener, and metrics only on --metrics.
+its own --admin listener, and metrics only on --metrics. A request body
+over 4 MiB gets 413; past 16 MiB of bodies held for one tenant, or 64 MiB in
+all, 503 with Retry-After; one not sent whole within 30 s, 408.
 
 Examples:
   toolcell serve --stdio --workspace ~/project
   toolcell serve --http 8080 --approval yolo
   TOOLCELL_SERVE_TOKEN=s3cret toolcell serve --http 0.0.0.0:8080
-  toolcell serve --http 0.0.0.0:8080 --tenants /srv/toolcell/tenants.json --data-dir /srv/toolcell --approval yolo`,
+  toolcell serve --http 0.0.0.0:8080 --tenants /srv/toolcell/tenants.json --data-dir /srv/toolcell --approval yolo
+  toolcell serve --http 127.0.0.1:8080 --tenants tenants.json --metrics 9464 --admin 9465 --admin-key-file admin.key`,
     )
     .action(async (options: ServeOptions) => {
       process.exitCode = await runServe(options);

@@ -33,7 +33,7 @@ export function registerTenantCommand(program: Command): void {
     )
     .option(
       '--limit <key=value>',
-      'a limit for this tenant, repeatable: sessions, concurrentCalls, callsPerMinute, memory (512m), cpus, pids, diskBytes (1g), commandTimeoutSeconds, idleSeconds, maxSessionSeconds',
+      'a limit for this tenant, repeatable: sessions, sessionsPerMinute, concurrentCalls, callsPerMinute, memory (16m-1024g), cpus, pids, diskBytes (1g), commandTimeoutSeconds, idleSeconds, maxSessionSeconds',
       collectLimit,
       {},
     )
@@ -61,6 +61,11 @@ for that tenant, and a tenant allow counts only where the operator's rules
 say nothing. Where nobody can be asked, ask_user refuses the call.
 Without --network-allow (or "network" in the file's defaults) the tenant's
 sandboxes have no network; the operator's own sandbox.network never applies.
+
+A --workspace must not meet another tenant's: not inside, around or equal to
+one (after symlinks), and not in or around the server's data directory
+(--data-dir), where the default workspaces are; nor may it hold the tenants
+file or a policy file. Such an add is refused and nothing is written.
 
 Examples:
   toolcell tenant add acme --tenants /srv/toolcell/tenants.json --limit sessions=2 --limit memory=512m
