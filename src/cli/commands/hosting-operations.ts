@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
 import { errorMessage } from '../../errors.js';
+import { isLoopbackHost } from '../../mcp/server/http-guard.js';
 import type { HostingServer, HostingServerOptions } from '../../hosting/hosting-server.js';
 import type { HostingObserver } from '../../hosting/hosting-events.js';
 import type { Authenticator } from '../../hosting/principal.js';
@@ -67,6 +68,10 @@ export async function openHostingOperations(flags: HostingOperationsFlags, store
   let server: HostingServer | undefined;
   const stopping = (): boolean => server?.draining ?? false;
   try {
+    // Checked before anything starts: a bad address is a usage error, not a server that started without its admin API.
+    const adminListen = flags.admin !== undefined ? metrics.parseListenAddress(flags.admin) : undefined;
+    if (adminListen && !isLoopbackHost(adminListen.host))
+      say(`the admin API listens on ${adminListen.host}, off loopback, over plain HTTP: keep that address on a network only operators reach`);
     let auditLog: Awaited<ReturnType<typeof audit.AuditLog.open>> | undefined;
     if (flags.audit !== undefined) {
       const log = await audit.AuditLog.open({ path: flags.audit, onError: (error) => say(`audit log: ${errorMessage(error)}`) });
@@ -154,9 +159,8 @@ export async function openHostingOperations(flags: HostingOperationsFlags, store
           closers.push(() => served.close());
           say(`metrics, /healthz and /readyz for operators at ${served.url}`);
         }
-        if (adminHandler && flags.admin !== undefined) {
-          const listen = metrics.parseListenAddress(flags.admin);
-          const served = await listenOperator({ handler: adminHandler, host: listen.host, port: listen.port });
+        if (adminHandler && adminListen) {
+          const served = await listenOperator({ handler: adminHandler, host: adminListen.host, port: adminListen.port });
           closers.push(() => served.close());
           say(`admin API (${admin.ADMIN_PATH_PREFIX}) for operators at ${served.url}`);
         }
