@@ -1,6 +1,6 @@
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { dirname } from 'node:path';
-import { jsonLogLine } from '../telemetry/log-line.js';
+import { jsonLogLine, type LogVolume } from '../telemetry/log-line.js';
 import { RepeatAggregator, type OverflowCount, type RepeatCount } from '../telemetry/repeat-aggregator.js';
 import type { EgressEvent } from './egress-event.js';
 
@@ -13,14 +13,6 @@ export interface EgressLogOptions {
   maxDestinations?: number;
   /** A write failure (a full disk); the log goes on, the sandbox is never taken down with it. */
   onError?: (error: Error) => void;
-}
-
-/** Lines and bytes a log has written, for its volume metric. */
-export interface LogVolume {
-  lines: number;
-  bytes: number;
-  /** Events folded into count records instead of lines of their own. */
-  counted: number;
 }
 
 /** One egress line is at most this long: a host name is at most 253 characters, a reason a sentence. */

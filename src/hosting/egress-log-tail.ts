@@ -2,7 +2,7 @@ import { watch, type FSWatcher } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { StringDecoder } from 'node:string_decoder';
 import type { EgressEvent } from '../egress/egress-event.js';
-import type { LogVolume } from '../egress/egress-log.js';
+import type { LogVolume } from '../telemetry/log-line.js';
 
 const POLL_MS = 250;
 

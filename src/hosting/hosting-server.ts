@@ -20,7 +20,7 @@ import type { TenantLimits } from './limits.js';
 import type { Principal } from './principal.js';
 import type { PolicyEngine } from '../policy/policy-engine.js';
 import type { EgressEvent } from '../egress/egress-event.js';
-import type { LogVolume } from '../egress/egress-log.js';
+import type { LogVolume } from '../telemetry/log-line.js';
 import { TenantPolicies } from './tenant-policy.js';
 import { hostingShellOptions } from './hosting-shell-options.js';
 import { needsOwnShell, openTenantShell, type TenantNetwork } from './tenant-network.js';

@@ -3,7 +3,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { EgressEvent } from '../egress/egress-event.js';
-import type { LogVolume } from '../egress/egress-log.js';
+import type { LogVolume } from '../telemetry/log-line.js';
 import { ShellService, type ShellServiceOptions } from '../shell/shell-service.js';
 import { EgressLogTail } from './egress-log-tail.js';
 import type { Tool } from '../tools/tool.js';

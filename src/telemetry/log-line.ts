@@ -15,6 +15,14 @@ export function escapeLineBreaks(json: string): string {
   return json.replace(RAW_IN_JSON, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
+/** Lines and bytes a log has written, for its volume metric. */
+export interface LogVolume {
+  lines: number;
+  bytes: number;
+  /** Events folded into count records instead of lines of their own. */
+  counted: number;
+}
+
 export interface LogLineOptions extends Pick<BoundOptions, 'rewrite' | 'hideValueOf'> {
   /** The whole line, its newline included, is at most this many bytes. */
   maxLineBytes: number;
