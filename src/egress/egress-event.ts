@@ -14,6 +14,14 @@ export interface EgressEvent {
   entry?: string;
   /** Why it was refused, or why an allowed connection then failed. */
   reason?: string;
+  /**
+   * A count record of the egress log (egress-log.ts): this many more
+   * connections like this one came between `since` and `until`. Absent: the
+   * line stands for one connection.
+   */
+  count?: number;
+  since?: string;
+  until?: string;
 }
 
 /** The line a call's result carries when the sandbox refused a connection it made, so the model knows why its client failed. */

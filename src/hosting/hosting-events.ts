@@ -48,6 +48,10 @@ export type HostingEvent =
       entry?: string;
       /** Why it was refused, or why an allowed connection then failed. */
       reason?: string;
+      /** A count record of the tenant's egress log: this many more like it between `since` and `until` (egress-log.ts). */
+      count?: number;
+      since?: string;
+      until?: string;
     };
 
 /** The `event` names, for exhaustive handling. */

@@ -17,11 +17,13 @@ import type { WorkspaceInfo } from '../tools/define-tool.js';
 import { requestAuthenticator } from './authenticate-request.js';
 import { toolCallEvent, toolErrorResult } from './call-record.js';
 import { FairGate } from './fair-gate.js';
+import { BodyBudget } from './http/body-budget.js';
 import type { HostingEvent, SessionCloseReason } from './hosting-events.js';
 import type { TenantLimits } from './limits.js';
 import { sameIdentity, type Principal } from './principal.js';
 import type { PolicyEngine } from '../policy/policy-engine.js';
 import type { EgressEvent } from '../egress/egress-event.js';
+import type { LogVolume } from '../telemetry/log-line.js';
 import { TenantPolicies } from './tenant-policy.js';
 import { hostingShellOptions } from './hosting-shell-options.js';
 import { needsOwnShell, openTenantShell, type TenantNetwork } from './tenant-network.js';
@@ -60,6 +62,7 @@ export class HostingServer {
   readonly #usage = new TenantUsage();
   readonly #sessionGate: FairGate;
   readonly #callGate: FairGate;
+  readonly #bodies: BodyBudget;
   /** Which tenant's workspace a session registry serves, for the scheduler's saved outputs. */
   readonly #workspaces = new WeakMap<ToolRegistry, WorkspaceInfo>();
   /** Which tenant's policy (operator's rules with the tenant's over them) a session registry's calls are judged by. */
@@ -67,7 +70,10 @@ export class HostingServer {
   readonly #policies: TenantPolicies;
   readonly #onTenantRemoved = (name: string) => void this.#tenantRemoved(name);
   readonly #onKeysRevoked = (ids: string[]) => void this.#keysRevoked(ids);
+  /** What the tenants' egress proxies wrote to their event files, read as they came (the log-volume metric). */
+  readonly #egressVolume: LogVolume = { lines: 0, bytes: 0, counted: 0 };
   #http!: RunningHttpServer<Principal>;
+  #draining = false;
   /**
    * One shell thread and Docker backend for every tenant: each session passes
    * its tenant's container limits. A thread (a V8 isolate) per tenant cost
@@ -91,6 +97,7 @@ export class HostingServer {
     this.#prepare = options.prepareWorkspace ?? folderWorkspace({ dataDir: options.dataDir, workspaceOf: (tenant) => options.store.tenant(tenant)?.workspace });
     this.#sessionGate = new FairGate(options.maxSessions);
     this.#callGate = new FairGate(options.maxConcurrentCalls);
+    this.#bodies = new BodyBudget(options.requestBodies);
     this.#policies = new TenantPolicies(options.runtime.policy);
   }
 
@@ -102,6 +109,11 @@ export class HostingServer {
     return this.#http.port;
   }
 
+  /** True from the moment `close` began (the drain): /readyz says not ready from then on. */
+  get draining(): boolean {
+    return this.#draining;
+  }
+
   /** Tool calls running now, all tenants together (for metrics). */
   get runningCalls(): number {
     return this.#callGate.held;
@@ -110,6 +122,21 @@ export class HostingServer {
   /** Tool calls waiting for a server-wide slot (for metrics). */
   get queuedCalls(): number {
     return this.#callGate.waiting;
+  }
+
+  /** Request-body bytes held now, all tenants together (for metrics; never more than `requestBodies.serverBytes`). */
+  get bufferedBodyBytes(): number {
+    return this.#bodies.bufferedBytes;
+  }
+
+  /** Request-body bytes one tenant holds now (never more than `requestBodies.tenantBytes`). */
+  bufferedBodyBytesOf(tenant: string): number {
+    return this.#bodies.heldBy({ tenant, source: '' });
+  }
+
+  /** Lines and bytes the tenants' egress logs have written, and connections counted in their count records (for metrics). */
+  get egressLogVolume(): LogVolume {
+    return { ...this.#egressVolume };
   }
 
   /** New sessions waiting for a server-wide slot (for metrics). */
@@ -150,6 +177,7 @@ export class HostingServer {
    * the rest, closes every session and removes every container.
    */
   async close(options: { drainMs?: number } = {}): Promise<void> {
+    this.#draining = true;
     this.#options.store.off('tenant-removed', this.#onTenantRemoved);
     this.#options.store.off('keys-revoked', this.#onKeysRevoked);
     await this.#http.close(options);
@@ -212,6 +240,11 @@ export class HostingServer {
       // Tenant, kind of credential and name within it: a token whose `sub` is a key id is not that key.
       sameOwner: sameIdentity,
       admitMessage: (caller, body) => (caller ? this.#admitMessage(caller, body) : undefined),
+      // Only after authenticate: a request without a tenant's credentials never gets a byte of its body buffered.
+      readBody: (req, res, caller) =>
+        this.#bodies.read(req, res, { tenant: caller?.tenant, source: req.socket.remoteAddress ?? 'unknown' }, (limit) =>
+          this.#note({ event: 'quota_refusal', tenant: caller?.tenant ?? '', limit }),
+        ),
       createSession: (id, caller) => this.#openSession(id, caller),
       createScheduler: ({ registry, onOutput }) => {
         const workspace = this.#workspaces.get(registry);
@@ -270,6 +303,19 @@ export class HostingServer {
       });
     }
     const undo: Array<() => Promise<void> | void> = [() => this.#usage.closeSession(tenant)];
+    // A token only for a session that would open: one refused for `sessions` costs none.
+    const opened = this.#usage.takeSessionToken(tenant, limits.sessionsPerMinute);
+    if (!opened.ok) {
+      this.#usage.closeSession(tenant);
+      this.#note({ event: 'quota_refusal', tenant, limit: 'sessionsPerMinute', session: id });
+      throw new SessionRefusal({
+        status: 429,
+        message: `quota_exceeded: the limit sessionsPerMinute (${limits.sessionsPerMinute} new sessions a minute) is reached; retry after ${opened.retryAfterSeconds} s`,
+        headers: { 'Retry-After': String(opened.retryAfterSeconds) },
+        type: ToolErrorType.QUOTA_EXCEEDED,
+        data: { limit: 'sessionsPerMinute' },
+      });
+    }
     const rollback = async () => {
       while (undo.length > 0) await undo.pop()!();
     };
@@ -335,6 +381,7 @@ export class HostingServer {
       allow,
       hosts: this.#options.egressHosts,
       logDir: join(this.#options.dataDir, 'egress'),
+      logVolume: this.#egressVolume,
       onEvent: (name, event) => this.#note(egressEvent(name, event)),
     };
     const own = needsOwnShell(network)

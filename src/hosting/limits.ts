@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { MIN_LOOP_IMAGE_BYTES } from '../backends/docker/disk-cap/loop-image.js';
+import { cpusSchema, memoryBytesSchema, pidsSchema } from '../backends/docker/session-limits.js';
 
 /**
  * A tenant's limits: what each one bounds, its default and why. The tenants
@@ -17,15 +19,26 @@ export function parseSize(text: string): number | undefined {
   return Number.isSafeInteger(bytes) && bytes > 0 ? bytes : undefined;
 }
 
-/** A size written as `512m` (or a number of bytes), kept as written so the file stays readable. */
-const size = (min: number) =>
-  z.union([z.number().int(), z.string()]).refine(
+/**
+ * A size written as `512m` (or a number of bytes), kept as written so the
+ * file stays readable, whose bytes must pass `bytes`: the schema of the
+ * layer that uses the value (the container's memory, the disk image), so
+ * that the tenants file refuses, when it is read, what every session open
+ * would refuse later.
+ */
+const size = (bytes: z.ZodNumber) => {
+  const range =
+    bytes.maxValue !== null && bytes.maxValue < Number.MAX_SAFE_INTEGER
+      ? `from ${formatSize(bytes.minValue ?? 1)} to ${formatSize(bytes.maxValue)}`
+      : `of at least ${formatSize(bytes.minValue ?? 1)}`;
+  return z.union([z.number().int(), z.string()]).refine(
     (value) => {
-      const bytes = typeof value === 'number' ? value : parseSize(value);
-      return bytes !== undefined && bytes >= min;
+      const parsed = typeof value === 'number' ? value : parseSize(value);
+      return parsed !== undefined && bytes.safeParse(parsed).success;
     },
-    { error: `must be a size of at least ${min} bytes, such as 512m or 1g (k, m, g suffixes)` },
+    { error: `must be a size ${range}, such as 512m or 1g (k, m, g suffixes)` },
   );
+};
 
 const count = (max: number) => z.number().int().min(1).max(max);
 
@@ -33,18 +46,20 @@ const count = (max: number) => z.number().int().min(1).max(max);
 export const limitsSchema = z.strictObject({
   /** MCP sessions open at once (each holds a container). */
   sessions: count(10_000).optional(),
+  /** New sessions per minute (each starts a container): a token bucket holding this many, refilled evenly over a minute. */
+  sessionsPerMinute: count(100_000).optional(),
   /** Tool calls running at once, across the tenant's sessions. */
   concurrentCalls: count(10_000).optional(),
   /** Tool calls per minute: a token bucket holding this many tokens, refilled evenly over a minute. */
   callsPerMinute: count(1_000_000).optional(),
-  /** Memory of each session's container (swap off). */
-  memory: size(16 * 1024 ** 2).optional(),
+  /** Memory of each session's container (swap off): the bounds of the container's own (session-limits.ts). */
+  memory: size(memoryBytesSchema).optional(),
   /** CPUs each session's container may use. */
-  cpus: z.number().min(0.01).max(1024).optional(),
+  cpus: cpusSchema.optional(),
   /** Processes and threads in each session's container. */
-  pids: z.number().int().min(16).max(1_000_000).optional(),
-  /** The tenant's workspace in total; enforced by the workspace preparer (a capped filesystem), not here. */
-  diskBytes: size(1024 ** 2).optional(),
+  pids: pidsSchema.optional(),
+  /** The tenant's workspace in total; enforced by the workspace preparer (a capped filesystem, at least its smallest image), not here. */
+  diskBytes: size(z.number().int().min(MIN_LOOP_IMAGE_BYTES)).optional(),
   /** Wall time of one shell command. */
   commandTimeoutSeconds: count(86_400).optional(),
   /** A session with no request for this long is closed and its container removed. */
@@ -62,6 +77,7 @@ export const LIMIT_NAMES = Object.keys(limitsSchema.shape) as LimitName[];
 /** Limits with every value filled in, sizes in bytes. */
 export interface TenantLimits {
   sessions: number;
+  sessionsPerMinute: number;
   concurrentCalls: number;
   callsPerMinute: number;
   memoryBytes: number;
@@ -85,9 +101,12 @@ export interface TenantLimits {
  * A session whose client is gone (no request, no event stream) 2 minutes:
  * clients that leave without a DELETE (the MCP Inspector's CLI does) would
  * otherwise hold a tenant's sessions for the 30 idle minutes.
+ * 30 new sessions a minute: an agent opens one and keeps it; a tenant
+ * opening and closing sessions in a loop starts containers for the machine.
  */
 export const DEFAULT_TENANT_LIMITS: Readonly<TenantLimits> = Object.freeze({
   sessions: 4,
+  sessionsPerMinute: 30,
   concurrentCalls: 4,
   callsPerMinute: 600,
   memoryBytes: 512 * 1024 ** 2,
@@ -108,6 +127,7 @@ export function resolveLimits(defaults: LimitsInput | undefined, own: LimitsInpu
   const base = DEFAULT_TENANT_LIMITS;
   return {
     sessions: merged.sessions ?? base.sessions,
+    sessionsPerMinute: merged.sessionsPerMinute ?? base.sessionsPerMinute,
     concurrentCalls: merged.concurrentCalls ?? base.concurrentCalls,
     callsPerMinute: merged.callsPerMinute ?? base.callsPerMinute,
     memoryBytes: bytesOf(merged.memory) ?? base.memoryBytes,

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { EgressEvent } from '../egress/egress-event.js';
 import type { EgressWording } from '../egress/egress-wording.js';
+import type { LogVolume } from '../telemetry/log-line.js';
 import { ShellService, type ShellServiceOptions } from '../shell/shell-service.js';
 import { EgressLogTail } from './egress-log-tail.js';
 import type { Tool } from '../tools/tool.js';
@@ -33,6 +34,8 @@ export interface TenantNetwork {
    * file, read as they are appended. Default: the OS temp folder.
    */
   logDir?: string | undefined;
+  /** Added to as the proxy's event file is read: the egress log's volume, for its metric. */
+  logVolume?: LogVolume | undefined;
 }
 
 /**
@@ -99,12 +102,12 @@ export interface TenantEgress {
  * they come and hands each to `onEvent` with the tenant's name.
  */
 export async function openTenantEgress(operator: ShellServiceOptions, network: TenantNetwork): Promise<TenantEgress> {
-  const { onEvent, ...rest } = network;
+  const { onEvent, logVolume, ...rest } = network;
   if (network.allow === undefined || !onEvent) return { options: tenantShellOptions(operator, rest), close: async () => {} };
   const dir = network.logDir ?? join(tmpdir(), 'toolcell-egress');
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const file = join(dir, `${network.tenant}-${randomUUID()}.jsonl`);
-  const tail = EgressLogTail.start(file, (event) => onEvent(network.tenant, event));
+  const tail = EgressLogTail.start(file, (event) => onEvent(network.tenant, event), logVolume);
   const options = tenantShellOptions(operator, rest);
   (options.docker as { egress: { logFile?: string } }).egress.logFile = file;
   return {

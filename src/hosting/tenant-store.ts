@@ -2,13 +2,14 @@ import { EventEmitter } from 'node:events';
 import { watch, type FSWatcher } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
-import { errorMessage } from '../errors.js';
+import { errorMessage, ToolcellError, ToolErrorType } from '../errors.js';
 import type { KeyDirectory, StoredKey } from './api-key.js';
 import type { PolicyRule } from '../policy/policy-rule.js';
 import { resolveLimits, type TenantLimits } from './limits.js';
 import { resolveTenantNetwork } from './tenant-policy-fields.js';
 import { loadTenantPolicies } from './tenant-policy.js';
 import { readTenantsFile, type TenantsFile } from './tenants-file.js';
+import { workspaceOverlap } from './workspace-overlap.js';
 
 /** One tenant as the server sees it: limits resolved, workspace as the file says (undefined: the data dir's). */
 export interface TenantView {
@@ -40,6 +41,12 @@ export interface TenantStoreOptions {
   pollMs?: number;
   /** One line per problem (a bad edit), never per poll. */
   onLog?: (message: string) => void;
+  /**
+   * The server's data directory: a tenant's own workspace that lies in it
+   * (where the default workspaces are) or contains it is refused, as is one
+   * that meets another's after symlinks (workspace-overlap.ts).
+   */
+  dataDir?: string;
 }
 
 /**
@@ -52,6 +59,7 @@ export class TenantStore extends EventEmitter<TenantStoreEvents> implements KeyD
   readonly file: string;
   readonly #pollMs: number;
   readonly #log: (message: string) => void;
+  readonly #dataDir: string | undefined;
   #tenants = new Map<string, TenantView>();
   #keys = new Map<string, StoredKey>();
   #watcher: FSWatcher | undefined;
@@ -64,7 +72,7 @@ export class TenantStore extends EventEmitter<TenantStoreEvents> implements KeyD
   /** Reads the file (it must exist and be valid) and starts watching it. */
   static async open(options: TenantStoreOptions): Promise<TenantStore> {
     const store = new TenantStore(options);
-    const content = await readTenantsFile(options.file);
+    const content = await store.#read();
     store.#signature = await signature(options.file);
     store.#apply(content!);
     store.#watch();
@@ -76,6 +84,7 @@ export class TenantStore extends EventEmitter<TenantStoreEvents> implements KeyD
     this.file = options.file;
     this.#pollMs = options.pollMs ?? 1000;
     this.#log = options.onLog ?? (() => {});
+    this.#dataDir = options.dataDir;
   }
 
   findKey(id: string): StoredKey | undefined {
@@ -114,7 +123,7 @@ export class TenantStore extends EventEmitter<TenantStoreEvents> implements KeyD
     const now = await signature(this.file);
     if (now === this.#signature) return;
     try {
-      const content = await readTenantsFile(this.file);
+      const content = await this.#read();
       this.#signature = now;
       this.#lastProblem = '';
       this.#apply(content!);
@@ -126,6 +135,14 @@ export class TenantStore extends EventEmitter<TenantStoreEvents> implements KeyD
       this.#lastProblem = problem;
       this.#signature = now;
     }
+  }
+
+  /** The file, read and checked whole: its schema, then where its workspaces lie on disk. */
+  async #read(): Promise<TenantsFile> {
+    const content = (await readTenantsFile(this.file))!;
+    const overlap = await workspaceOverlap(content, { dataDir: this.#dataDir, tenantsFile: this.file });
+    if (overlap !== undefined) throw new ToolcellError(ToolErrorType.INVALID_TENANTS_FILE, `Tenants file ${this.file}: ${overlap}`);
+    return content;
   }
 
   #apply(content: TenantsFile): void {

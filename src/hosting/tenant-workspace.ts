@@ -1,6 +1,8 @@
 import { mkdir, realpath } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { ToolcellError, ToolErrorType } from '../errors.js';
 import type { TenantLimits } from './limits.js';
+import { overlaps, realFolder } from './workspace-overlap.js';
 
 /** A tenant's workspace, ready for its sessions; `release` when the tenant's last session is gone. */
 export interface PreparedWorkspace {
@@ -28,7 +30,13 @@ export function defaultWorkspacePath(dataDir: string, tenant: string): string {
  */
 export function folderWorkspace(options: { dataDir: string; workspaceOf: (tenant: string) => string | undefined }): PrepareWorkspace {
   return async (tenant) => {
-    const path = options.workspaceOf(tenant) ?? defaultWorkspacePath(options.dataDir, tenant);
+    const own = options.workspaceOf(tenant);
+    // Checked when the tenants file was read; again here, at use, in case a symlink on its way changed since.
+    if (own !== undefined && overlaps(await realFolder(own), await realFolder(options.dataDir))) {
+      // No path in the message: it reaches the tenant as the reason its session did not open.
+      throw new ToolcellError(ToolErrorType.INVALID_WORKSPACE, `Tenant ${tenant}'s workspace overlaps the server's data directory; the operator must move it`);
+    }
+    const path = own ?? defaultWorkspacePath(options.dataDir, tenant);
     await mkdir(dirname(path), { recursive: true, mode: 0o700 });
     await mkdir(path, { mode: 0o770 }).catch((error: NodeJS.ErrnoException) => {
       if (error.code !== 'EEXIST') throw error;

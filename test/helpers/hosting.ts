@@ -95,7 +95,8 @@ export async function startHosting(
 ): Promise<Hosting> {
   const { tenantsFile, moreAuthenticators, ...rest } = options;
   await mkdir(options.dataDir, { recursive: true });
-  const store = await TenantStore.open({ file: tenantsFile, pollMs: 200 });
+  // The data dir as the CLI gives it: a tenant's own workspace that meets the default ones is refused.
+  const store = await TenantStore.open({ file: tenantsFile, pollMs: 200, dataDir: options.dataDir });
   const runtime = await createRuntime({ workspace: options.dataDir, approvalMode: 'yolo', sandbox: 'docker', onWarning: () => {} });
   const observer = new RecordingObserver();
   const server = await HostingServer.start({

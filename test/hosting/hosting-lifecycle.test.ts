@@ -92,7 +92,7 @@ test('closing without a drain cancels running calls and removes every container'
   t.false((await outcome).includes('Output: never'));
 });
 
-test('toolcell serve --tenants with --audit, --metrics and --admin-key-file: a capped workspace, health, metrics, admin and audit lines; SIGTERM drains and removes its containers', async (t) => {
+test('toolcell serve --tenants with --audit, --metrics, --admin and --admin-key-file: a capped workspace, health, metrics, admin and audit lines; SIGTERM drains and removes its containers', async (t) => {
   const dir = await hostingFolder(t);
   const file = join(dir, 'tenants.json');
   const key = await addTenant(file, 'alpha');
@@ -121,6 +121,8 @@ test('toolcell serve --tenants with --audit, --metrics and --admin-key-file: a c
       auditFile,
       '--metrics',
       '127.0.0.1:0',
+      '--admin',
+      '127.0.0.1:0',
       '--admin-key-file',
       adminKeyFile,
     ],
@@ -128,12 +130,13 @@ test('toolcell serve --tenants with --audit, --metrics and --admin-key-file: a c
   );
   t.teardown(() => void child.kill('SIGKILL'));
   let stderr = '';
-  const [url, metricsUrl] = await new Promise<[string, string]>((resolve, reject) => {
+  const [url, metricsUrl, adminUrl] = await new Promise<[string, string, string]>((resolve, reject) => {
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
       stderr += chunk;
       const mcp = /at (http:\/\/\S+\/mcp)/.exec(stderr);
-      const metrics = /for operators at (http:\/\/\S+)/.exec(stderr);
-      if (mcp && metrics) resolve([mcp[1]!, metrics[1]!]);
+      const metrics = /readyz for operators at (http:\/\/\S+)/.exec(stderr);
+      const admin = /admin API \(\/admin\/\) for operators at (http:\/\/\S+)/.exec(stderr);
+      if (mcp && metrics && admin) resolve([mcp[1]!, metrics[1]!, admin[1]!]);
     });
     child.once('exit', () => reject(new Error(`serve exited: ${stderr}`)));
   });
@@ -149,13 +152,13 @@ test('toolcell serve --tenants with --audit, --metrics and --admin-key-file: a c
 
   // 40 MB in the container's /tmp (a tmpfs, charged to its memory): the figure must show it.
   t.regex((await call(alpha.client, 'run_shell_command', { command: 'head -c 40000000 /dev/zero > /tmp/fill && echo filled' })).text, /filled/);
-  const sessions = await runCli(['hosting', 'sessions', '--server', base, '--admin-key-file', adminKeyFile, '--json']);
+  const sessions = await runCli(['hosting', 'sessions', '--server', adminUrl, '--admin-key-file', adminKeyFile, '--json']);
   t.is(sessions.code, 0, sessions.stderr);
   t.like(JSON.parse(sessions.stdout), [{ id: alpha.sessionId, tenant: 'alpha' }]);
   // Its container runs (it ran the commands above): a figure, not `-`, and one that counts what it holds.
   const [listed] = JSON.parse(sessions.stdout) as Array<{ memoryBytes?: unknown }>;
   t.true(typeof listed!.memoryBytes === 'number' && listed!.memoryBytes >= 40_000_000, sessions.stdout);
-  const table = await runCli(['hosting', 'sessions', '--server', base, '--admin-key-file', adminKeyFile]);
+  const table = await runCli(['hosting', 'sessions', '--server', adminUrl, '--admin-key-file', adminKeyFile]);
   t.regex(table.stdout.split('\n')[1] ?? '', new RegExp(`^${alpha.sessionId}\\s+alpha\\s.*\\s\\d+\\.\\d (KiB|MiB)$`), table.stdout);
   const scraped = await (await fetch(`${metricsUrl}/metrics`)).text();
   t.regex(scraped, /tenant="alpha"/);

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
 import { errorMessage } from '../../errors.js';
+import { isLoopbackHost } from '../../mcp/server/http-guard.js';
 import type { HostingServer, HostingServerOptions } from '../../hosting/hosting-server.js';
 import type { HostingObserver } from '../../hosting/hosting-events.js';
 import type { PublicUrl } from '../../hosting/oidc/resource-identifiers.js';
@@ -12,6 +13,8 @@ import { ListenerFailure } from './listener-failure.js';
 export interface HostingOperationsFlagValues {
   audit?: string;
   metrics?: string;
+  /** `[HOST:]PORT` of the admin API's own listener (loopback unless a host is given). */
+  admin?: string;
   adminKeyFile?: string;
   oidcIssuer?: string;
   audience?: string;
@@ -67,12 +70,20 @@ export async function openHostingOperations(flags: HostingOperationsFlags, store
     import('../../hosting/audit/reopen-on-sighup.js'),
     import('../../hosting/http/tls-reload.js'),
   ]);
+  const { listenOperator } = await import('../../hosting/http/operator-listener.js');
   const closers: Array<() => Promise<void> | void> = [];
   const parts: HostingObserver[] = [];
   let server: HostingServer | undefined;
+  const stopping = (): boolean => server?.draining ?? false;
   try {
+    // Checked before anything starts: a bad address is a usage error, not a server that started without its admin API.
+    const adminListen = flags.admin !== undefined ? metrics.parseListenAddress(flags.admin) : undefined;
+    if (adminListen && !isLoopbackHost(adminListen.host))
+      say(`the admin API listens on ${adminListen.host}, off loopback, over plain HTTP: keep that address on a network only operators reach`);
+    let auditLog: Awaited<ReturnType<typeof audit.AuditLog.open>> | undefined;
     if (flags.audit !== undefined) {
-      const log = await audit.AuditLog.open({ path: flags.audit });
+      const log = await audit.AuditLog.open({ path: flags.audit, onError: (error) => say(`audit log: ${errorMessage(error)}`) });
+      auditLog = log;
       parts.push(log);
       const stopReopening = sighup.reopenOnSighup(log, (error) => say(`audit log: cannot reopen ${flags.audit}: ${String(error)}`));
       closers.push(stopReopening, () => log.close());
@@ -84,6 +95,11 @@ export async function openHostingOperations(flags: HostingOperationsFlags, store
         liveSessions: () => server?.listSessions().length ?? 0,
         liveContainers: () => server?.listSessions().length ?? 0,
         queuedCalls: () => server?.queuedCalls ?? 0,
+        bufferedBodyBytes: () => server?.bufferedBodyBytes ?? 0,
+        logVolumes: () => ({
+          ...(auditLog ? { audit: auditLog.volume } : {}),
+          egress: server?.egressLogVolume ?? { lines: 0, bytes: 0, counted: 0 },
+        }),
       });
       parts.push(hostingMetrics);
     }
@@ -91,7 +107,7 @@ export async function openHostingOperations(flags: HostingOperationsFlags, store
     const authenticators: Authenticator[] = [];
     const paths = new Map<string, Handler>([
       ['/healthz', health.healthzHandler],
-      ['/readyz', health.createReadyzHandler({ check: health.dockerReadiness(), detail: false })],
+      ['/readyz', health.createReadyzHandler({ check: health.dockerReadiness(), detail: false, stopping })],
     ]);
     let challenge: string | undefined;
     if (flags.oidcIssuer !== undefined) {
@@ -131,22 +147,28 @@ export async function openHostingOperations(flags: HostingOperationsFlags, store
       // Opened before the server starts: a port that cannot be had stops the start, before any container or tenant is served.
       const listen = metrics.parseListenAddress(flags.metrics);
       metricsListener = await metrics
-        .serveMetrics({ metrics: hostingMetrics, host: listen.host, port: listen.port, ready: health.dockerReadiness() })
+        .serveMetrics({ metrics: hostingMetrics, host: listen.host, port: listen.port, ready: health.dockerReadiness(), stopping })
         .catch((error: unknown) => {
           throw new ListenerFailure('--metrics', flags.metrics!, error);
         });
       const served = metricsListener;
       closers.push(() => served.close());
     }
+    let adminListener: Awaited<ReturnType<typeof listenOperator>> | undefined;
+    if (adminHandler && adminListen) {
+      // Opened before the server starts too, for the same reason.
+      adminListener = await listenOperator({ handler: adminHandler, host: adminListen.host, port: adminListen.port }).catch((error: unknown) => {
+        throw new ListenerFailure('--admin', flags.admin!, error);
+      });
+      const served = adminListener;
+      closers.push(() => served.close());
+    }
     return {
       observer,
       authenticators,
       serverOptions: {
-        otherPaths: (req) => {
-          const path = new URL(req.url ?? '/', 'http://localhost').pathname;
-          if (adminHandler && path.startsWith(admin.ADMIN_PATH_PREFIX)) return adminHandler;
-          return paths.get(path);
-        },
+        // The admin API is never among these: it has a listener of its own (attach, below).
+        otherPaths: (req) => paths.get(new URL(req.url ?? '/', 'http://localhost').pathname),
         createListener: (handler) => {
           const listener = http.createHostingHttpServer({ handler, ...(tls ? { tls } : {}) });
           if (tls) {
@@ -163,6 +185,7 @@ export async function openHostingOperations(flags: HostingOperationsFlags, store
       attach(running) {
         server = running;
         if (metricsListener) say(`metrics, /healthz and /readyz for operators at ${metricsListener.url}`);
+        if (adminListener) say(`admin API (${admin.ADMIN_PATH_PREFIX}) for operators at ${adminListener.url}`);
         return Promise.resolve();
       },
       async close() {

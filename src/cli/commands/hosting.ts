@@ -25,7 +25,7 @@ export function registerHostingCommand(program: Command): void {
   const hosting = program.command('hosting').description('Operate a running hosting server (toolcell serve --tenants) with its admin key.');
   const common = (command: Command): Command =>
     command
-      .requiredOption('--server <url>', 'the hosting server, e.g. https://tools.example or http://127.0.0.1:8080')
+      .requiredOption('--server <url>', "the hosting server's admin listener (serve --admin), e.g. http://127.0.0.1:9465")
       .requiredOption('--admin-key-file <file>', 'the file holding the admin key the server was started with (mode 600)')
       .option('--json', 'print JSON instead of text');
 
@@ -33,7 +33,7 @@ export function registerHostingCommand(program: Command): void {
     .option('--tenant <name>', "only this tenant's sessions")
     .addHelpText(
       'after',
-      `${EXIT_CODES_HELP}\n\nExample:\n  toolcell hosting sessions --server http://127.0.0.1:8080 --admin-key-file /etc/toolcell/admin.key --tenant acme`,
+      `${EXIT_CODES_HELP}\n\nExample:\n  toolcell hosting sessions --server http://127.0.0.1:9465 --admin-key-file /etc/toolcell/admin.key --tenant acme`,
     )
     .action(async (options: AdminCliOptions & { tenant?: string }) => {
       process.exitCode = await run('sessions', async () => {
@@ -52,7 +52,7 @@ export function registerHostingCommand(program: Command): void {
   )
     .addHelpText(
       'after',
-      `${EXIT_CODES_HELP}\n\nExample:\n  toolcell hosting close 3f0c…e2 --server http://127.0.0.1:8080 --admin-key-file /etc/toolcell/admin.key`,
+      `${EXIT_CODES_HELP}\n\nExample:\n  toolcell hosting close 3f0c…e2 --server http://127.0.0.1:9465 --admin-key-file /etc/toolcell/admin.key`,
     )
     .action(async (session: string, options: AdminCliOptions) => {
       process.exitCode = await run('close', async () => {

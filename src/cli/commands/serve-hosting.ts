@@ -38,6 +38,10 @@ export async function runHostingServe(options: HostingCliOptions): Promise<numbe
   if (options.sandbox === 'none') return usage('--tenants needs the Docker sandbox: tenants never run commands on the host (drop --sandbox none)');
   const dataDir = resolve(options.dataDir ?? defaultDataDir());
   if ((options.tlsCert === undefined) !== (options.tlsKey === undefined)) return usage('--tls-cert and --tls-key go together');
+  if ((options.admin === undefined) !== (options.adminKeyFile === undefined))
+    return usage(
+      "--admin [HOST:]PORT and --admin-key-file FILE go together: the admin API has a listener of its own (loopback unless a host is given), never the tenants' port",
+    );
   if (options.oidcIssuer === undefined && (options.audience !== undefined || options.tenantClaim !== undefined))
     return usage('--audience and --tenant-claim need --oidc-issuer URL');
   const checked = checkIdentityFlags(options);
@@ -55,7 +59,7 @@ export async function runHostingServe(options: HostingCliOptions): Promise<numbe
     ]);
   let store;
   try {
-    store = await TenantStore.open({ file: resolve(options.tenants), onLog: say });
+    store = await TenantStore.open({ file: resolve(options.tenants), onLog: say, dataDir });
     await mkdir(dataDir, { recursive: true, mode: 0o700 });
   } catch (error) {
     return isToolcellError(error) ? usage(errorMessage(error)) : failure(error);

@@ -37,6 +37,7 @@ interface ServeOptions extends RunnerCliOptions, HostingOperationsFlagValues {
 const HOSTING_FLAGS = [
   ['audit', '--audit'],
   ['metrics', '--metrics'],
+  ['admin', '--admin'],
   ['adminKeyFile', '--admin-key-file'],
   ['oidcIssuer', '--oidc-issuer'],
   ['audience', '--audience'],
@@ -75,9 +76,16 @@ export function registerServeCommand(program: Command): void {
       parseNonNegativeInteger,
       10,
     )
-    .option('--audit <file>', 'with --tenants: append one JSON line per event (calls, sessions, refusals, admin actions); reopened on SIGHUP')
+    .option(
+      '--audit <file>',
+      'with --tenants: append one JSON line (at most 16 KiB) per call, session and admin action, and per minute a count of each repeated refusal; reopened on SIGHUP',
+    )
     .option('--metrics <[host:]port>', 'with --tenants: serve /metrics (Prometheus), /healthz and /readyz for operators (host default 127.0.0.1)')
-    .option('--admin-key-file <file>', 'with --tenants: the admin key (a file of mode 0600) for /admin/ and toolcell hosting sessions|close')
+    .option(
+      '--admin <[host:]port>',
+      "with --tenants and --admin-key-file: serve the admin API (/admin/) on its own listener, never on the tenants' port (host default 127.0.0.1)",
+    )
+    .option('--admin-key-file <file>', 'with --admin: the admin key (a file of mode 0600) for /admin/ and toolcell hosting sessions|close')
     .option('--oidc-issuer <url>', 'with --tenants: also accept JWT access tokens of this OpenID issuer (checked against its JWKS)')
     .option(
       '--public-url <url>',
@@ -115,12 +123,16 @@ own workspace under --data-dir, its own containers and its limits. Changes
 to the tenants file apply within about a second. --workspace, --token and
 --stdio do not apply; commands always run in the Docker sandbox. Run as
 root, each tenant's workspace is a filesystem of its own capped at its
-diskBytes limit. /healthz and /readyz answer on the same port. A tenant
+diskBytes limit. /healthz and /readyz answer on the same port (/readyz is 503
+from SIGTERM on, while running calls drain). The admin API answers only on
+its own --admin listener, and metrics only on --metrics. A request body
+over 4 MiB gets 413; past 16 MiB of bodies held for one tenant, or 64 MiB in
+all, 503 with Retry-After; one not sent whole within 30 s, 408. A tenant
 lists its own sessions with GET /sessions and closes one with
 DELETE /sessions/<id> (its own key); a session whose client left without
 ending it (no request, no open event stream) closes after its
 abandonedSeconds limit (default 120). A listener that cannot open
-(--http, --metrics, --tls-cert/--tls-key) stops the start (exit 1).
+(--http, --metrics, --admin, --tls-cert/--tls-key) stops the start (exit 1).
 
 OIDC (--oidc-issuer URL --public-url URL [--audience AUD]): tenants may also
 send JWT access tokens of that issuer. --public-url is the address clients
@@ -139,6 +151,7 @@ Examples:
   toolcell serve --http 8080 --approval yolo
   TOOLCELL_SERVE_TOKEN=s3cret toolcell serve --http 0.0.0.0:8080
   toolcell serve --http 0.0.0.0:8080 --tenants /srv/toolcell/tenants.json --data-dir /srv/toolcell --approval yolo
+  toolcell serve --http 127.0.0.1:8080 --tenants tenants.json --metrics 9464 --admin 9465 --admin-key-file admin.key
   toolcell serve --http 127.0.0.1:8080 --tenants tenants.json --public-url https://tools.example --allowed-host tools.example:443 \
     --oidc-issuer https://id.example --audience toolcell`,
     )

@@ -6,6 +6,8 @@ import { namedLimits, resolveLimits } from '../../hosting/limits.js';
 import { resolveTenantNetwork } from '../../hosting/tenant-policy-fields.js';
 import { emptyTenantsFile, readTenantsFile, TENANT_NAME, TENANT_NAME_RULE, writeTenantsFile, type TenantsFile } from '../../hosting/tenants-file.js';
 import { escapeCell, escapeText, terminalJson } from '../../ui/escape-text.js';
+import { workspaceOverlap } from '../../hosting/workspace-overlap.js';
+import { defaultDataDir } from './serve-hosting.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from '../exit-codes.js';
 import { applyTenantFields, TENANT_FIELDS, UsageError } from './tenant-fields.js';
 
@@ -24,7 +26,8 @@ export function registerTenantCommand(program: Command): void {
   const add = tenant
     .command('add <name>')
     .description('Create a tenant, or add a key to an existing one; prints the new API key, alone on one line, once.')
-    .addOption(tenantsOption());
+    .addOption(tenantsOption())
+    .addOption(dataDirOption());
   for (const field of TENANT_FIELDS) add.addOption(field.option());
   add
     .addHelpText(
@@ -43,6 +46,11 @@ say nothing. Where nobody can be asked, ask_user refuses the call.
 Without --network-allow (or "network" in the file's defaults) the tenant's
 sandboxes have no network; the operator's own sandbox.network never applies.
 
+A --workspace must not meet another tenant's: not inside, around or equal to
+one (after symlinks), and not in or around the server's data directory
+(--data-dir), where the default workspaces are; nor may it hold the tenants
+file or a policy file. Such an add is refused and nothing is written.
+
 Examples:
   toolcell tenant add acme --tenants /srv/toolcell/tenants.json --limit sessions=2 --limit memory=512m
   KEY=$(toolcell tenant add acme --tenants tenants.json)
@@ -58,6 +66,7 @@ Examples:
         const key = generateApiKey();
         entry.keys.push({ id: key.id, hash: key.hash, createdAt: new Date().toISOString() });
         content.tenants[name] = entry;
+        await refuseOverlap(content, file, name, options);
         await writeTenantsFile(file, content);
         process.stdout.write(`${key.key}\n`);
         process.stderr.write(escapeLine(`toolcell tenant: ${existing ? 'added key' : 'created tenant'} ${name} (key id ${key.id}) in ${file}`));
@@ -67,7 +76,8 @@ Examples:
   const set = tenant
     .command('set <name>')
     .description("Change an existing tenant's limits, policy files, network or workspace; prints no key.")
-    .addOption(tenantsOption());
+    .addOption(tenantsOption())
+    .addOption(dataDirOption());
   for (const field of TENANT_FIELDS) set.addOption(field.option());
   set
     .addHelpText(
@@ -94,6 +104,7 @@ Examples:
         const { entry, changed } = applyTenantFields(existing, options);
         if (changed.length === 0) throw new UsageError(`nothing to change: give ${TENANT_FIELDS.map((field) => field.option().long).join(', ')}`);
         content.tenants[name] = entry;
+        await refuseOverlap(content, file, name, options);
         await writeTenantsFile(file, content);
         process.stderr.write(`toolcell tenant: changed ${name} (${changed.join(', ')}) in ${file}\n`);
       });
@@ -188,4 +199,18 @@ async function run(command: string, body: () => Promise<void>): Promise<number> 
     process.stderr.write(escapeLine(`toolcell tenant ${command}: ${errorMessage(error)}`));
     return error instanceof UsageError || isToolcellError(error) ? EXIT_USAGE : EXIT_FAILURE;
   }
+}
+
+function dataDirOption(): Option {
+  return new Option(
+    '--data-dir <dir>',
+    "the server's --data-dir, where default workspaces are: a --workspace in it, or containing it, is refused (default ~/.toolcell/hosting)",
+  );
+}
+
+/** The server refuses a file whose workspaces meet on disk (after symlinks): refused here first, nothing written. */
+async function refuseOverlap(content: TenantsFile, file: string, name: string, options: Record<string, unknown>): Promise<void> {
+  const dataDir = typeof options.dataDir === 'string' ? options.dataDir : defaultDataDir();
+  const overlap = await workspaceOverlap(content, { dataDir: resolve(dataDir), tenantsFile: file, first: name });
+  if (overlap !== undefined) throw new UsageError(overlap);
 }

@@ -88,6 +88,13 @@ export interface ServeHttpOptions<Caller = unknown> {
   /** Checks a POST's JSON-RPC message(s) before MCP sees them (a rate limit); a refusal is sent as is. */
   admitMessage?: (caller: Caller | undefined, body: unknown) => HttpRefusal | undefined;
   /**
+   * Reads a POST's JSON body, after `authenticate` (so nobody unknown makes
+   * the server buffer anything): a hosting server's budget of buffered bytes
+   * per tenant and server-wide, its read timeout. A refusal is sent as is.
+   * Default: `readJsonBody` (at most 4 MB, nothing else bounded).
+   */
+  readBody?: (req: IncomingMessage, res: ServerResponse, caller: Caller | undefined) => Promise<{ body: unknown } | { refusal: HttpRefusal }>;
+  /**
    * Handlers for paths other than /mcp (health, OAuth metadata, an admin
    * API), after the Host/Origin guard and without `authenticate`: each
    * checks what it needs itself. Undefined for a path: 404.
@@ -313,19 +320,27 @@ class McpHttpServer<Caller> implements RunningHttpServer<Caller> {
         track(entry, req, res);
         return entry.transport.handleRequest(req, res);
       }
-      const body = await readJsonBody(req);
-      if (body === undefined) return sendError(res, 400, -32700, 'Parse error: the body must be JSON of at most 4 MB');
+      const read = await this.#readBody(req, res, caller);
+      if ('refusal' in read) return sendRefusal(res, read.refusal);
+      const { body } = read;
       const refused = this.#options.admitMessage(caller, body);
       if (refused) return sendRefusal(res, refused);
       track(entry, req, res);
       return entry.transport.handleRequest(req, res, body);
     }
     if (req.method !== 'POST') return sendError(res, 400, -32000, 'Bad Request: no Mcp-Session-Id header; start a session with an initialize request');
-    const body = await readJsonBody(req);
-    if (body === undefined) return sendError(res, 400, -32700, 'Parse error: the body must be JSON of at most 4 MB');
+    const read = await this.#readBody(req, res, caller);
+    if ('refusal' in read) return sendRefusal(res, read.refusal);
+    const { body } = read;
     if (!isInitializeRequest(body)) return sendError(res, 400, -32000, 'Bad Request: no valid session ID provided');
     if (this.#sessions.size >= this.#maxSessions) return sendError(res, 503, -32000, `Too many sessions (at most ${this.#maxSessions})`);
     return this.#openSession(req, res, body, caller);
+  }
+
+  async #readBody(req: IncomingMessage, res: ServerResponse, caller: Caller | undefined): Promise<{ body: unknown } | { refusal: HttpRefusal }> {
+    if (this.#options.readBody) return this.#options.readBody(req, res, caller);
+    const body = await readJsonBody(req);
+    return body === undefined ? { refusal: { status: 400, message: 'Parse error: the body must be JSON of at most 4 MB', code: -32700 } } : { body };
   }
 
   /**
