@@ -9,7 +9,8 @@ import { registerExtensionTools } from './extensions.js';
 import { WebFetchTool, type WebFetchToolOptions } from '../tools/web/web-fetch-tool.js';
 import { registerShellTool } from '../tools/shell/register-shell-tool.js';
 import { LazyShellSession } from './lazy-shell-session.js';
-import { resolveSandboxMode, shellServiceOptions, type SandboxMode } from './shell-settings.js';
+import { localEgressLogFile, resolveSandboxMode, shellServiceOptions, type SandboxMode } from './shell-settings.js';
+import { openEgressLog, type EgressLogFile } from '../egress/egress-log-file.js';
 import { WorkerPool, type WorkerPoolOptions } from '../exec/worker-pool.js';
 import { ToolRegistry } from '../registry/tool-registry.js';
 import type { ApprovalMode } from '../contracts/approval-mode.js';
@@ -171,11 +172,15 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
 
   try {
     for (const tool of await pool.createTools({ workspace })) registry.register(tool);
-    // The host-side fetch is held to the sandbox's egress allowlist.
+    // The host-side fetch is held to the sandbox's egress allowlist, and its connections go to the
+    // same egress log as the proxy's (opened on the first one: most runs never fetch).
+    let egressLog: EgressLogFile | undefined;
+    closers.push(async () => egressLog?.close());
     registry.register(
       new WebFetchTool({
         allow: sandboxAllowList(settings.sandbox) ?? [],
         ...(options.webFetchSummarizer ? { summarize: options.webFetchSummarizer } : {}),
+        onEgress: (event) => (egressLog ??= openEgressLog(localEgressLogFile())).write(event),
       }),
     );
     // One sandbox session per runtime, opened on the first command; fail closed (see ShellService.openSession).

@@ -22,6 +22,11 @@ export function resolveSandboxMode(fromFlag: SandboxMode | undefined, settings: 
   return fromSettings ?? 'auto';
 }
 
+/** Where a local run appends every connection its sandbox's proxy and its web_fetch allowed or refused. */
+export function localEgressLogFile(): string {
+  return join(homedir(), '.toolcell', 'egress.log');
+}
+
 /**
  * ShellService options from settings (`shell.*`, `sandbox.image`, `sandbox.network`). Without a
  * named image, the first sandboxed command builds this version's image when
@@ -35,7 +40,7 @@ export function shellServiceOptions(settings: Settings): ShellServiceOptions {
     ...(settings.shell.savedOutputMaxBytes !== undefined ? { savedOutputMaxBytes: settings.shell.savedOutputMaxBytes } : {}),
     docker: {
       ...(settings.sandbox.image !== undefined ? { image: settings.sandbox.image } : { buildIfMissing: true }),
-      ...(allow !== undefined ? { egress: { allow: [...allow], logFile: join(homedir(), '.toolcell', 'egress.log') } } : {}),
+      ...(allow !== undefined ? { egress: { allow: [...allow], logFile: localEgressLogFile() } } : {}),
     },
   };
 }

@@ -182,13 +182,28 @@ test('the audit log has each connection as an egress line with the right tenant'
   );
   t.true(egress.every((line) => typeof line['time'] === 'string' && typeof line['client'] === 'string'));
   t.false(
-    egress.some((line) => line['tenant'] === 'beta'),
-    'beta has no proxy to log anything',
+    egress.some((line) => line['tenant'] === 'beta' && line['via'] !== 'web_fetch'),
+    'beta has no proxy to log anything (its web_fetch refusals are logged)',
   );
   t.true(
     egress.filter((line) => line['host'] === 'other.test').every((line) => line['tenant'] === 'gamma'),
     "gamma's connections carry gamma's name",
   );
+});
+
+test("web_fetch's connections are egress lines of the audit log too, with the tenant's name, allowed and refused", async (t) => {
+  const { web, observer, auditFile } = t.context;
+  const alpha = await connect(t, 'alpha');
+  const fetched = await call(alpha.client, 'web_fetch', { prompt: `Read http://allowed.test:${web.port}/ and http://denied.test:${web.port}/` });
+  t.regex(fetched.text, /hello from web/, fetched.text);
+  await observer.waitFor((event) => event.event === 'egress' && event.via === 'web_fetch' && event.host === 'denied.test');
+  const lines = (await readFile(auditFile, 'utf8'))
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as Record<string, unknown>)
+    .filter((line) => line['event'] === 'egress' && line['via'] === 'web_fetch');
+  t.true(lines.some((line) => line['tenant'] === 'alpha' && line['action'] === 'allowed' && line['host'] === 'allowed.test' && line['client'] === 'host'));
+  t.true(lines.some((line) => line['tenant'] === 'alpha' && line['action'] === 'refused' && line['host'] === 'denied.test'));
 });
 
 test("a tenant's policy file refuses its calls naming the rule; another tenant is not affected", async (t) => {

@@ -1,7 +1,6 @@
-import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
-import { dirname } from 'node:path';
 import type Docker from 'dockerode';
 import { describeRefusal, type EgressEvent } from '../../egress/egress-event.js';
+import { openEgressLog, type EgressLogFile } from '../../egress/egress-log-file.js';
 import { EgressProxy } from '../../egress/egress-proxy.js';
 import { mapResolver } from '../../egress/resolver.js';
 import { ToolcellError, ToolErrorType } from '../../errors.js';
@@ -34,9 +33,9 @@ export class EgressNetwork {
   readonly #docker: Docker;
   readonly #bridge: string;
   readonly #proxy: EgressProxy;
-  readonly #log: WriteStream | undefined;
+  readonly #log: EgressLogFile | undefined;
 
-  private constructor(docker: Docker, name: string, bridge: string, proxy: EgressProxy, log: WriteStream | undefined) {
+  private constructor(docker: Docker, name: string, bridge: string, proxy: EgressProxy, log: EgressLogFile | undefined) {
     this.#docker = docker;
     this.#log = log;
     this.name = name;
@@ -63,9 +62,9 @@ export class EgressNetwork {
       Labels: ownerLabels({ [LABELS.backend]: backendId }),
     });
     let proxy: EgressProxy | undefined;
-    const log = settings.logFile !== undefined ? openLog(settings.logFile) : undefined;
+    const log = settings.logFile !== undefined ? openEgressLog(settings.logFile) : undefined;
     const onEvent = (event: EgressEvent): void => {
-      log?.write(`${JSON.stringify(event)}\n`);
+      log?.write(event);
       settings.onEvent?.(event);
     };
     try {
@@ -81,7 +80,7 @@ export class EgressNetwork {
       await installFirewall({ bridge, gateway, proxyPort: proxy.port });
       return new EgressNetwork(docker, name, bridge, proxy, log);
     } catch (error) {
-      log?.end();
+      await log?.close();
       await proxy?.close();
       await network.remove().catch(() => undefined);
       throw error;
@@ -106,7 +105,7 @@ export class EgressNetwork {
   /** After every container on it is gone. */
   async close(): Promise<void> {
     await this.#proxy.close();
-    this.#log?.end();
+    await this.#log?.close();
     await removeFirewall(this.#bridge);
     await this.#docker
       .getNetwork(this.name)
@@ -126,12 +125,4 @@ export async function removeLeftoverEgressNetworks(docker: Docker): Promise<void
       .remove()
       .catch(() => undefined);
   }
-}
-
-function openLog(path: string): WriteStream {
-  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-  const stream = createWriteStream(path, { flags: 'a', mode: 0o600 });
-  // A log that cannot be written must not take the sandbox down with it.
-  stream.on('error', (error) => process.stderr.write(`toolcell: egress log ${path}: ${error.message}\n`));
-  return stream;
 }

@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { EgressGate } from '../../egress/egress-gate.js';
+import type { EgressEvent } from '../../egress/egress-event.js';
+import { ReportingEgressGate } from '../../egress/reporting-gate.js';
 import { mapResolver } from '../../egress/resolver.js';
 import { ToolErrorType } from '../../errors.js';
 import { BaseTool } from '../base-tool.js';
@@ -42,6 +44,12 @@ export interface WebFetchToolOptions {
   /** Answers the prompt from the pages through the model (set when a Gemini API key is configured); without it the text itself is returned. */
   summarize?: (input: WebFetchSummaryInput, signal: AbortSignal) => Promise<string>;
   limits?: Partial<FetchLimits>;
+  /**
+   * Every connection web_fetch allowed or refused (each URL and every
+   * redirect hop), as the egress proxy reports the sandbox's: the egress
+   * log locally, the audit log's `egress` lines on a hosting server.
+   */
+  onEgress?: (event: EgressEvent) => void;
 }
 
 /**
@@ -69,7 +77,8 @@ export class WebFetchTool extends BaseTool<WebFetchParams> {
       kind: 'fetch',
       parametersJsonSchema: zodToParametersJsonSchema(parameters),
     });
-    this.#gate = new EgressGate({ allow: options.allow, ...(options.hosts ? { resolver: mapResolver(options.hosts) } : {}) });
+    const gate = { allow: options.allow, ...(options.hosts ? { resolver: mapResolver(options.hosts) } : {}) };
+    this.#gate = options.onEgress ? new ReportingEgressGate({ ...gate, onEvent: options.onEgress }) : new EgressGate(gate);
     this.#allowsAnything = options.allow.length > 0;
     this.#summarize = options.summarize;
     this.#limits = { ...DEFAULT_FETCH_LIMITS, ...options.limits };
