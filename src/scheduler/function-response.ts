@@ -6,6 +6,33 @@ function functionResponsePart(callId: string, name: string, response: Record<str
   return { functionResponse: { id: callId, name, response } };
 }
 
+/** The output of the functionResponse that leads a list of parts: Gemini wants a functionResponse first, and it has nothing to say. */
+const LIST_LEAD_OUTPUT = 'Tool execution succeeded.';
+
+function binaryLeadOutput(mimeType: string): string {
+  return `Binary content of type ${mimeType} was processed.`;
+}
+
+/**
+ * True when `parts` starts with the functionResponse convertToFunctionResponse
+ * put before a list of parts or a media part only because Gemini's API wants
+ * one first (`Tool execution succeeded.`, `Binary content of type … was
+ * processed.`): it is no output of the tool, and a consumer that is not
+ * Gemini (an MCP client) shows the parts after it alone.
+ */
+export function startsWithLeadResponse(parts: readonly Part[]): boolean {
+  const [first, second] = parts;
+  if (!first?.functionResponse || !second) return false;
+  const response = first.functionResponse.response;
+  if (!response || Object.keys(response).length !== 1 || typeof response['output'] !== 'string') return false;
+  const output = response['output'];
+  const mimeType = second.inlineData?.mimeType ?? second.fileData?.mimeType ?? 'unknown';
+  return (
+    output === LIST_LEAD_OUTPUT ||
+    (parts.length === 2 && (second.inlineData !== undefined || second.fileData !== undefined) && output === binaryLeadOutput(mimeType))
+  );
+}
+
 function toPart(value: string | Part): Part {
   return typeof value === 'string' ? { text: value } : value;
 }
@@ -25,7 +52,7 @@ export function convertToFunctionResponse(toolName: string, callId: string, llmC
     return [functionResponsePart(callId, toolName, { output: single })];
   }
   if (Array.isArray(single)) {
-    return [functionResponsePart(callId, toolName, { output: 'Tool execution succeeded.' }), ...single.map(toPart)];
+    return [functionResponsePart(callId, toolName, { output: LIST_LEAD_OUTPUT }), ...single.map(toPart)];
   }
   if (single.functionResponse) {
     const existing = single.functionResponse;
@@ -33,12 +60,12 @@ export function convertToFunctionResponse(toolName: string, callId: string, llmC
   }
   if (single.inlineData || single.fileData) {
     const mimeType = single.inlineData?.mimeType ?? single.fileData?.mimeType ?? 'unknown';
-    return [functionResponsePart(callId, toolName, { output: `Binary content of type ${mimeType} was processed.` }), single];
+    return [functionResponsePart(callId, toolName, { output: binaryLeadOutput(mimeType) }), single];
   }
   if (typeof single.text === 'string') {
     return [functionResponsePart(callId, toolName, { output: single.text })];
   }
-  return [functionResponsePart(callId, toolName, { output: 'Tool execution succeeded.' }), single];
+  return [functionResponsePart(callId, toolName, { output: LIST_LEAD_OUTPUT }), single];
 }
 
 /** The response for a call that failed before or during execution (`{error: message}`, as Gemini CLI sends it). */
