@@ -19,8 +19,8 @@ export type HostingEvent =
       callId: string;
       tool: string;
       args: Record<string, unknown>;
-      /** The policy or confirmation decision (`allow`, `deny`, …). */
-      decision: string;
+      /** `allow` (the call was let run, by a policy rule or the approval mode) or `deny` (refused before it ran). */
+      decision: 'allow' | 'deny';
       outcome: CallOutcome;
       errorType?: string;
       exitCode?: number | null;

@@ -68,14 +68,20 @@ export function convertToFunctionResponse(toolName: string, callId: string, llmC
   return [functionResponsePart(callId, toolName, { output: LIST_LEAD_OUTPUT }), single];
 }
 
-/** The response for a call that failed before or during execution (`{error: message}`, as Gemini CLI sends it). */
+/**
+ * The response for a call that failed before or during execution:
+ * `{error: message, errorType}`. Gemini CLI sends `{error: message}`; the
+ * stable type is added so that whoever reads the parts (the model, `toolcell
+ * exec --json`) can tell a policy refusal from a timeout without parsing
+ * words, as the MCP `_meta`, stream-json, telemetry and audit lines can.
+ */
 export function createErrorResponse(
   request: ToolCallRequest,
   error: { message: string; type: ErrorCode },
   /** What the tool told the model beyond the message (e.g. a failed command's stdout, stderr and exit code). */
   output?: string,
 ): ToolCallResponse & { error: { message: string; type: ErrorCode } } {
-  const response: Record<string, unknown> = { error: error.message };
+  const response: Record<string, unknown> = { error: error.message, errorType: error.type };
   if (output) response['output'] = output;
   return {
     callId: request.callId,
@@ -87,7 +93,7 @@ export function createErrorResponse(
 
 /** The response for a cancelled call; partial output, when there was some, is kept for the model. */
 export function createCancelledResponse(request: ToolCallRequest, reason: string, partialOutput?: string): ToolCallResponse {
-  const response: Record<string, unknown> = { error: `[Operation Cancelled] ${reason}` };
+  const response: Record<string, unknown> = { error: `[Operation Cancelled] ${reason}`, errorType: 'cancelled' };
   if (partialOutput) response['output'] = partialOutput;
   return {
     callId: request.callId,

@@ -215,7 +215,7 @@ test("a tenant's policy file refuses its calls naming the rule; another tenant i
   t.true(refused.text.includes(`${tenantPolicy} rule 1 ("no-rm")`), refused.text);
   t.is((await call(alpha.client, 'read_file', { file_path: 'doomed.txt' })).text.trim(), 'x', 'it was not run');
   const audited = await observer.waitFor((event) => event.event === 'tool_call' && event.errorType === 'policy_denied' && event.tenant === 'alpha');
-  t.like(audited, { decision: 'denied', outcome: 'denied' });
+  t.like(audited, { decision: 'deny', outcome: 'denied' });
 
   const asked = await call(alpha.client, 'run_shell_command', { command: 'touch new.txt' });
   t.is(asked.errorType, 'confirmation_required', asked.text);
@@ -229,7 +229,7 @@ test("a tenant's policy file refuses its calls naming the rule; another tenant i
   const betaCall = await observer.waitFor(
     (event) => event.event === 'tool_call' && event.tenant === 'beta' && event.tool === 'run_shell_command' && event.outcome === 'success',
   );
-  t.like(betaCall, { decision: 'auto' });
+  t.like(betaCall, { decision: 'allow' });
 });
 
 test('an operator deny is not undone by a tenant allow at a higher priority', async (t) => {

@@ -37,17 +37,17 @@ test('a binary part is announced by mime type, then passed along', (t) => {
 test('error and cancelled responses carry the message (and partial output)', (t) => {
   const request = { callId: 'c1', name: 't', args: {} };
   t.deepEqual(createErrorResponse(request, { type: 'file_not_found', message: 'no such file' }).responseParts, [
-    { functionResponse: { id: 'c1', name: 't', response: { error: 'no such file' } } },
+    { functionResponse: { id: 'c1', name: 't', response: { error: 'no such file', errorType: 'file_not_found' } } },
   ]);
   t.deepEqual(createCancelledResponse(request, 'User cancelled.', 'half').responseParts, [
-    { functionResponse: { id: 'c1', name: 't', response: { error: '[Operation Cancelled] User cancelled.', output: 'half' } } },
+    { functionResponse: { id: 'c1', name: 't', response: { error: '[Operation Cancelled] User cancelled.', errorType: 'cancelled', output: 'half' } } },
   ]);
 });
 
 test('an error response can keep what the tool told the model beyond the message', (t) => {
   const request = { callId: 'c1', name: 't', args: {} };
   t.deepEqual(createErrorResponse(request, { type: 'discovered_tool_execution_error', message: 'exit 7' }, 'Stdout: x\nStderr: y').responseParts, [
-    { functionResponse: { id: 'c1', name: 't', response: { error: 'exit 7', output: 'Stdout: x\nStderr: y' } } },
+    { functionResponse: { id: 'c1', name: 't', response: { error: 'exit 7', errorType: 'discovered_tool_execution_error', output: 'Stdout: x\nStderr: y' } } },
   ]);
 });
 
