@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { z } from 'zod';
 import { ToolErrorType, ToolcellError } from '../errors.js';
+import { describeJsonSyntaxError } from '../config/json-syntax-error.js';
 import { writeFileAtomic } from '../fs/atomic-write.js';
 import { limitsSchema } from './limits.js';
 import { tenantNetworkSchema, tenantPoliciesSchema } from './tenant-policy-fields.js';
@@ -108,8 +109,8 @@ export async function readTenantsFile(file: string, options: { missingOk?: boole
   let value: unknown;
   try {
     value = JSON.parse(text);
-  } catch (error) {
-    throw new ToolcellError(ToolErrorType.INVALID_TENANTS_FILE, `Tenants file ${file} is not valid JSON: ${(error as Error).message}`);
+  } catch {
+    throw new ToolcellError(ToolErrorType.INVALID_TENANTS_FILE, `Tenants file ${file} is not valid JSON${describeJsonSyntaxError(text)}.`);
   }
   return parseTenantsFile(file, value);
 }

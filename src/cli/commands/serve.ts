@@ -29,6 +29,7 @@ interface ServeOptions extends RunnerCliOptions, HostingOperationsFlagValues {
   dataDir?: string;
   drainSeconds: number;
   maxConcurrentCalls: number;
+  pidFile?: string;
 }
 
 /** The hosting-only flags: each needs --tenants. */
@@ -41,6 +42,7 @@ const HOSTING_FLAGS = [
   ['tenantClaim', '--tenant-claim'],
   ['tlsCert', '--tls-cert'],
   ['tlsKey', '--tls-key'],
+  ['pidFile', '--pid-file'],
 ] as const;
 
 /** Registers `toolcell serve`: the registry's tools as an MCP server over stdio or Streamable HTTP. */
@@ -59,7 +61,10 @@ export function registerServeCommand(program: Command): void {
       16,
     )
     .option('--tenants <file>', 'hosting mode: many tenants, each with its API keys, workspace and limits (see toolcell tenant add)')
-    .option('--data-dir <dir>', "with --tenants: where tenants' workspaces are kept (<dir>/tenants/<name>/workspace; default ~/.toolcell/hosting)")
+    .option(
+      '--data-dir <dir>',
+      "with --tenants: where tenants' workspaces are kept (run as root: <dir>/workspaces/<name>-<hash>, each a capped filesystem; otherwise <dir>/tenants/<name>/workspace; default ~/.toolcell/hosting)",
+    )
     .option(
       '--max-concurrent-calls <n>',
       'with --tenants: most tool calls running at once, all tenants together (waiting tenants take turns)',
@@ -80,6 +85,7 @@ export function registerServeCommand(program: Command): void {
     .option('--tenant-claim <name>', 'with --oidc-issuer: the token claim that names the tenant (default sub)')
     .option('--tls-cert <file>', 'with --tenants: serve HTTPS with this PEM certificate (with --tls-key)')
     .option('--tls-key <file>', 'with --tenants: the PEM private key of --tls-cert')
+    .option('--pid-file <file>', "with --tenants: write the server's pid here once it listens, removed when it stops (for kill -HUP after log rotation)")
     .addOption(workspaceOption())
     .addOption(approvalOption())
     .addOption(sandboxOption())

@@ -24,7 +24,10 @@ export function registerTenantCommand(program: Command): void {
     .command('add <name>')
     .description('Create a tenant, or add a key to an existing one; prints the new API key, alone on one line, once.')
     .addOption(tenantsOption())
-    .option('--workspace <dir>', "the tenant's workspace (default <data-dir>/tenants/<name>/workspace on the server)")
+    .option(
+      '--workspace <dir>',
+      "the tenant's workspace (default on the server: <data-dir>/workspaces/<name>-<hash>, a capped filesystem, when it runs as root; else <data-dir>/tenants/<name>/workspace)",
+    )
     .option(
       '--limit <key=value>',
       'a limit for this tenant, repeatable: sessions, concurrentCalls, callsPerMinute, memory (512m), cpus, pids, diskBytes (1g), commandTimeoutSeconds, idleSeconds, maxSessionSeconds',
