@@ -11,6 +11,8 @@ import { registerShellTool } from '../tools/shell/register-shell-tool.js';
 import { LazyShellSession } from './lazy-shell-session.js';
 import { localEgressLogFile, resolveSandboxMode, shellServiceOptions, type SandboxMode } from './shell-settings.js';
 import { openEgressLog, type EgressLogFile } from '../egress/egress-log-file.js';
+import { resolveLocalSecrets } from '../secrets/local-secrets.js';
+import { SecretRedactor } from '../secrets/secret-redactor.js';
 import { WorkerPool, type WorkerPoolOptions } from '../exec/worker-pool.js';
 import { ToolRegistry } from '../registry/tool-registry.js';
 import type { ApprovalMode } from '../contracts/approval-mode.js';
@@ -69,6 +71,14 @@ export interface Runtime {
   readonly pool: WorkerPool;
   /** The settings that apply to the workspace. */
   readonly settings: Settings;
+  /**
+   * Removes the values of `sandbox.secrets` (and their encoded forms) from a
+   * text; every scheduler of this runtime applies it to every tool result.
+   * Undefined when there are no secrets.
+   */
+  readonly redactor: SecretRedactor | undefined;
+  /** The values of `sandbox.secrets` read on the host, for shell sessions this runtime's caller opens itself (`serve`). */
+  readonly sandboxSecrets: Readonly<Record<string, string>>;
   /** Where this runtime's shell commands run. */
   readonly sandbox: SandboxMode;
   /** The policy rules every scheduler of this runtime consults. */
@@ -134,6 +144,10 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     ...(options.policy ? checkRules(options.policy, 'options.policy') : []),
   ]);
   await pruneSavedOutputs(workspace, settings.tools.savedOutputRetentionDays ?? DEFAULT_SAVED_OUTPUT_RETENTION_DAYS, onWarning);
+  // Read on the host now; the values go to the sandbox session only, and are redacted from every result.
+  const secrets = resolveLocalSecrets(settings.sandbox.secrets);
+  for (const problem of secrets.problems) onWarning(problem);
+  const redactor = SecretRedactor.of(secrets.values);
   const sandbox = resolveSandboxMode(options.sandbox, settings, onWarning);
   const registry = new ToolRegistry({ onWarning });
   const fileTimeoutMs = settings.tools.fileTimeoutMs;
@@ -147,6 +161,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     registry,
     pool,
     settings,
+    redactor,
+    sandboxSecrets: secrets.values,
     sandbox,
     telemetry,
     policy,
@@ -161,6 +177,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         telemetry,
         policy,
         output: { saveDir: savedOutputsFolder(workspace), workspace },
+        ...(redactor ? { redact: (text: string) => redactor.redact(text) } : {}),
         ...schedulerOptions,
       }),
     onClose: (closer) => closers.push(closer),
@@ -184,7 +201,12 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       }),
     );
     // One sandbox session per runtime, opened on the first command; fail closed (see ShellService.openSession).
-    const shellSession = new LazyShellSession({ sandbox, workspaceRoot: root, service: shellServiceOptions(settings) });
+    const shellSession = new LazyShellSession({
+      sandbox,
+      workspaceRoot: root,
+      service: shellServiceOptions(settings),
+      ...(redactor ? { secrets: secrets.values } : {}),
+    });
     closers.push(() => shellSession.close());
     const wallTimeoutMs = options.timeoutSeconds !== undefined ? options.timeoutSeconds * 1000 : undefined;
     registerShellTool(registry, {

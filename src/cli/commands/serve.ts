@@ -178,6 +178,7 @@ async function runServe(options: ServeOptions): Promise<number> {
       sandbox: runtime.sandbox,
       workspace: runtime.workspace,
       baseRegistry: runtime.registry,
+      secrets: () => runtime.sandboxSecrets,
       ...(runtime.settings.shell.inactivityTimeoutMs !== undefined ? { inactivityTimeoutMs: runtime.settings.shell.inactivityTimeoutMs } : {}),
       ...(options.timeout ? { wallTimeoutMs: options.timeout * 1000 } : {}),
     }),
