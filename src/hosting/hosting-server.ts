@@ -20,6 +20,8 @@ import type { Principal } from './principal.js';
 import type { PolicyEngine } from '../policy/policy-engine.js';
 import type { EgressEvent } from '../egress/egress-event.js';
 import { TenantPolicies } from './tenant-policy.js';
+import { TenantSecretOpener } from './tenant-secrets.js';
+import { SecretRedactor } from '../secrets/secret-redactor.js';
 import { hostingShellOptions } from './hosting-shell-options.js';
 import { needsOwnShell, openTenantShell, type TenantNetwork } from './tenant-network.js';
 import { TenantResources } from './tenant-resources.js';
@@ -56,6 +58,9 @@ export class HostingServer {
   /** Which tenant's policy (operator's rules with the tenant's over them) a session registry's calls are judged by. */
   readonly #policyOf = new WeakMap<ToolRegistry, PolicyEngine>();
   readonly #policies: TenantPolicies;
+  /** The tenant's secrets redacted from a session registry's results (tenant-secrets.ts). */
+  readonly #redactorOf = new WeakMap<ToolRegistry, SecretRedactor>();
+  readonly #secrets: TenantSecretOpener;
   readonly #onTenantRemoved = (name: string) => void this.#tenantRemoved(name);
   readonly #onKeysRevoked = (ids: string[]) => void this.#keysRevoked(ids);
   #http!: RunningHttpServer<Principal>;
@@ -83,6 +88,7 @@ export class HostingServer {
     this.#sessionGate = new FairGate(options.maxSessions);
     this.#callGate = new FairGate(options.maxConcurrentCalls);
     this.#policies = new TenantPolicies(options.runtime.policy);
+    this.#secrets = new TenantSecretOpener(options.dataDir);
   }
 
   get url(): string {
@@ -174,11 +180,13 @@ export class HostingServer {
       createScheduler: ({ registry, onOutput }) => {
         const workspace = this.#workspaces.get(registry);
         const policy = this.#policyOf.get(registry);
+        const redactor = this.#redactorOf.get(registry);
         // No confirm handler: nobody can be asked, so a policy ask_user is refused naming its rule.
         return options.runtime.createScheduler({
           registry,
           onOutput,
           ...(policy ? { policy } : {}),
+          ...(redactor ? { redact: (text: string) => redactor.redact(text) } : {}),
           ...(workspace ? { output: { saveDir: `${workspace.stateDir}/tool-outputs`, workspace } } : {}),
         });
       },
@@ -236,7 +244,17 @@ export class HostingServer {
       resources.use();
       undo.push(() => resources.unuse());
       const policy = await this.#policies.engineFor(this.#options.store.tenant(tenant)?.policy ?? []);
-      const base = await resources.createSession(id);
+      // Opened now so that a secret that cannot be opened refuses the session, told to the operator only.
+      const secrets = await this.#secrets.open(tenant, this.#options.store.tenant(tenant)?.secrets).catch((error: unknown) => {
+        this.#log(`tenant ${tenant}: ${errorMessage(error)}`);
+        throw new SessionRefusal({
+          status: 503,
+          message: "The tenant's secrets are not available on this server; its operator has been told",
+          headers: { 'Retry-After': '60' },
+        });
+      });
+      const redactor = SecretRedactor.of(secrets);
+      const base = await resources.createSession(id, secrets);
       // The key may have been revoked while the container started, after the keys-revoked sweep looked.
       if (caller.keyId !== undefined && this.#options.store.findKey(caller.keyId)?.revoked !== false) {
         await base.close().catch(() => {});
@@ -244,11 +262,12 @@ export class HostingServer {
       }
       this.#workspaces.set(base.registry, resources.workspace);
       this.#policyOf.set(base.registry, policy);
+      if (redactor) this.#redactorOf.set(base.registry, redactor);
       return {
         registry: base.registry,
         idleMs: limits.idleSeconds * 1000,
         maxLifetimeMs: limits.maxSessionSeconds * 1000,
-        aroundCall: this.#aroundCall(tenant, id),
+        aroundCall: this.#aroundCall(tenant, id, redactor),
         close: async () => {
           await base.close().catch(() => {});
           await rollback();
@@ -309,7 +328,7 @@ export class HostingServer {
    * tool error), then a server-wide slot in the tenant's turn, then the
    * call; its event is recorded before the result goes back.
    */
-  #aroundCall(tenant: string, session: string): AroundToolCall {
+  #aroundCall(tenant: string, session: string, redactor: SecretRedactor | undefined): AroundToolCall {
     return async (call, run) => {
       const started = Date.now();
       const limits = this.#limits(tenant);
@@ -343,7 +362,8 @@ export class HostingServer {
           session,
           callId: call.callId,
           tool: call.tool,
-          args: call.args,
+          // A model that learnt a secret elsewhere must not write it into the audit log either.
+          args: redactor ? redactor.redactValue(call.args) : call.args,
           durationMs: Date.now() - started,
           result,
           ...(done ? { run: done } : {}),

@@ -51,11 +51,13 @@ export class TenantResources {
   readonly limits: TenantLimits;
   readonly key: string;
   readonly workspace: WorkspaceInfo;
-  readonly createSession: ServeSessionFactory;
+  /** Opens a session's registry and sandbox; `secrets` are its commands' (the tenant's, opened by the server). */
+  readonly createSession: (sessionId: string, secrets?: Readonly<Record<string, string>>) => ReturnType<ServeSessionFactory>;
   readonly #shell: ShellService | undefined;
   readonly #egress: TenantEgress | undefined;
   readonly #prepared: PreparedWorkspace;
   #users = 0;
+  #openingSecrets: Readonly<Record<string, string>> | undefined;
   #retired = false;
   #closed: Promise<void> | undefined;
 
@@ -97,10 +99,20 @@ export class TenantResources {
       // The MCP handshake does not wait for the container: a burst of new sessions would hold each
       // initialize for every container start before it; the session's first command waits instead.
       awaitSandbox: false,
+      secrets: () => this.#openingSecrets,
       wallTimeoutMs: options.limits.commandTimeoutSeconds * 1000,
       ...(options.runtime.settings.shell.inactivityTimeoutMs !== undefined ? { inactivityTimeoutMs: options.runtime.settings.shell.inactivityTimeoutMs } : {}),
     });
-    this.createSession = createSessionFactory({ baseRegistry, openSandbox });
+    const factory = createSessionFactory({ baseRegistry, openSandbox });
+    this.createSession = async (sessionId, secrets) => {
+      // Read by openSandbox, synchronously, when the factory starts: no other session's opening comes between.
+      this.#openingSecrets = secrets;
+      try {
+        return await factory(sessionId);
+      } finally {
+        this.#openingSecrets = undefined;
+      }
+    };
   }
 
   /** True when new sessions should use fresh resources for these limits and allow list. */

@@ -19,6 +19,8 @@ export interface TenantView {
   policy: readonly PolicyRule[];
   /** The egress allow list (the tenant's `network`, else the defaults'); undefined: no network. */
   network?: readonly string[];
+  /** The tenant's secrets, still sealed (name → sealed value); opened per session (tenant-secrets.ts). */
+  secrets?: Readonly<Record<string, string>>;
 }
 
 export interface TenantStoreEvents {
@@ -141,6 +143,7 @@ export class TenantStore extends EventEmitter<TenantStoreEvents> implements KeyD
         limits: resolveLimits(content.defaults?.limits, entry.limits),
         policy: policies.get(name) ?? [],
         ...(network !== undefined ? { network } : {}),
+        ...(entry.secrets ? { secrets: Object.fromEntries(Object.entries(entry.secrets).map(([name, secret]) => [name, secret.sealed])) } : {}),
       });
       for (const key of entry.keys) keys.set(key.id, { tenant: name, hash: key.hash, revoked: key.revokedAt !== undefined });
     }

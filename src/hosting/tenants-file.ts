@@ -6,6 +6,7 @@ import { describeJsonSyntaxError } from '../config/json-syntax-error.js';
 import { writeFileAtomic } from '../fs/atomic-write.js';
 import { limitsSchema } from './limits.js';
 import { tenantNetworkSchema, tenantPoliciesSchema } from './tenant-policy-fields.js';
+import { tenantSecretsSchema } from './tenant-secrets.js';
 
 /**
  * The tenants file: who may use a hosting server, with which keys, in which
@@ -42,6 +43,8 @@ const tenantSchema = z.strictObject({
   policies: tenantPoliciesSchema.optional(),
   /** What this tenant's sandboxes may reach; replaces the defaults' (see tenant-network.ts). */
   network: tenantNetworkSchema.optional(),
+  /** Secrets for the tenant's commands, sealed with the server's key (`toolcell tenant secret set`, secret-box.ts). */
+  secrets: tenantSecretsSchema.optional(),
   keys: z.array(keySchema),
 });
 

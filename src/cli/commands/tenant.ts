@@ -7,6 +7,7 @@ import { loadPolicyFile } from '../../policy/load-policy-file.js';
 import { resolveTenantNetwork, tenantNetworkSchema } from '../../hosting/tenant-policy-fields.js';
 import { emptyTenantsFile, readTenantsFile, TENANT_NAME, TENANT_NAME_RULE, writeTenantsFile, type TenantsFile } from '../../hosting/tenants-file.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from '../exit-codes.js';
+import { registerTenantSecretCommand } from './tenant-secret.js';
 
 interface FileOption {
   tenants: string;
@@ -79,6 +80,7 @@ Examples:
           ...(Object.keys(limits).length > 0 ? { limits } : {}),
           ...(policies !== undefined ? { policies } : {}),
           ...(network !== undefined ? { network } : {}),
+          ...(existing?.secrets ? { secrets: existing.secrets } : {}),
           keys: [...(existing?.keys ?? []), { id: key.id, hash: key.hash, createdAt: new Date().toISOString() }],
         };
         await writeTenantsFile(file, content);
@@ -151,6 +153,8 @@ Examples:
         process.stderr.write(`toolcell tenant: removed ${name}\n`);
       });
     });
+
+  registerTenantSecretCommand(tenant);
 }
 
 class UsageError extends Error {}
