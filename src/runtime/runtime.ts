@@ -12,6 +12,7 @@ import { LazyShellSession } from './lazy-shell-session.js';
 import { localEgressLogFile, resolveSandboxMode, shellServiceOptions, type SandboxMode } from './shell-settings.js';
 import { openEgressLog, type EgressLogFile } from '../egress/egress-log-file.js';
 import { resolveLocalSecrets } from '../secrets/local-secrets.js';
+import { workspaceSandboxDockerfile } from './sandbox-dockerfile.js';
 import { SecretRedactor } from '../secrets/secret-redactor.js';
 import { WorkerPool, type WorkerPoolOptions } from '../exec/worker-pool.js';
 import { ToolRegistry } from '../registry/tool-registry.js';
@@ -79,6 +80,8 @@ export interface Runtime {
   readonly redactor: SecretRedactor | undefined;
   /** The values of `sandbox.secrets` read on the host, for shell sessions this runtime's caller opens itself (`serve`). */
   readonly sandboxSecrets: Readonly<Record<string, string>>;
+  /** A trusted workspace's `.toolcell/sandbox.Dockerfile`, which its sandbox sessions run the image of. */
+  readonly sandboxDockerfile: string | undefined;
   /** Where this runtime's shell commands run. */
   readonly sandbox: SandboxMode;
   /** The policy rules every scheduler of this runtime consults. */
@@ -148,6 +151,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const secrets = resolveLocalSecrets(settings.sandbox.secrets);
   for (const problem of secrets.problems) onWarning(problem);
   const redactor = SecretRedactor.of(secrets.values);
+  const sandboxDockerfile = workspaceSandboxDockerfile(root, workspaceTrusted, onWarning);
   const sandbox = resolveSandboxMode(options.sandbox, settings, onWarning);
   const registry = new ToolRegistry({ onWarning });
   const fileTimeoutMs = settings.tools.fileTimeoutMs;
@@ -163,6 +167,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     settings,
     redactor,
     sandboxSecrets: secrets.values,
+    sandboxDockerfile,
     sandbox,
     telemetry,
     policy,
@@ -204,7 +209,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     const shellSession = new LazyShellSession({
       sandbox,
       workspaceRoot: root,
-      service: shellServiceOptions(settings),
+      service: shellServiceOptions(settings, sandboxDockerfile),
       ...(redactor ? { secrets: secrets.values } : {}),
     });
     closers.push(() => shellSession.close());

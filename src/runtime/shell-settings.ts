@@ -33,13 +33,15 @@ export function localEgressLogFile(): string {
  * it is missing (progress on stderr), as Gemini CLI pulls its sandbox image
  * on first use; a named image is the user's and must exist.
  */
-export function shellServiceOptions(settings: Settings): ShellServiceOptions {
+export function shellServiceOptions(settings: Settings, sandboxDockerfile?: string): ShellServiceOptions {
   const allow = sandboxAllowList(settings.sandbox);
   return {
     ...(settings.shell.liveUpdateIntervalMs !== undefined ? { liveUpdateIntervalMs: settings.shell.liveUpdateIntervalMs } : {}),
     ...(settings.shell.savedOutputMaxBytes !== undefined ? { savedOutputMaxBytes: settings.shell.savedOutputMaxBytes } : {}),
     docker: {
       ...(settings.sandbox.image !== undefined ? { image: settings.sandbox.image } : { buildIfMissing: true }),
+      // A trusted workspace's .toolcell/sandbox.Dockerfile, built FROM that image on first use (sandbox-dockerfile.ts).
+      ...(sandboxDockerfile !== undefined ? { dockerfile: sandboxDockerfile, buildIfMissing: true } : {}),
       ...(allow !== undefined ? { egress: { allow: [...allow], logFile: localEgressLogFile() } } : {}),
     },
   };

@@ -165,7 +165,7 @@ async function runServe(options: ServeOptions): Promise<number> {
   // Each MCP session gets a shell session of its own (its own container with docker).
   let shell: ShellService;
   try {
-    shell = await ShellService.create(shellServiceOptions(runtime.settings));
+    shell = await ShellService.create(shellServiceOptions(runtime.settings, runtime.sandboxDockerfile));
   } catch (error) {
     await runtime.close();
     return failure(error);
