@@ -21,6 +21,7 @@ import type { PolicyEngine } from '../policy/policy-engine.js';
 import type { EgressEvent } from '../egress/egress-event.js';
 import { TenantPolicies } from './tenant-policy.js';
 import { TenantSecretOpener } from './tenant-secrets.js';
+import { readTenantImage, withTenantImage, type TenantImage } from './tenant-image.js';
 import { SecretRedactor } from '../secrets/secret-redactor.js';
 import { hostingShellOptions } from './hosting-shell-options.js';
 import { needsOwnShell, openTenantShell, type TenantNetwork } from './tenant-network.js';
@@ -282,15 +283,23 @@ export class HostingServer {
   /** A tenant's resources for its current limits: made on first use, replaced when its container limits change. */
   async #tenantResources(tenant: string, limits: TenantLimits): Promise<TenantResources> {
     const allow = this.#options.store.tenant(tenant)?.network;
+    const image = await readTenantImage(tenant, this.#options.store.tenant(tenant)?.dockerfile).catch((error: unknown) => {
+      this.#log(errorMessage(error));
+      throw new SessionRefusal({
+        status: 503,
+        message: "The tenant's sandbox image is not available; its operator has been told",
+        headers: { 'Retry-After': '60' },
+      });
+    });
     const pending = this.#resources.get(tenant);
     if (pending) {
       const current = await pending.catch(() => undefined);
       // Another session may have replaced them while this one waited: start over from what is there now.
       if (this.#resources.get(tenant) !== pending) return this.#tenantResources(tenant, limits);
-      if (current?.matches(limits, allow)) return current;
+      if (current?.matches(limits, allow, image?.key)) return current;
       if (current) void current.retire();
     }
-    const made = this.#makeResources(tenant, limits, allow);
+    const made = this.#makeResources(tenant, limits, allow, image);
     this.#resources.set(tenant, made);
     made.catch(() => this.#resources.get(tenant) === made && this.#resources.delete(tenant));
     return made;
@@ -301,7 +310,7 @@ export class HostingServer {
    * an allow list, on a shell service of its own (its own egress network and
    * proxy, tenant-network.ts), closed with them.
    */
-  async #makeResources(tenant: string, limits: TenantLimits, allow: readonly string[] | undefined): Promise<TenantResources> {
+  async #makeResources(tenant: string, limits: TenantLimits, allow: readonly string[] | undefined, image?: TenantImage): Promise<TenantResources> {
     const network: TenantNetwork = {
       tenant,
       allow,
@@ -309,15 +318,23 @@ export class HostingServer {
       logDir: join(this.#options.dataDir, 'egress'),
       onEvent: (name, event) => this.#note(egressEvent(name, event)),
     };
-    const own = needsOwnShell(network)
-      ? await openTenantShell({ operator: hostingShellOptions(this.#options.runtime.settings), network, warmContainers: this.#options.warmContainers })
-      : undefined;
+    // A tenant with its own image, like one with its own network, has a shell service (a Docker backend) of its own.
+    const operator = hostingShellOptions(this.#options.runtime.settings);
+    const own =
+      needsOwnShell(network) || image
+        ? await openTenantShell({
+            operator: image ? withTenantImage(operator, tenant, image) : operator,
+            network,
+            warmContainers: this.#options.warmContainers,
+          })
+        : undefined;
     return TenantResources.create({
       tenant,
       limits,
       runtime: this.#options.runtime,
       prepareWorkspace: this.#prepare,
       network,
+      ...(image ? { imageKey: image.key } : {}),
       shell: own?.shell ?? this.#shell,
       ...(own ? { ownsShell: true, egress: own.egress } : {}),
     });

@@ -14,8 +14,8 @@ import { networkKey, tenantWebFetch, type TenantEgress, type TenantNetwork } fro
 import type { PrepareWorkspace, PreparedWorkspace } from './tenant-workspace.js';
 
 /** The limits and network a tenant's sessions are made with: a change needs new resources. */
-function containerKey(limits: TenantLimits, allow: readonly string[] | undefined): string {
-  return [limits.memoryBytes, limits.cpus, limits.pids, limits.commandTimeoutSeconds, networkKey(allow)].join('/');
+function containerKey(limits: TenantLimits, allow: readonly string[] | undefined, image?: string): string {
+  return [limits.memoryBytes, limits.cpus, limits.pids, limits.commandTimeoutSeconds, networkKey(allow), image ?? 'toolcell'].join('/');
 }
 
 export interface TenantResourcesOptions {
@@ -36,6 +36,8 @@ export interface TenantResourcesOptions {
   egress?: TenantEgress;
   /** What its sandboxes and web_fetch may reach (tenant-network.ts); absent: nothing. */
   network?: TenantNetwork;
+  /** The key of the tenant's own image (tenant-image.ts), when it has one: a changed image needs new resources. */
+  imageKey?: string;
 }
 
 /**
@@ -78,7 +80,7 @@ export class TenantResources {
   private constructor(options: TenantResourcesOptions, workspace: WorkspaceInfo, prepared: PreparedWorkspace, fileTools: Tool<unknown>[]) {
     this.tenant = options.tenant;
     this.limits = options.limits;
-    this.key = containerKey(options.limits, options.network?.allow);
+    this.key = containerKey(options.limits, options.network?.allow, options.imageKey);
     this.workspace = workspace;
     this.#shell = options.ownsShell ? options.shell : undefined;
     this.#egress = options.egress;
@@ -116,8 +118,8 @@ export class TenantResources {
   }
 
   /** True when new sessions should use fresh resources for these limits and allow list. */
-  matches(limits: TenantLimits, allow?: readonly string[]): boolean {
-    return !this.#retired && this.key === containerKey(limits, allow);
+  matches(limits: TenantLimits, allow?: readonly string[], imageKey?: string): boolean {
+    return !this.#retired && this.key === containerKey(limits, allow, imageKey);
   }
 
   use(): void {

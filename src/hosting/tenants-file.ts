@@ -43,6 +43,11 @@ const tenantSchema = z.strictObject({
   policies: tenantPoliciesSchema.optional(),
   /** What this tenant's sandboxes may reach; replaces the defaults' (see tenant-network.ts). */
   network: tenantNetworkSchema.optional(),
+  /**
+   * The tenant's own sandbox image: a Dockerfile (an absolute path) built FROM
+   * toolcell's image by the operator (`toolcell tenant image build`), never by the server.
+   */
+  image: z.strictObject({ dockerfile: z.string().refine((path) => path.startsWith('/'), { error: 'must be an absolute path' }) }).optional(),
   /** Secrets for the tenant's commands, sealed with the server's key (`toolcell tenant secret set`, secret-box.ts). */
   secrets: tenantSecretsSchema.optional(),
   keys: z.array(keySchema),

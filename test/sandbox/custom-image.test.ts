@@ -111,3 +111,15 @@ test("an untrusted workspace's Dockerfile is never built: a warning, and the com
   t.regex(result.text, /not-there/);
   await t.throwsAsync(run('docker', ['image', 'inspect', tag]));
 });
+
+test('toolcell sandbox build also builds a trusted workspace’s image, with the same progress, and prints both tags', async (t) => {
+  const { workspace, tag } = await workspaceWith(t, `ARG TOOLCELL_SANDBOX_IMAGE\nFROM \${TOOLCELL_SANDBOX_IMAGE}\nRUN echo ${randomBytes(4).toString('hex')} > /etc/built\n`);
+  const untrusted = await runCli(['sandbox', 'build', '--workspace', workspace]);
+  t.is(untrusted.code, 0, untrusted.stderr);
+  t.is(untrusted.stdout, `${sandboxImageTag()}\n`);
+  t.regex(untrusted.stderr, /sandbox\.Dockerfile ignored: the workspace is not trusted/);
+  const trusted = await runCli(['sandbox', 'build', '--workspace', workspace, '--trust-workspace']);
+  t.is(trusted.code, 0, trusted.stderr);
+  t.is(trusted.stdout, `${sandboxImageTag()}\n${tag}\n`);
+  t.regex(trusted.stderr, new RegExp(`built ${tag}`));
+});

@@ -66,7 +66,7 @@ export async function ensureCustomImage(options: CustomImageOptions): Promise<st
   if (!options.build) {
     throw new ToolcellError(
       ToolErrorType.SANDBOX_IMAGE_MISSING,
-      `The sandbox image ${tag} (from a custom Dockerfile) is not built${options.howToBuild ? `: run \`${options.howToBuild}\`` : ''}.`,
+      `The sandbox image ${tag} (from a custom Dockerfile) is not built${options.howToBuild ? `: ${options.howToBuild}` : ''}.`,
     );
   }
   const report = options.onProgress ?? (() => {});

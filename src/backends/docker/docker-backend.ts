@@ -322,7 +322,7 @@ export async function createDockerBackend(options: DockerBackendOptions = {}): P
         ...engine,
         base: image,
         dockerfile: resolved.dockerfile,
-        build: resolved.buildIfMissing,
+        build: resolved.buildDockerfile ?? resolved.buildIfMissing,
         ...(resolved.dockerfileBuildHint ? { howToBuild: resolved.dockerfileBuildHint } : {}),
         onProgress: (event) => log.event(event),
       });

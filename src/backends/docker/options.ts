@@ -161,6 +161,8 @@ export const dockerBackendOptionsSchema = z
       .optional(),
     /** What a missing custom image's error tells to run (e.g. `toolcell tenant image build acme`). */
     dockerfileBuildHint: z.string().optional(),
+    /** Build `dockerfile`'s image when it is missing. Default: as `buildIfMissing`. A hosting server never builds a tenant's (its operator does). */
+    buildDockerfile: z.boolean().optional(),
   })
   // Egress is its own network: a second way to name one would leave it unclear which applies.
   .refine((options) => options.egress === undefined || options.hardening.network === 'none', {

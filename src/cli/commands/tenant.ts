@@ -8,6 +8,7 @@ import { resolveTenantNetwork, tenantNetworkSchema } from '../../hosting/tenant-
 import { emptyTenantsFile, readTenantsFile, TENANT_NAME, TENANT_NAME_RULE, writeTenantsFile, type TenantsFile } from '../../hosting/tenants-file.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from '../exit-codes.js';
 import { registerTenantSecretCommand } from './tenant-secret.js';
+import { registerTenantImageCommand } from './tenant-image.js';
 
 interface FileOption {
   tenants: string;
@@ -80,6 +81,7 @@ Examples:
           ...(Object.keys(limits).length > 0 ? { limits } : {}),
           ...(policies !== undefined ? { policies } : {}),
           ...(network !== undefined ? { network } : {}),
+          ...(existing?.image ? { image: existing.image } : {}),
           ...(existing?.secrets ? { secrets: existing.secrets } : {}),
           keys: [...(existing?.keys ?? []), { id: key.id, hash: key.hash, createdAt: new Date().toISOString() }],
         };
@@ -155,6 +157,7 @@ Examples:
     });
 
   registerTenantSecretCommand(tenant);
+  registerTenantImageCommand(tenant);
 }
 
 class UsageError extends Error {}
