@@ -20,7 +20,9 @@ const tenantsOption = () => new Option('--tenants <file>', 'the tenants file (JS
 export function registerTenantCommand(program: Command): void {
   const tenant = program
     .command('tenant')
-    .description('Manage the tenants file of a hosting server (toolcell serve --http … --tenants FILE): tenants, their API keys and limits.');
+    .description(
+      'Manage the tenants file of a hosting server (toolcell serve --http … --tenants FILE): tenants, their API keys and limits, their secrets (tenant secret) and sandbox images (tenant image).',
+    );
 
   tenant
     .command('add <name>')
