@@ -8,7 +8,13 @@ function redactPart(part: string | Part, redact: Redact): string | Part {
   if (typeof part === 'string') return redact(part);
   if (typeof part.text === 'string') return { ...part, text: redact(part.text) };
   if (part.functionResponse?.response) {
-    const response = JSON.parse(redact(JSON.stringify(part.functionResponse.response))) as Record<string, unknown>;
+    let response: Record<string, unknown>;
+    try {
+      response = JSON.parse(redact(JSON.stringify(part.functionResponse.response))) as Record<string, unknown>;
+    } catch {
+      // A replacement that cut through an escape: nothing of it is kept rather than risk the value.
+      response = { output: '[REDACTED]' };
+    }
     return { ...part, functionResponse: { ...part.functionResponse, response } };
   }
   return part;
