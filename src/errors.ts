@@ -102,6 +102,9 @@ export const ToolErrorType = {
   INVALID_TENANTS_FILE: 'invalid_tenants_file',
   /** A tenant's limit (sessions, concurrentCalls, …) refused a session or a call; the message names the limit. */
   QUOTA_EXCEEDED: 'quota_exceeded',
+  // Secrets for sandboxed commands
+  /** A secret could not be given to the sandbox: its source is missing, its key file is absent or readable by others, or it does not decrypt; names the secret, never its value. */
+  SECRET_UNAVAILABLE: 'secret_unavailable',
 } as const;
 
 export type ToolErrorType = (typeof ToolErrorType)[keyof typeof ToolErrorType];

@@ -90,3 +90,8 @@ function countRecord(count: RepeatCount<EgressEvent> | OverflowCount<EgressEvent
   const reason = `${count.keys}${count.keys >= maxDestinations ? ' or more' : ''} other destinations in this interval, counted together`;
   return { time, client, action, via, host: '*', port: 0, reason, count: count.count, ...span };
 }
+
+/** An EgressLog at `path` whose write failures are said on stderr (a log that cannot be written never takes the sandbox or a fetch down). */
+export function openEgressLog(path: string): EgressLog {
+  return new EgressLog({ path, onError: (error) => process.stderr.write(`toolcell: egress log ${path}: ${error.message}\n`) });
+}

@@ -21,8 +21,8 @@ export type HostingEvent =
       callId: string;
       tool: string;
       args: Record<string, unknown>;
-      /** The policy or confirmation decision (`allow`, `deny`, …). */
-      decision: string;
+      /** `allow` (the call was let run, by a policy rule or the approval mode) or `deny` (refused before it ran). */
+      decision: 'allow' | 'deny';
       outcome: CallOutcome;
       errorType?: string;
       exitCode?: number | null;
@@ -32,15 +32,15 @@ export type HostingEvent =
   | { event: 'quota_refusal'; tenant: string; limit: string; session?: string }
   | { event: 'admin'; action: string; target?: string; tenant?: string }
   | {
-      /** A connection a tenant's sandbox made through its egress proxy (tenant-network.ts). */
+      /** A connection a tenant's sandbox made through its egress proxy, or its web_fetch made from the host (tenant-network.ts). */
       event: 'egress';
       tenant: string;
       action: 'allowed' | 'refused';
-      /** `connect` (a CONNECT tunnel, HTTPS) or `http` (a forwarded plain HTTP request). */
-      via: 'connect' | 'http';
+      /** `connect` (a CONNECT tunnel, HTTPS), `http` (a forwarded plain HTTP request) or `web_fetch` (one hop of a fetched URL). */
+      via: 'connect' | 'http' | 'web_fetch';
       host: string;
       port: number;
-      /** The sandbox's address on the tenant's egress network. */
+      /** The sandbox's address on the tenant's egress network; `host` for web_fetch. */
       client: string;
       /** The address connected to (allowed only). */
       address?: string;

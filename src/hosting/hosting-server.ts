@@ -25,6 +25,9 @@ import type { PolicyEngine } from '../policy/policy-engine.js';
 import type { EgressEvent } from '../egress/egress-event.js';
 import type { LogVolume } from '../telemetry/log-line.js';
 import { TenantPolicies } from './tenant-policy.js';
+import { TenantSecretOpener } from './tenant-secrets.js';
+import { readTenantImage, withTenantImage, type TenantImage } from './tenant-image.js';
+import { SecretRedactor } from '../secrets/secret-redactor.js';
 import { hostingShellOptions } from './hosting-shell-options.js';
 import { needsOwnShell, openTenantShell, type TenantNetwork } from './tenant-network.js';
 import { TenantResources } from './tenant-resources.js';
@@ -68,6 +71,9 @@ export class HostingServer {
   /** Which tenant's policy (operator's rules with the tenant's over them) a session registry's calls are judged by. */
   readonly #policyOf = new WeakMap<ToolRegistry, PolicyEngine>();
   readonly #policies: TenantPolicies;
+  /** The tenant's secrets redacted from a session registry's results (tenant-secrets.ts). */
+  readonly #redactorOf = new WeakMap<ToolRegistry, SecretRedactor>();
+  readonly #secrets: TenantSecretOpener;
   readonly #onTenantRemoved = (name: string) => void this.#tenantRemoved(name);
   readonly #onKeysRevoked = (ids: string[]) => void this.#keysRevoked(ids);
   /** What the tenants' egress proxies wrote to their event files, read as they came (the log-volume metric). */
@@ -99,6 +105,7 @@ export class HostingServer {
     this.#callGate = new FairGate(options.maxConcurrentCalls);
     this.#bodies = new BodyBudget(options.requestBodies);
     this.#policies = new TenantPolicies(options.runtime.policy);
+    this.#secrets = new TenantSecretOpener(options.dataDir);
   }
 
   get url(): string {
@@ -249,11 +256,13 @@ export class HostingServer {
       createScheduler: ({ registry, onOutput }) => {
         const workspace = this.#workspaces.get(registry);
         const policy = this.#policyOf.get(registry);
+        const redactor = this.#redactorOf.get(registry);
         // No confirm handler: nobody can be asked, so a policy ask_user is refused naming its rule.
         return options.runtime.createScheduler({
           registry,
           onOutput,
           ...(policy ? { policy } : {}),
+          ...(redactor ? { redact: (text: string) => redactor.redact(text) } : {}),
           ...(workspace ? { output: { saveDir: `${workspace.stateDir}/tool-outputs`, workspace } } : {}),
         });
       },
@@ -328,7 +337,17 @@ export class HostingServer {
       resources.use();
       undo.push(() => resources.unuse());
       const policy = await this.#policies.engineFor(this.#options.store.tenant(tenant)?.policy ?? []);
-      const base = await resources.createSession(id);
+      // Opened now so that a secret that cannot be opened refuses the session, told to the operator only.
+      const secrets = await this.#secrets.open(tenant, this.#options.store.tenant(tenant)?.secrets).catch((error: unknown) => {
+        this.#log(`tenant ${tenant}: ${errorMessage(error)}`);
+        throw new SessionRefusal({
+          status: 503,
+          message: "The tenant's secrets are not available on this server; its operator has been told",
+          headers: { 'Retry-After': '60' },
+        });
+      });
+      const redactor = SecretRedactor.of(secrets);
+      const base = await resources.createSession(id, secrets);
       // The key may have been revoked while the container started, after the keys-revoked sweep looked.
       if (caller.keyId !== undefined && this.#options.store.findKey(caller.keyId)?.revoked !== false) {
         await base.close().catch(() => {});
@@ -336,12 +355,13 @@ export class HostingServer {
       }
       this.#workspaces.set(base.registry, resources.workspace);
       this.#policyOf.set(base.registry, policy);
+      if (redactor) this.#redactorOf.set(base.registry, redactor);
       return {
         registry: base.registry,
         idleMs: limits.idleSeconds * 1000,
         abandonedMs: limits.abandonedSeconds * 1000,
         maxLifetimeMs: limits.maxSessionSeconds * 1000,
-        aroundCall: this.#aroundCall(tenant, id),
+        aroundCall: this.#aroundCall(tenant, id, redactor),
         close: async () => {
           await base.close().catch(() => {});
           await rollback();
@@ -356,15 +376,23 @@ export class HostingServer {
   /** A tenant's resources for its current limits: made on first use, replaced when its container limits change. */
   async #tenantResources(tenant: string, limits: TenantLimits): Promise<TenantResources> {
     const allow = this.#options.store.tenant(tenant)?.network;
+    const image = await readTenantImage(tenant, this.#options.store.tenant(tenant)?.dockerfile).catch((error: unknown) => {
+      this.#log(errorMessage(error));
+      throw new SessionRefusal({
+        status: 503,
+        message: "The tenant's sandbox image is not available; its operator has been told",
+        headers: { 'Retry-After': '60' },
+      });
+    });
     const pending = this.#resources.get(tenant);
     if (pending) {
       const current = await pending.catch(() => undefined);
       // Another session may have replaced them while this one waited: start over from what is there now.
       if (this.#resources.get(tenant) !== pending) return this.#tenantResources(tenant, limits);
-      if (current?.matches(limits, allow)) return current;
+      if (current?.matches(limits, allow, image?.key)) return current;
       if (current) void current.retire();
     }
-    const made = this.#makeResources(tenant, limits, allow);
+    const made = this.#makeResources(tenant, limits, allow, image);
     this.#resources.set(tenant, made);
     made.catch(() => this.#resources.get(tenant) === made && this.#resources.delete(tenant));
     return made;
@@ -375,7 +403,7 @@ export class HostingServer {
    * an allow list, on a shell service of its own (its own egress network and
    * proxy, tenant-network.ts), closed with them.
    */
-  async #makeResources(tenant: string, limits: TenantLimits, allow: readonly string[] | undefined): Promise<TenantResources> {
+  async #makeResources(tenant: string, limits: TenantLimits, allow: readonly string[] | undefined, image?: TenantImage): Promise<TenantResources> {
     const network: TenantNetwork = {
       tenant,
       allow,
@@ -384,15 +412,23 @@ export class HostingServer {
       logVolume: this.#egressVolume,
       onEvent: (name, event) => this.#note(egressEvent(name, event)),
     };
-    const own = needsOwnShell(network)
-      ? await openTenantShell({ operator: hostingShellOptions(this.#options.runtime.settings), network, warmContainers: this.#options.warmContainers })
-      : undefined;
+    // A tenant with its own image, like one with its own network, has a shell service (a Docker backend) of its own.
+    const operator = hostingShellOptions(this.#options.runtime.settings);
+    const own =
+      needsOwnShell(network) || image
+        ? await openTenantShell({
+            operator: image ? withTenantImage(operator, tenant, image) : operator,
+            network,
+            warmContainers: this.#options.warmContainers,
+          })
+        : undefined;
     return TenantResources.create({
       tenant,
       limits,
       runtime: this.#options.runtime,
       prepareWorkspace: this.#prepare,
       network,
+      ...(image ? { imageKey: image.key } : {}),
       shell: own?.shell ?? this.#shell,
       ...(own ? { ownsShell: true, egress: own.egress } : {}),
     });
@@ -403,7 +439,7 @@ export class HostingServer {
    * tool error), then a server-wide slot in the tenant's turn, then the
    * call; its event is recorded before the result goes back.
    */
-  #aroundCall(tenant: string, session: string): AroundToolCall {
+  #aroundCall(tenant: string, session: string, redactor: SecretRedactor | undefined): AroundToolCall {
     return async (call, run) => {
       const started = Date.now();
       const limits = this.#limits(tenant);
@@ -437,7 +473,8 @@ export class HostingServer {
           session,
           callId: call.callId,
           tool: call.tool,
-          args: call.args,
+          // A model that learnt a secret elsewhere must not write it into the audit log either.
+          args: redactor ? redactor.redactValue(call.args) : call.args,
           durationMs: Date.now() - started,
           result,
           ...(done ? { run: done } : {}),

@@ -82,9 +82,19 @@ export function withoutOperatorEgress(operator: ShellServiceOptions): ShellServi
   return { ...operator, docker };
 }
 
-/** `web_fetch` held to the tenant's allow list (it fetches on the host, so the operator's list must not apply). */
+/**
+ * `web_fetch` held to the tenant's allow list (it fetches on the host, so the
+ * operator's list must not apply); its connections, allowed and refused, are
+ * told to `onEvent` with the tenant's name, as its proxy's are.
+ */
 export function tenantWebFetch(network: TenantNetwork): Tool<unknown> {
-  return new WebFetchTool({ allow: network.allow ?? [], wording: TENANT_WORDING, ...(network.hosts ? { hosts: network.hosts } : {}) }) as Tool<unknown>;
+  const { onEvent } = network;
+  return new WebFetchTool({
+    allow: network.allow ?? [],
+    wording: TENANT_WORDING,
+    ...(network.hosts ? { hosts: network.hosts } : {}),
+    ...(onEvent ? { onEgress: (event) => onEvent(network.tenant, event) } : {}),
+  }) as Tool<unknown>;
 }
 
 /** A tenant's shell service options, and what must be closed after the service is. */

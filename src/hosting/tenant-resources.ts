@@ -14,8 +14,8 @@ import { networkKey, tenantWebFetch, type TenantEgress, type TenantNetwork } fro
 import type { PrepareWorkspace, PreparedWorkspace } from './tenant-workspace.js';
 
 /** The limits and network a tenant's sessions are made with: a change needs new resources. */
-function containerKey(limits: TenantLimits, allow: readonly string[] | undefined): string {
-  return [limits.memoryBytes, limits.cpus, limits.pids, limits.commandTimeoutSeconds, networkKey(allow)].join('/');
+function containerKey(limits: TenantLimits, allow: readonly string[] | undefined, image?: string): string {
+  return [limits.memoryBytes, limits.cpus, limits.pids, limits.commandTimeoutSeconds, networkKey(allow), image ?? 'toolcell'].join('/');
 }
 
 export interface TenantResourcesOptions {
@@ -36,6 +36,8 @@ export interface TenantResourcesOptions {
   egress?: TenantEgress;
   /** What its sandboxes and web_fetch may reach (tenant-network.ts); absent: nothing. */
   network?: TenantNetwork;
+  /** The key of the tenant's own image (tenant-image.ts), when it has one: a changed image needs new resources. */
+  imageKey?: string;
 }
 
 /**
@@ -51,11 +53,13 @@ export class TenantResources {
   readonly limits: TenantLimits;
   readonly key: string;
   readonly workspace: WorkspaceInfo;
-  readonly createSession: ServeSessionFactory;
+  /** Opens a session's registry and sandbox; `secrets` are its commands' (the tenant's, opened by the server). */
+  readonly createSession: (sessionId: string, secrets?: Readonly<Record<string, string>>) => ReturnType<ServeSessionFactory>;
   readonly #shell: ShellService | undefined;
   readonly #egress: TenantEgress | undefined;
   readonly #prepared: PreparedWorkspace;
   #users = 0;
+  #openingSecrets: Readonly<Record<string, string>> | undefined;
   #retired = false;
   #closed: Promise<void> | undefined;
 
@@ -76,7 +80,7 @@ export class TenantResources {
   private constructor(options: TenantResourcesOptions, workspace: WorkspaceInfo, prepared: PreparedWorkspace, fileTools: Tool<unknown>[]) {
     this.tenant = options.tenant;
     this.limits = options.limits;
-    this.key = containerKey(options.limits, options.network?.allow);
+    this.key = containerKey(options.limits, options.network?.allow, options.imageKey);
     this.workspace = workspace;
     this.#shell = options.ownsShell ? options.shell : undefined;
     this.#egress = options.egress;
@@ -97,15 +101,25 @@ export class TenantResources {
       // The MCP handshake does not wait for the container: a burst of new sessions would hold each
       // initialize for every container start before it; the session's first command waits instead.
       awaitSandbox: false,
+      secrets: () => this.#openingSecrets,
       wallTimeoutMs: options.limits.commandTimeoutSeconds * 1000,
       ...(options.runtime.settings.shell.inactivityTimeoutMs !== undefined ? { inactivityTimeoutMs: options.runtime.settings.shell.inactivityTimeoutMs } : {}),
     });
-    this.createSession = createSessionFactory({ baseRegistry, openSandbox });
+    const factory = createSessionFactory({ baseRegistry, openSandbox });
+    this.createSession = async (sessionId, secrets) => {
+      // Read by openSandbox, synchronously, when the factory starts: no other session's opening comes between.
+      this.#openingSecrets = secrets;
+      try {
+        return await factory(sessionId);
+      } finally {
+        this.#openingSecrets = undefined;
+      }
+    };
   }
 
   /** True when new sessions should use fresh resources for these limits and allow list. */
-  matches(limits: TenantLimits, allow?: readonly string[]): boolean {
-    return !this.#retired && this.key === containerKey(limits, allow);
+  matches(limits: TenantLimits, allow?: readonly string[], imageKey?: string): boolean {
+    return !this.#retired && this.key === containerKey(limits, allow, imageKey);
   }
 
   use(): void {

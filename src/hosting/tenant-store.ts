@@ -20,6 +20,10 @@ export interface TenantView {
   policy: readonly PolicyRule[];
   /** The egress allow list (the tenant's `network`, else the defaults'); undefined: no network. */
   network?: readonly string[];
+  /** The Dockerfile of the tenant's own sandbox image (tenant-image.ts); undefined: toolcell's image. */
+  dockerfile?: string;
+  /** The tenant's secrets, still sealed (name → sealed value); opened per session (tenant-secrets.ts). */
+  secrets?: Readonly<Record<string, string>>;
 }
 
 export interface TenantStoreEvents {
@@ -158,6 +162,8 @@ export class TenantStore extends EventEmitter<TenantStoreEvents> implements KeyD
         limits: resolveLimits(content.defaults?.limits, entry.limits),
         policy: policies.get(name) ?? [],
         ...(network !== undefined ? { network } : {}),
+        ...(entry.image ? { dockerfile: entry.image.dockerfile } : {}),
+        ...(entry.secrets ? { secrets: Object.fromEntries(Object.entries(entry.secrets).map(([name, secret]) => [name, secret.sealed])) } : {}),
       });
       for (const key of entry.keys) keys.set(key.id, { tenant: name, hash: key.hash, revoked: key.revokedAt !== undefined });
     }

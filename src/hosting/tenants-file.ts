@@ -2,9 +2,11 @@ import { readFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { z } from 'zod';
 import { ToolErrorType, ToolcellError } from '../errors.js';
+import { describeJsonSyntaxError } from '../config/json-syntax-error.js';
 import { writeFileAtomic } from '../fs/atomic-write.js';
 import { limitsSchema } from './limits.js';
 import { tenantNetworkSchema, tenantPoliciesSchema } from './tenant-policy-fields.js';
+import { tenantSecretsSchema } from './tenant-secrets.js';
 
 /**
  * The tenants file: who may use a hosting server, with which keys, in which
@@ -42,6 +44,13 @@ export const tenantSchema = z.strictObject({
   policies: tenantPoliciesSchema.optional(),
   /** What this tenant's sandboxes may reach; replaces the defaults' (see tenant-network.ts). */
   network: tenantNetworkSchema.optional(),
+  /**
+   * The tenant's own sandbox image: a Dockerfile (an absolute path) built FROM
+   * toolcell's image by the operator (`toolcell tenant image build`), never by the server.
+   */
+  image: z.strictObject({ dockerfile: z.string().refine((path) => path.startsWith('/'), { error: 'must be an absolute path' }) }).optional(),
+  /** Secrets for the tenant's commands, sealed with the server's key (`toolcell tenant secret set`, secret-box.ts). */
+  secrets: tenantSecretsSchema.optional(),
   keys: z.array(keySchema),
 });
 
@@ -109,8 +118,8 @@ export async function readTenantsFile(file: string, options: { missingOk?: boole
   let value: unknown;
   try {
     value = JSON.parse(text);
-  } catch (error) {
-    throw new ToolcellError(ToolErrorType.INVALID_TENANTS_FILE, `Tenants file ${file} is not valid JSON: ${(error as Error).message}`);
+  } catch {
+    throw new ToolcellError(ToolErrorType.INVALID_TENANTS_FILE, `Tenants file ${file} is not valid JSON${describeJsonSyntaxError(text)}.`);
   }
   return parseTenantsFile(file, value);
 }

@@ -238,3 +238,12 @@ test('a sandbox.network.allow entry the proxy cannot read is an error naming it'
     /sandbox\.network\.allow: "example\.com:99999" has an invalid port/,
   );
 });
+
+test('a URL in sandbox.network.allow is refused saying a host name is expected, and which one it meant', async (t) => {
+  const env = await setup({ home: { sandbox: { network: { allow: ['https://registry.npmjs.org/'] } } } });
+  t.teardown(env.cleanup);
+  t.regex(
+    invalidSettings(t, () => loadSettings({ workspace: env.workspace, homeDir: env.home })),
+    /sandbox\.network\.allow: "https:\/\/registry\.npmjs\.org\/" is a URL; an entry is a host name with an optional :port, not a URL \(for this URL: "registry\.npmjs\.org:443"\)/,
+  );
+});

@@ -194,13 +194,28 @@ test('the audit log has each connection as an egress line with the right tenant'
   );
   t.true(egress.every((line) => typeof line['time'] === 'string' && typeof line['client'] === 'string'));
   t.false(
-    egress.some((line) => line['tenant'] === 'beta'),
-    'beta has no proxy to log anything',
+    egress.some((line) => line['tenant'] === 'beta' && line['via'] !== 'web_fetch'),
+    'beta has no proxy to log anything (its web_fetch refusals are logged)',
   );
   t.true(
     egress.filter((line) => line['host'] === 'other.test').every((line) => line['tenant'] === 'gamma'),
     "gamma's connections carry gamma's name",
   );
+});
+
+test("web_fetch's connections are egress lines of the audit log too, with the tenant's name, allowed and refused", async (t) => {
+  const { web, observer, auditFile } = t.context;
+  const alpha = await connect(t, 'alpha');
+  const fetched = await call(alpha.client, 'web_fetch', { prompt: `Read http://allowed.test:${web.port}/ and http://denied.test:${web.port}/` });
+  t.regex(fetched.text, /hello from web/, fetched.text);
+  await observer.waitFor((event) => event.event === 'egress' && event.via === 'web_fetch' && event.host === 'denied.test');
+  const lines = (await readFile(auditFile, 'utf8'))
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as Record<string, unknown>)
+    .filter((line) => line['event'] === 'egress' && line['via'] === 'web_fetch');
+  t.true(lines.some((line) => line['tenant'] === 'alpha' && line['action'] === 'allowed' && line['host'] === 'allowed.test' && line['client'] === 'host'));
+  t.true(lines.some((line) => line['tenant'] === 'alpha' && line['action'] === 'refused' && line['host'] === 'denied.test'));
 });
 
 test("a tenant's policy file refuses its calls naming the rule; another tenant is not affected", async (t) => {
@@ -212,7 +227,7 @@ test("a tenant's policy file refuses its calls naming the rule; another tenant i
   t.true(refused.text.includes(`${tenantPolicy} rule 1 ("no-rm")`), refused.text);
   t.is((await call(alpha.client, 'read_file', { file_path: 'doomed.txt' })).text.trim(), 'x', 'it was not run');
   const audited = await observer.waitFor((event) => event.event === 'tool_call' && event.errorType === 'policy_denied' && event.tenant === 'alpha');
-  t.like(audited, { decision: 'denied', outcome: 'denied' });
+  t.like(audited, { decision: 'deny', outcome: 'denied' });
 
   const asked = await call(alpha.client, 'run_shell_command', { command: 'touch new.txt' });
   t.is(asked.errorType, 'confirmation_required', asked.text);
@@ -226,7 +241,7 @@ test("a tenant's policy file refuses its calls naming the rule; another tenant i
   const betaCall = await observer.waitFor(
     (event) => event.event === 'tool_call' && event.tenant === 'beta' && event.tool === 'run_shell_command' && event.outcome === 'success',
   );
-  t.like(betaCall, { decision: 'auto' });
+  t.like(betaCall, { decision: 'allow' });
 });
 
 test('an operator deny is not undone by a tenant allow at a higher priority', async (t) => {

@@ -61,3 +61,21 @@ test('options change limits, runtime and protections', (t) => {
   t.false(spec.Cmd?.includes('--grant-acl'));
   t.deepEqual(spec.Cmd?.slice(3, 7), ['--uid', '1000', '--gid', '1000']);
 });
+
+test("whatever the image says, the supervisor starts as toolcell's: no image entry point or health check, the image's ENV blanked", (t) => {
+  const spec = buildContainerSpec({
+    image: 'custom',
+    imageEnv: ['LD_PRELOAD', 'PYTHONPATH', 'PATH', 'LANG'],
+    options: resolveDockerBackendOptions({}),
+    identity,
+    workspace,
+    labels: {},
+  });
+  t.deepEqual(spec.Entrypoint, []);
+  t.deepEqual(spec.Healthcheck, { Test: ['NONE'] });
+  t.is(spec.User, '0:0');
+  t.true(spec.Env?.includes('LD_PRELOAD='));
+  t.true(spec.Env?.includes('PYTHONPATH='));
+  t.true(spec.Env?.includes('LANG=C.UTF-8'));
+  t.true(spec.Env?.includes('PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'));
+});

@@ -11,6 +11,7 @@ import { createEngineClient, engineUnavailableError, type EngineOptions } from '
 import { PlainBuildLog } from './build-progress.js';
 import { EgressNetwork } from './egress-network.js';
 import { ensureSandboxImage } from './ensure-image.js';
+import { ensureCustomImage } from './custom-image.js';
 import { buildContainerSpec } from './hardening.js';
 import { LABELS, ownerLabels } from './labels.js';
 import { removeLeftovers } from './leftovers.js';
@@ -53,6 +54,8 @@ class DockerBackend implements DockerShellBackend {
   readonly #sessions = new Map<string, DockerSession>();
   readonly #egress: EgressNetwork | undefined;
   readonly #starts: StartLimiter;
+  /** Variables the image's ENV sets: blanked for the supervisor (hardening.ts). */
+  readonly #imageEnv: string[];
   #closing: Promise<void> | undefined;
 
   constructor(input: {
@@ -60,9 +63,11 @@ class DockerBackend implements DockerShellBackend {
     engine: EngineOptions;
     options: ResolvedDockerBackendOptions;
     image: string;
+    imageEnv: string[];
     backendId: string;
     egress?: EgressNetwork;
   }) {
+    this.#imageEnv = input.imageEnv;
     this.backendId = input.backendId;
     this.#egress = input.egress;
     this.#docker = input.docker;
@@ -173,6 +178,7 @@ class DockerBackend implements DockerShellBackend {
     if (sessionId !== undefined) extra[LABELS.session] = sessionId;
     const spec = buildContainerSpec({
       image: this.image,
+      imageEnv: this.#imageEnv,
       options,
       identity: prepared.identity,
       workspace: prepared,
@@ -243,6 +249,25 @@ class DockerBackend implements DockerShellBackend {
   }
 }
 
+/**
+ * The names the image's ENV sets, for the container spec to blank (the
+ * supervisor runs as container root: an image's LD_PRELOAD or PYTHONPATH
+ * must not reach it). Refuses an image that declares a VOLUME: each
+ * container would get writable storage outside its read-only root, with no
+ * size limit.
+ */
+async function imageEnvironmentNames(docker: Docker, image: string): Promise<string[]> {
+  const info = (await docker.getImage(image).inspect()) as { Config?: { Env?: string[] | null; Volumes?: Record<string, unknown> | null } };
+  const volumes = Object.keys(info.Config?.Volumes ?? {});
+  if (volumes.length > 0) {
+    throw new ToolcellError(
+      ToolErrorType.SANDBOX_UNAVAILABLE,
+      `The sandbox image ${image} declares VOLUME ${volumes.join(', ')}: a volume would be writable storage outside the read-only root, with no size limit; use an image without one.`,
+    );
+  }
+  return (info.Config?.Env ?? []).map((entry) => entry.split('=', 1)[0]!).filter((name) => name.length > 0);
+}
+
 /** The path of a `unix://` DOCKER_HOST. */
 function unixSocketOf(dockerHost: string | undefined): string | undefined {
   return dockerHost?.startsWith('unix://') ? dockerHost.slice('unix://'.length) : undefined;
@@ -292,14 +317,30 @@ export async function createDockerBackend(options: DockerBackendOptions = {}): P
     for (const line of log.tail()) process.stderr.write(`toolcell: sandbox image: | ${line}\n`);
     throw error;
   }
+  if (resolved.dockerfile !== undefined) {
+    try {
+      image = await ensureCustomImage({
+        ...engine,
+        base: image,
+        dockerfile: resolved.dockerfile,
+        build: resolved.buildDockerfile ?? resolved.buildIfMissing,
+        ...(resolved.dockerfileBuildHint ? { howToBuild: resolved.dockerfileBuildHint } : {}),
+        onProgress: (event) => log.event(event),
+      });
+    } catch (error) {
+      for (const line of log.tail()) process.stderr.write(`toolcell: sandbox image: | ${line}\n`);
+      throw error;
+    }
+  }
   const docker = createEngineClient(engine);
+  const imageEnv = await imageEnvironmentNames(docker, image);
   if (resolved.runtime !== undefined) await assertRuntime(docker, resolved.runtime);
   if (resolved.removeLeftovers) {
     await removeLeftovers(docker);
   }
   const backendId = randomBytes(6).toString('hex');
   const egress = resolved.egress ? await EgressNetwork.create({ docker, backendId, settings: resolved.egress }) : undefined;
-  const backend = new DockerBackend({ docker, engine, options: resolved, image, backendId, ...(egress ? { egress } : {}) });
+  const backend = new DockerBackend({ docker, engine, options: resolved, image, imageEnv, backendId, ...(egress ? { egress } : {}) });
   if (resolved.prewarmWorkspace !== undefined) backend.prewarm(resolved.prewarmWorkspace);
   return backend;
 }

@@ -1,6 +1,6 @@
 import type Docker from 'dockerode';
 import { describeRefusal, type EgressEvent } from '../../egress/egress-event.js';
-import { EgressLog } from '../../egress/egress-log.js';
+import { openEgressLog, type EgressLog } from '../../egress/egress-log.js';
 import { EgressProxy } from '../../egress/egress-proxy.js';
 import { mapResolver } from '../../egress/resolver.js';
 import { ToolcellError, ToolErrorType } from '../../errors.js';
@@ -64,7 +64,7 @@ export class EgressNetwork {
       Labels: ownerLabels({ [LABELS.backend]: backendId }),
     });
     let proxy: EgressProxy | undefined;
-    const log = settings.logFile !== undefined ? openLog(settings.logFile) : undefined;
+    const log = settings.logFile !== undefined ? openEgressLog(settings.logFile) : undefined;
     const onEvent = (event: EgressEvent): void => {
       log?.write(event);
       settings.onEvent?.(event);
@@ -138,9 +138,4 @@ export async function removeLeftoverEgressNetworks(docker: Docker): Promise<stri
     if (gone) removed.push(info.Name);
   }
   return removed;
-}
-
-function openLog(path: string): EgressLog {
-  // A log that cannot be written must not take the sandbox down with it.
-  return new EgressLog({ path, onError: (error) => process.stderr.write(`toolcell: egress log ${path}: ${error.message}\n`) });
 }

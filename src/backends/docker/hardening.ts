@@ -155,6 +155,8 @@ const STATE_DIR_COVER_BYTES = 64 * 1024;
 
 export interface ContainerSpecInput {
   image: string;
+  /** Names the image's own ENV sets: blanked, so none reaches the supervisor (an image's LD_PRELOAD, PYTHONPATH, PATH). */
+  imageEnv?: readonly string[];
   options: ResolvedDockerBackendOptions;
   identity: SandboxIdentity;
   workspace: Pick<PreparedWorkspace, 'workspace' | 'background'>;
@@ -164,6 +166,13 @@ export interface ContainerSpecInput {
   egressNetwork?: string;
   /** The parent cgroup (a CPU group, session-limits.ts); default the engine's own. */
   cgroupParent?: string;
+}
+
+/** The supervisor's environment: toolcell's few values, and every other name the image's ENV sets, empty. */
+function supervisorEnvironment(imageEnv: readonly string[]): string[] {
+  const own: Record<string, string> = { LANG: 'C.UTF-8', PYTHONDONTWRITEBYTECODE: '1', PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' };
+  for (const name of imageEnv) if (!(name in own)) own[name] = '';
+  return Object.entries(own).map(([name, value]) => `${name}=${value}`);
 }
 
 function tmpfsOptions(sizeBytes: number, extra: string): string {
@@ -234,7 +243,11 @@ export function buildContainerSpec(input: ContainerSpecInput): Docker.ContainerC
     Cmd: cmd,
     User: '0:0',
     WorkingDir: SANDBOX_PATHS.workspace,
-    Env: ['LANG=C.UTF-8', 'PYTHONDONTWRITEBYTECODE=1'],
+    Env: supervisorEnvironment(input.imageEnv ?? []),
+    // Whatever the image says: no entry point of its own in front of the supervisor, no health
+    // check run by the engine outside the supervisor (as container root), the command's user set above.
+    Entrypoint: [],
+    Healthcheck: { Test: ['NONE'] },
     Labels: input.labels,
     AttachStdin: true,
     AttachStdout: true,

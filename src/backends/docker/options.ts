@@ -150,6 +150,21 @@ export const dockerBackendOptionsSchema = z
     startTimeoutMs: bounded(100, 600_000, 30_000),
     /** Build the sandbox image when it is missing (progress on stderr) instead of failing with `sandbox_image_missing`. Default false. */
     buildIfMissing: z.boolean().default(false),
+    /**
+     * The text of a Dockerfile built FROM `image` (custom-image.ts): sessions
+     * run its result, `toolcell-custom:<hash of the base image and the file>`,
+     * built on first use when `buildIfMissing`, else it must exist. The
+     * hardening and the supervisor stay toolcell's whatever it adds.
+     */
+    dockerfile: z
+      .string()
+      .min(1)
+      .max(64 * 1024)
+      .optional(),
+    /** What a missing custom image's error tells to run (e.g. `toolcell tenant image build acme`). */
+    dockerfileBuildHint: z.string().optional(),
+    /** Build `dockerfile`'s image when it is missing. Default: as `buildIfMissing`. A hosting server never builds a tenant's (its operator does). */
+    buildDockerfile: z.boolean().optional(),
   })
   // Egress is its own network: a second way to name one would leave it unclear which applies.
   .refine((options) => options.egress === undefined || options.hardening.network === 'none', {

@@ -3,6 +3,7 @@ import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { errorMessage, isToolcellError } from '../../errors.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from '../exit-codes.js';
+import { writePidFile, type PidFile } from '../pid-file.js';
 import { runtimeOptionsFrom, type RunnerCliOptions } from '../options.js';
 import type { TenantDisks } from '../../hosting/disk/tenant-disks.js';
 import type { HostingServerOptions } from '../../hosting/hosting-server.js';
@@ -20,6 +21,8 @@ export interface HostingCliOptions extends RunnerCliOptions, HostingOperationsFl
   maxSessions?: number;
   maxConcurrentCalls: number;
   allowedHost?: string[];
+  /** Where the server's pid goes once it listens (logrotate's postrotate sends SIGHUP to it). */
+  pidFile?: string;
 }
 
 /** Where tenants' workspaces go without --data-dir. */
@@ -90,6 +93,7 @@ export async function runHostingServe(options: HostingCliOptions): Promise<numbe
     return usage(errorMessage(error));
   }
   const stop = new AbortController();
+  let pidFile: PidFile | undefined;
   const onSignal = () => stop.abort();
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
@@ -116,6 +120,13 @@ export async function runHostingServe(options: HostingCliOptions): Promise<numbe
       return error instanceof RangeError || error instanceof TypeError ? usage(errorMessage(error)) : failure(error);
     }
     await operations.attach(server);
+    try {
+      pidFile = options.pidFile !== undefined ? await writePidFile(resolve(options.pidFile)) : undefined;
+    } catch (error) {
+      say(`--pid-file ${options.pidFile}: ${errorMessage(error)}`);
+      await server.close({ drainMs: 0 });
+      return EXIT_FAILURE;
+    }
     say(
       `hosting ${store.tenants().length} tenant(s) over MCP Streamable HTTP at ${server.url} (tenants ${store.file}, data ${dataDir}, approval ${options.approval})`,
     );
@@ -132,6 +143,7 @@ export async function runHostingServe(options: HostingCliOptions): Promise<numbe
     await server?.close().catch(() => {});
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+    await pidFile?.remove();
     store.close();
     await runtime.close();
     await operations.close();

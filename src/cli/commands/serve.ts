@@ -31,6 +31,7 @@ interface ServeOptions extends RunnerCliOptions, HostingOperationsFlagValues {
   dataDir?: string;
   drainSeconds: number;
   maxConcurrentCalls: number;
+  pidFile?: string;
 }
 
 /** The hosting-only flags: each needs --tenants. */
@@ -45,6 +46,7 @@ const HOSTING_FLAGS = [
   ['tlsCert', '--tls-cert'],
   ['tlsKey', '--tls-key'],
   ['publicUrl', '--public-url'],
+  ['pidFile', '--pid-file'],
 ] as const;
 
 /** Registers `toolcell serve`: the registry's tools as an MCP server over stdio or Streamable HTTP. */
@@ -63,7 +65,10 @@ export function registerServeCommand(program: Command): void {
       16,
     )
     .option('--tenants <file>', 'hosting mode: many tenants, each with its API keys, workspace and limits (see toolcell tenant add)')
-    .option('--data-dir <dir>', "with --tenants: where tenants' workspaces are kept (<dir>/tenants/<name>/workspace; default ~/.toolcell/hosting)")
+    .option(
+      '--data-dir <dir>',
+      "with --tenants: where tenants' workspaces are kept (run as root: <dir>/workspaces/<name>-<hash>, each a capped filesystem; otherwise <dir>/tenants/<name>/workspace; default ~/.toolcell/hosting)",
+    )
     .option(
       '--max-concurrent-calls <n>',
       'with --tenants: most tool calls running at once, all tenants together (waiting tenants take turns)',
@@ -98,6 +103,7 @@ export function registerServeCommand(program: Command): void {
     .option('--tenant-claim <name>', 'with --oidc-issuer: the token claim that names the tenant (default sub)')
     .option('--tls-cert <file>', 'with --tenants: serve HTTPS with this PEM certificate (with --tls-key); reloaded on SIGHUP if valid now')
     .option('--tls-key <file>', 'with --tenants: the PEM private key of --tls-cert')
+    .option('--pid-file <file>', "with --tenants: write the server's pid here once it listens, removed when it stops (for kill -HUP after log rotation)")
     .addOption(workspaceOption())
     .addOption(approvalOption())
     .addOption(sandboxOption())
@@ -201,7 +207,7 @@ async function runServe(options: ServeOptions): Promise<number> {
   // Each MCP session gets a shell session of its own (its own container with docker).
   let shell: ShellService;
   try {
-    shell = await ShellService.create(shellServiceOptions(runtime.settings));
+    shell = await ShellService.create(shellServiceOptions(runtime.settings, runtime.sandboxDockerfile));
   } catch (error) {
     await runtime.close();
     return failure(error);
@@ -214,6 +220,7 @@ async function runServe(options: ServeOptions): Promise<number> {
       sandbox: runtime.sandbox,
       workspace: runtime.workspace,
       baseRegistry: runtime.registry,
+      secrets: () => runtime.sandboxSecrets,
       ...(runtime.settings.shell.inactivityTimeoutMs !== undefined ? { inactivityTimeoutMs: runtime.settings.shell.inactivityTimeoutMs } : {}),
       ...(options.timeout ? { wallTimeoutMs: options.timeout * 1000 } : {}),
     }),

@@ -42,7 +42,11 @@ export function schemaField<Name extends keyof typeof tenantSchema.shape & strin
 }
 
 const workspace: TenantField = {
-  option: () => new Option('--workspace <dir>', "the tenant's workspace (default <data-dir>/tenants/<name>/workspace on the server)"),
+  option: () =>
+    new Option(
+      '--workspace <dir>',
+      "the tenant's workspace (default on the server: <data-dir>/workspaces/<name>-<hash>, a capped filesystem, when it runs as root; else <data-dir>/tenants/<name>/workspace)",
+    ),
   apply(entry, value) {
     entry.workspace = resolve(value as string);
   },

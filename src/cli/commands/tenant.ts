@@ -10,6 +10,8 @@ import { workspaceOverlap } from '../../hosting/workspace-overlap.js';
 import { defaultDataDir } from './serve-hosting.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from '../exit-codes.js';
 import { applyTenantFields, TENANT_FIELDS, UsageError } from './tenant-fields.js';
+import { registerTenantSecretCommand } from './tenant-secret.js';
+import { registerTenantImageCommand } from './tenant-image.js';
 
 interface FileOption {
   tenants: string;
@@ -21,7 +23,9 @@ const tenantsOption = () => new Option('--tenants <file>', 'the tenants file (JS
 export function registerTenantCommand(program: Command): void {
   const tenant = program
     .command('tenant')
-    .description('Manage the tenants file of a hosting server (toolcell serve --http … --tenants FILE): tenants, their API keys and limits.');
+    .description(
+      'Manage the tenants file of a hosting server (toolcell serve --http … --tenants FILE): tenants, their API keys and limits, their secrets (tenant secret) and sandbox images (tenant image).',
+    );
 
   const add = tenant
     .command('add <name>')
@@ -176,6 +180,9 @@ Examples:
         process.stderr.write(escapeLine(`toolcell tenant: removed ${name}`));
       });
     });
+
+  registerTenantSecretCommand(tenant);
+  registerTenantImageCommand(tenant);
 }
 
 function checkName(name: string): void {

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { EgressGate } from '../../egress/egress-gate.js';
 import { SETTINGS_WORDING, type EgressWording } from '../../egress/egress-wording.js';
+import type { EgressEvent } from '../../egress/egress-event.js';
+import { ReportingEgressGate } from '../../egress/reporting-gate.js';
 import { mapResolver } from '../../egress/resolver.js';
 import { ToolErrorType } from '../../errors.js';
 import { BaseTool } from '../base-tool.js';
@@ -45,6 +47,12 @@ export interface WebFetchToolOptions {
   /** Answers the prompt from the pages through the model (set when a Gemini API key is configured); without it the text itself is returned. */
   summarize?: (input: WebFetchSummaryInput, signal: AbortSignal) => Promise<string>;
   limits?: Partial<FetchLimits>;
+  /**
+   * Every connection web_fetch allowed or refused (each URL and every
+   * redirect hop), as the egress proxy reports the sandbox's: the egress
+   * log locally, the audit log's `egress` lines on a hosting server.
+   */
+  onEgress?: (event: EgressEvent) => void;
 }
 
 /**
@@ -74,7 +82,8 @@ export class WebFetchTool extends BaseTool<WebFetchParams> {
       parametersJsonSchema: zodToParametersJsonSchema(parameters),
     });
     this.#wording = wording;
-    this.#gate = new EgressGate({ allow: options.allow, wording, ...(options.hosts ? { resolver: mapResolver(options.hosts) } : {}) });
+    const gate = { allow: options.allow, wording, ...(options.hosts ? { resolver: mapResolver(options.hosts) } : {}) };
+    this.#gate = options.onEgress ? new ReportingEgressGate({ ...gate, onEvent: options.onEgress }) : new EgressGate(gate);
     this.#allowsAnything = options.allow.length > 0;
     this.#summarize = options.summarize;
     this.#limits = { ...DEFAULT_FETCH_LIMITS, ...options.limits };

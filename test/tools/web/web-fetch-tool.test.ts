@@ -6,6 +6,7 @@ import { webFetchSummarizer } from '../../../src/agent/web-fetch-summary.js';
 import { extractUrls } from '../../../src/tools/web/prompt-urls.js';
 import { WebFetchTool, type WebFetchParams, type WebFetchToolOptions } from '../../../src/tools/web/web-fetch-tool.js';
 import type { ToolResult } from '../../../src/tools/tool.js';
+import type { EgressEvent } from '../../../src/egress/egress-event.js';
 import { startFakeGemini, textTurn } from '../../helpers/fake-gemini.js';
 
 // A site on loopback: loopback is private, so the tool reaches it only by
@@ -134,6 +135,33 @@ test('SSRF: a redirect to an internal name or a loopback address is refused at t
   const direct = await fetchPrompt(tool(), `Read http://169.254.169.254/latest/meta-data/ and http://[::1]:${internalPort}/`);
   t.is(direct.error?.type, 'web_fetch_failed');
   t.is(internalHits, before);
+});
+
+test('every connection, allowed or refused, each redirect hop included, is reported as an egress event', async (t) => {
+  const events: EgressEvent[] = [];
+  const web = tool({ onEgress: (event) => events.push(event) });
+  await fetchPrompt(web, `Read http://site.test:${port}/to-plain http://site.test:${port}/to-internal http://unlisted.test:${port}/plain`);
+  const seen = events.map((event) => `${event.action} ${event.host}:${event.port}`).sort();
+  t.deepEqual(seen, [
+    `allowed site.test:${port}`,
+    `allowed site.test:${port}`,
+    `allowed site.test:${port}`,
+    `refused internal.test:${internalPort}`,
+    `refused unlisted.test:${port}`,
+  ]);
+  t.true(events.every((event) => event.via === 'web_fetch' && event.client === 'host' && typeof event.time === 'string'));
+  t.like(
+    events.find((event) => event.host === 'internal.test'),
+    { action: 'refused', reason: `resolves only to non-public 127.0.0.1 (loopback), not listed in sandbox.network.allow` },
+  );
+  t.like(
+    events.find((event) => event.action === 'allowed'),
+    { address: '127.0.0.1', entry: `site.test:${port}` },
+  );
+  // With no network at all, the refusals are reported too.
+  const none: EgressEvent[] = [];
+  await fetchPrompt(tool({ allow: [], onEgress: (event) => none.push(event) }), `Read http://site.test:${port}/plain`);
+  t.like(none, [{ action: 'refused', host: 'site.test', via: 'web_fetch', reason: 'not in sandbox.network.allow' }]);
 });
 
 test('bounded: a long page is cut and binary content is not returned; partial success keeps what worked', async (t) => {
