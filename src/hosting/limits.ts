@@ -47,6 +47,8 @@ export const limitsSchema = z.strictObject({
   diskBytes: size(1024 ** 2).optional(),
   /** Wall time of one shell command. */
   commandTimeoutSeconds: count(86_400).optional(),
+  /** Wall time of one file tool call (read_file, grep_search, glob, …) in the worker threads all tenants share. */
+  fileToolTimeoutSeconds: count(3_600).optional(),
   /** A session with no request for this long is closed and its container removed. */
   idleSeconds: count(7 * 86_400).optional(),
   /** A session older than this is closed, busy or not. */
@@ -67,6 +69,7 @@ export interface TenantLimits {
   pids: number;
   diskBytes: number;
   commandTimeoutSeconds: number;
+  fileToolTimeoutSeconds: number;
   idleSeconds: number;
   maxSessionSeconds: number;
 }
@@ -78,7 +81,9 @@ export interface TenantLimits {
  * parallel. 600 calls a minute: ten a second, far above a model's pace,
  * low enough to stop a script hammering the server. Memory 512 MiB, 1 CPU,
  * 256 pids: the sandbox's own defaults made a little tighter for sharing.
- * Disk 1 GiB. Commands 10 minutes; idle 30 minutes; a session at most a day.
+ * Disk 1 GiB. Commands 10 minutes; a file tool call 30 s (a search of a
+ * full 1 GiB workspace takes a few seconds; the workers are shared, so a
+ * call's time is everybody's); idle 30 minutes; a session at most a day.
  */
 export const DEFAULT_TENANT_LIMITS: Readonly<TenantLimits> = Object.freeze({
   sessions: 4,
@@ -89,6 +94,7 @@ export const DEFAULT_TENANT_LIMITS: Readonly<TenantLimits> = Object.freeze({
   pids: 256,
   diskBytes: 1024 ** 3,
   commandTimeoutSeconds: 600,
+  fileToolTimeoutSeconds: 30,
   idleSeconds: 1800,
   maxSessionSeconds: 86_400,
 });
@@ -108,6 +114,7 @@ export function resolveLimits(defaults: LimitsInput | undefined, own: LimitsInpu
     pids: merged.pids ?? base.pids,
     diskBytes: bytesOf(merged.diskBytes) ?? base.diskBytes,
     commandTimeoutSeconds: merged.commandTimeoutSeconds ?? base.commandTimeoutSeconds,
+    fileToolTimeoutSeconds: merged.fileToolTimeoutSeconds ?? base.fileToolTimeoutSeconds,
     idleSeconds: merged.idleSeconds ?? base.idleSeconds,
     maxSessionSeconds: merged.maxSessionSeconds ?? base.maxSessionSeconds,
   };

@@ -27,7 +27,7 @@ export function registerTenantCommand(program: Command): void {
     .option('--workspace <dir>', "the tenant's workspace (default <data-dir>/tenants/<name>/workspace on the server)")
     .option(
       '--limit <key=value>',
-      'a limit for this tenant, repeatable: sessions, concurrentCalls, callsPerMinute, memory (512m), cpus, pids, diskBytes (1g), commandTimeoutSeconds, idleSeconds, maxSessionSeconds',
+      'a limit for this tenant, repeatable: sessions, concurrentCalls, callsPerMinute, memory (512m), cpus, pids, diskBytes (1g), commandTimeoutSeconds, fileToolTimeoutSeconds, idleSeconds, maxSessionSeconds',
       collectLimit,
       {},
     )
