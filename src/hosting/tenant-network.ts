@@ -64,7 +64,7 @@ export function withoutOperatorEgress(operator: ShellServiceOptions): ShellServi
 
 /** `web_fetch` held to the tenant's allow list (it fetches on the host, so the operator's list must not apply). */
 export function tenantWebFetch(network: TenantNetwork): Tool<unknown> {
-  return new WebFetchTool({ allow: network.allow ?? [], ...(network.hosts ? { hosts: network.hosts } : {}) }) as Tool<unknown>;
+  return new WebFetchTool({ allow: network.allow ?? [], owner: network.tenant, ...(network.hosts ? { hosts: network.hosts } : {}) }) as Tool<unknown>;
 }
 
 /** A tenant's shell service options, and what must be closed after the service is. */
