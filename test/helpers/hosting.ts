@@ -18,7 +18,7 @@ import { ApiKeyAuthenticator } from '../../src/hosting/api-key.js';
 import type { HostingEvent, HostingObserver } from '../../src/hosting/hosting-events.js';
 import { HostingServer, type HostingServerOptions } from '../../src/hosting/hosting-server.js';
 import { TenantStore } from '../../src/hosting/tenant-store.js';
-import { createRuntime, type Runtime } from '../../src/runtime/runtime.js';
+import { createRuntime, type Runtime, type RuntimeOptions } from '../../src/runtime/runtime.js';
 import { runCli } from './cli.js';
 
 /** A fresh real-path folder, removed at teardown (containers may still hold files a moment; retried). */
@@ -83,12 +83,17 @@ export interface Hosting {
   close(): Promise<void>;
 }
 
-/** Starts a hosting server over `tenantsFile` on 127.0.0.1 and a free port (approval yolo: shell commands run, in Docker). */
-export async function startHosting(options: { tenantsFile: string; dataDir: string } & Partial<HostingServerOptions>): Promise<Hosting> {
-  const { tenantsFile, ...rest } = options;
+/**
+ * Starts a hosting server over `tenantsFile` on 127.0.0.1 and a free port (approval yolo: shell commands run, in Docker).
+ * `pool` sets the runtime's worker pool (its threads, extra tool modules).
+ */
+export async function startHosting(
+  options: { tenantsFile: string; dataDir: string; pool?: RuntimeOptions['pool'] } & Partial<HostingServerOptions>,
+): Promise<Hosting> {
+  const { tenantsFile, pool, ...rest } = options;
   await mkdir(options.dataDir, { recursive: true });
   const store = await TenantStore.open({ file: tenantsFile, pollMs: 200 });
-  const runtime = await createRuntime({ workspace: options.dataDir, approvalMode: 'yolo', sandbox: 'docker', onWarning: () => {} });
+  const runtime = await createRuntime({ workspace: options.dataDir, approvalMode: 'yolo', sandbox: 'docker', onWarning: () => {}, ...(pool ? { pool } : {}) });
   const observer = new RecordingObserver();
   const server = await HostingServer.start({
     store,

@@ -154,6 +154,8 @@ test('lines are matched one by one, as grep does: anchors per line, CRLF, a matc
   t.deepEqual(await linesOf('^first'), ['bom.txt:1']);
   // \A and \z anchor at the line's ends (the pattern is searched line by line only).
   t.deepEqual(await linesOf('\\Asecond\\z'), ['bom.txt:2']);
+  // A file's last newline ends its last line: no empty line follows it.
+  t.deepEqual(await linesOf('^$'), []);
 });
 
 test('an invalid regex is invalid_tool_params', async (t) => {

@@ -109,6 +109,8 @@ export class LineRegex {
         const found = this.#chunk!.exec(run);
         if (!found) return true;
         at = found.index === 0 ? 0 : run.lastIndexOf(10, found.index - 1) + 1;
+        // An empty match after the run's last newline: no line starts there.
+        if (at >= run.length) return true;
       }
       let end = run.indexOf(10, at);
       if (end === -1) end = run.length;
