@@ -182,7 +182,8 @@ test('a hostile page is turned into text off the main thread: /healthz and anoth
   const served = web.served('/slow');
   const attack = call(hostile.client, 'web_fetch', { prompt: `Summarize http://127.0.0.1:${web.port}/slow` }).finally(() => (hostileAnswered = true));
   await served;
-  t.true(await eventually(async () => sharedHtmlTextPool().running > 0, 60_000, 5), 'the page is being turned into text');
+  // Converting (or, on a server that converts on its main thread, converted and answered).
+  t.true(await eventually(async () => sharedHtmlTextPool().running > 0 || hostileAnswered, 120_000, 5), 'the page is being turned into text');
   const health = await timed(() => fetch(healthz));
   t.is(health.value.status, 200);
   const listed = await timed(() => call(quiet.client, 'list_directory', { dir_path: '.' }));
