@@ -141,6 +141,18 @@ test('catastrophic regular expressions are matched in linear time, and another t
     t.regex(refused.text, /linear time \(RE2\)/);
   }
   t.log(`quiet's list_directory during ${attacks.length} catastrophic greps: ${listed.ms} ms`);
+
+  // Globs became backtracking JavaScript regexes too (picomatch): a file name of 200 a's and globs that never match it.
+  const name = 'a'.repeat(200);
+  t.is((await call(hostile.client, 'write_file', { file_path: name, content: 'x\n' })).errorType, undefined);
+  const globs = await Promise.all([
+    call(hostile.client, 'glob', { pattern: '*a*a*a*a*a*a*a*a*a*a*b' }),
+    call(hostile.client, 'grep_search', { pattern: 'x', include_pattern: '?*?*?*?*?*?*?*?*?*?*b' }),
+    call(hostile.client, 'list_directory', { dir_path: '.', ignore: ['*a*a*a*a*a*a*a*a*a*a*b'] }),
+    call(hostile.client, 'read_many_files', { include: ['*a*a*a*a*a*a*a*a*a*a*b'] }),
+  ]);
+  for (const result of globs) t.not(result.errorType, 'execution_timeout', result.text.slice(0, 300));
+  t.regex(globs[2]!.text, new RegExp(name));
 });
 
 test("one tenant's slow file tool calls hold at most its share of the workers: another tenant's list_directory is answered meanwhile", async (t) => {

@@ -1,6 +1,6 @@
-import picomatch from 'picomatch';
 import { looksBinary } from '../../../fs/binary-content.js';
 import { GitignoreFilter } from '../../../fs/gitignore.js';
+import { linearGlob } from '../../../fs/linear-glob.js';
 import { readConfinedFile } from '../../../fs/read-confined.js';
 import { decodeText } from '../../../fs/text-encoding.js';
 import { walkFiles } from '../../../fs/walk-files.js';
@@ -16,7 +16,7 @@ import type { LineRegex } from './line-regex.js';
  */
 export async function searchWithJavaScript(request: GrepRequest & { regex: LineRegex }): Promise<GrepOutcome> {
   const { regex } = request;
-  const included = request.include === undefined ? () => true : picomatch(request.include, { dot: true, basename: true });
+  const included = request.include === undefined ? () => true : linearGlob(request.include, { basename: true });
   const matches: GrepMatch[] = [];
   const files = walkFiles({
     workspace: request.workspace,
