@@ -22,7 +22,9 @@ export const GREP_MAX_MATCHES = 500;
  * (renameat2 RENAME_EXCHANGE), returned a host file's lines, and waited
  * for ever on a FIFO named `.gitignore`; git grep took its work tree and
  * pathspec magic from the repository's own configuration (a
- * `core.worktree = /` searched the host). `auto` stays accepted.
+ * `core.worktree = /` searched the host). `auto` stays accepted. The
+ * walk and the reads are JavaScript's; the matching is RE2's, in linear
+ * time (grep/line-regex.ts).
  */
 export type GrepEngineChoice = 'auto' | 'javascript';
 

@@ -35,7 +35,8 @@ export type HtmlToText = (html: string, options: { signal: AbortSignal; owner?: 
 export class HtmlTextPool {
   readonly #piscina: Piscina<string, ConvertedHtml>;
   readonly #fair: FairShare;
-  #running = 0;
+  /** Conversions handed to Piscina and not settled: queued there until a thread is ready, or running. */
+  #submitted = 0;
 
   constructor(options: HtmlTextPoolOptions = {}) {
     const { threads, maxHeapMb } = parseOptions(htmlTextPoolOptionsSchema, options, 'HtmlTextPool');
@@ -52,9 +53,14 @@ export class HtmlTextPool {
     this.#piscina.on('error', () => {});
   }
 
-  /** Conversions running in a thread now. */
+  /** The ids of the threads alive now: a conversion that was stopped took its thread with it. */
+  get threadIds(): number[] {
+    return this.#piscina.threads.map((thread) => thread.threadId);
+  }
+
+  /** Conversions running in a thread now (handed to a ready thread, not waiting for one to start). */
   get running(): number {
-    return this.#running;
+    return Math.max(0, this.#submitted - this.#piscina.queueSize);
   }
 
   /**
@@ -64,7 +70,7 @@ export class HtmlTextPool {
    */
   readonly convert: HtmlToText = async (html, { signal, owner = 'local' }) => {
     const release = await this.#fair.acquire(owner, signal);
-    this.#running++;
+    this.#submitted++;
     try {
       return await this.#piscina.run(html, { signal });
     } catch (error) {
@@ -73,7 +79,7 @@ export class HtmlTextPool {
         throw new Error('its HTML is too large to turn into text (the converter ran out of memory)');
       throw error;
     } finally {
-      this.#running--;
+      this.#submitted--;
       release();
     }
   };

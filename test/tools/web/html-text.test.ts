@@ -59,12 +59,16 @@ test('a conversion that is aborted ends: its thread is terminated and the next o
   t.teardown(() => pool.close());
   // Flat and shallow, so not flattened: html-to-text takes seconds over it.
   const slow = '<p>a'.repeat(1_000_000);
+  // A thread that is up takes the page at once: the conversion starts in it, and can only be stopped by ending it.
+  await pool.convert('<p>warm</p>', { signal: new AbortController().signal });
+  const [thread] = pool.threadIds;
   const controller = new AbortController();
   const converting = pool.convert(slow, { signal: controller.signal });
   t.true(await eventually(async () => pool.running === 1, 30_000, 5), 'the conversion runs');
   controller.abort(new Error('stop'));
   await t.throwsAsync(converting, { message: 'stop' });
   t.is(pool.running, 0);
+  t.true(await eventually(async () => !pool.threadIds.includes(thread!), 30_000, 5), 'its thread was terminated');
   const next = await pool.convert('<p>next page</p>', { signal: new AbortController().signal });
   t.is(next.text, 'next page');
 });

@@ -6,6 +6,8 @@ import { webFetchSummarizer } from '../../../src/agent/web-fetch-summary.js';
 import { extractUrls } from '../../../src/tools/web/prompt-urls.js';
 import { WebFetchTool, type WebFetchParams, type WebFetchToolOptions } from '../../../src/tools/web/web-fetch-tool.js';
 import type { ToolResult } from '../../../src/tools/tool.js';
+import { HtmlTextPool } from '../../../src/tools/web/html-text-pool.js';
+import { eventually } from '../../helpers/docker.js';
 import { startFakeGemini, textTurn } from '../../helpers/fake-gemini.js';
 
 // A site on loopback: loopback is private, so the tool reaches it only by
@@ -28,6 +30,9 @@ test.before(async () => {
     if (req.url === '/big') return void res.writeHead(200, { 'content-type': 'text/plain' }).end('x'.repeat(300_000));
     if (req.url === '/image') return void res.writeHead(200, { 'content-type': 'image/png' }).end(Buffer.from([0x89, 0x50, 0x4e, 0x47]));
     if (req.url === '/hang') return; // never answers
+    // Shallow, so not flattened: seconds of html-to-text's time.
+    if (req.url === '/slow-html') return void res.writeHead(200, { 'content-type': 'text/html' }).end(`<ul>${'<li>a'.repeat(1_000_000)}</ul>`);
+    if (req.url === '/nested') return void res.writeHead(200, { 'content-type': 'text/html' }).end(`${'<div>'.repeat(50_000)}deep${'</div>'.repeat(50_000)}`);
     if (req.url === '/to-internal') return void res.writeHead(302, { location: `http://internal.test:${internalPort}/secret` }).end();
     if (req.url === '/to-loopback-ip') return void res.writeHead(301, { location: `http://127.0.0.1:${internalPort}/secret` }).end();
     if (req.url === '/to-plain') return void res.writeHead(302, { location: '/plain' }).end();
@@ -163,4 +168,42 @@ test('with a model configured, the prompt is answered from the pages through the
   t.regex(sent, /What is the point of/);
   t.regex(sent, /First point\./);
   t.is(result.returnDisplay, 'Fetched 1 of 1 URL, answered through the model');
+});
+
+test("a page still being turned into text at the URL's time limit is refused, and its conversion is ended", async (t) => {
+  const pool = new HtmlTextPool({ threads: 1 });
+  t.teardown(() => pool.close());
+  // 5 MB arrive in milliseconds; html-to-text takes seconds over a million list items.
+  const web = tool({ htmlToText: pool.convert, limits: { timeoutMs: 2_000 } });
+  // A thread that is up takes the page at once: the conversion starts in it, and can only be stopped by ending it.
+  await pool.convert('<p>warm</p>', { signal: new AbortController().signal });
+  const [thread] = pool.threadIds;
+  const converting = fetchPrompt(web, `Read http://site.test:${port}/slow-html`);
+  const result = await converting;
+  t.is(result.error?.type, 'web_fetch_failed');
+  t.regex(result.text, /could not be turned into text within the URL's time limit of 2 s/);
+  t.is(pool.running, 0);
+  t.true(await eventually(async () => !pool.threadIds.includes(thread!), 30_000, 5), 'the thread converting it was terminated');
+});
+
+test('a cancelled call ends the conversion of its page', async (t) => {
+  const pool = new HtmlTextPool({ threads: 1 });
+  t.teardown(() => pool.close());
+  const web = tool({ htmlToText: pool.convert });
+  await pool.convert('<p>warm</p>', { signal: new AbortController().signal });
+  const controller = new AbortController();
+  const running = web.execute(params(web, `Read http://site.test:${port}/slow-html`), controller.signal);
+  const [thread] = pool.threadIds;
+  t.true(await eventually(async () => pool.running === 1, 30_000, 5));
+  controller.abort();
+  t.is(((await running.catch((error: unknown) => error)) as Error).name, 'AbortError');
+  t.is(pool.running, 0);
+  t.true(await eventually(async () => !pool.threadIds.includes(thread!), 30_000, 5), 'the thread converting it was terminated');
+});
+
+test('a page nested deeper than the cap comes back flattened, and the model is told', async (t) => {
+  const result = await fetchPrompt(tool(), `Read http://site.test:${port}/nested`);
+  t.is(result.error, undefined);
+  t.regex(result.text, /49744 HTML tags nested deeper than 256 levels were dropped; their text is kept/);
+  t.regex(result.text, /deep/);
 });
