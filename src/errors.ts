@@ -47,6 +47,8 @@ export const ToolErrorType = {
   EDIT_EXPECTED_OCCURRENCE_MISMATCH: 'edit_expected_occurrence_mismatch',
   EDIT_NO_CHANGE: 'edit_no_change',
   SEARCH_FAILED: 'search_failed',
+  /** A regular expression that only a backtracking engine could match (backreference, lookaround, …): patterns are matched in linear time (RE2); the message names what is refused. */
+  UNSUPPORTED_PATTERN: 'unsupported_pattern',
   ATTEMPT_TO_CREATE_EXISTING_FILE: 'attempt_to_create_existing_file',
   FILE_IS_BINARY: 'file_is_binary',
   /** A file tool tried to create or change something in toolcell's own state folder (`.toolcell/`). */

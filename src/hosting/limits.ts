@@ -62,6 +62,8 @@ export const limitsSchema = z.strictObject({
   diskBytes: size(z.number().int().min(MIN_LOOP_IMAGE_BYTES)).optional(),
   /** Wall time of one shell command. */
   commandTimeoutSeconds: count(86_400).optional(),
+  /** Wall time of one file tool call (read_file, grep_search, glob, …) in the worker threads all tenants share. */
+  fileToolTimeoutSeconds: count(3_600).optional(),
   /** A session with no request for this long is closed and its container removed. */
   idleSeconds: count(7 * 86_400).optional(),
   /** A session with no request and no open event stream for this long is closed: its client is gone (it never sent a DELETE). */
@@ -85,6 +87,7 @@ export interface TenantLimits {
   pids: number;
   diskBytes: number;
   commandTimeoutSeconds: number;
+  fileToolTimeoutSeconds: number;
   idleSeconds: number;
   abandonedSeconds: number;
   maxSessionSeconds: number;
@@ -97,7 +100,9 @@ export interface TenantLimits {
  * parallel. 600 calls a minute: ten a second, far above a model's pace,
  * low enough to stop a script hammering the server. Memory 512 MiB, 1 CPU,
  * 256 pids: the sandbox's own defaults made a little tighter for sharing.
- * Disk 1 GiB. Commands 10 minutes; idle 30 minutes; a session at most a day.
+ * Disk 1 GiB. Commands 10 minutes; a file tool call 30 s (a search of a
+ * full 1 GiB workspace takes a few seconds; the workers are shared, so a
+ * call's time is everybody's); idle 30 minutes; a session at most a day.
  * A session whose client is gone (no request, no event stream) 2 minutes:
  * clients that leave without a DELETE (the MCP Inspector's CLI does) would
  * otherwise hold a tenant's sessions for the 30 idle minutes.
@@ -114,6 +119,7 @@ export const DEFAULT_TENANT_LIMITS: Readonly<TenantLimits> = Object.freeze({
   pids: 256,
   diskBytes: 1024 ** 3,
   commandTimeoutSeconds: 600,
+  fileToolTimeoutSeconds: 30,
   idleSeconds: 1800,
   abandonedSeconds: 120,
   maxSessionSeconds: 86_400,
@@ -135,6 +141,7 @@ export function resolveLimits(defaults: LimitsInput | undefined, own: LimitsInpu
     pids: merged.pids ?? base.pids,
     diskBytes: bytesOf(merged.diskBytes) ?? base.diskBytes,
     commandTimeoutSeconds: merged.commandTimeoutSeconds ?? base.commandTimeoutSeconds,
+    fileToolTimeoutSeconds: merged.fileToolTimeoutSeconds ?? base.fileToolTimeoutSeconds,
     idleSeconds: merged.idleSeconds ?? base.idleSeconds,
     abandonedSeconds: merged.abandonedSeconds ?? base.abandonedSeconds,
     maxSessionSeconds: merged.maxSessionSeconds ?? base.maxSessionSeconds,

@@ -91,6 +91,7 @@ export function tenantWebFetch(network: TenantNetwork): Tool<unknown> {
   const { onEvent } = network;
   return new WebFetchTool({
     allow: network.allow ?? [],
+    owner: network.tenant,
     wording: TENANT_WORDING,
     ...(network.hosts ? { hosts: network.hosts } : {}),
     ...(onEvent ? { onEgress: (event) => onEvent(network.tenant, event) } : {}),

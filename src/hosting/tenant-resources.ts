@@ -13,9 +13,17 @@ import type { TenantLimits } from './limits.js';
 import { networkKey, tenantWebFetch, type TenantEgress, type TenantNetwork } from './tenant-network.js';
 import type { PrepareWorkspace, PreparedWorkspace } from './tenant-workspace.js';
 
-/** The limits and network a tenant's sessions are made with: a change needs new resources. */
+/** The limits, network and image a tenant's sessions and file tools are made with: a change needs new resources. */
 function containerKey(limits: TenantLimits, allow: readonly string[] | undefined, image?: string): string {
-  return [limits.memoryBytes, limits.cpus, limits.pids, limits.commandTimeoutSeconds, networkKey(allow), image ?? 'toolcell'].join('/');
+  return [
+    limits.memoryBytes,
+    limits.cpus,
+    limits.pids,
+    limits.commandTimeoutSeconds,
+    limits.fileToolTimeoutSeconds,
+    networkKey(allow),
+    image ?? 'toolcell',
+  ].join('/');
 }
 
 export interface TenantResourcesOptions {
@@ -67,7 +75,8 @@ export class TenantResources {
     const prepared = await options.prepareWorkspace(options.tenant, options.limits);
     const workspace: WorkspaceInfo = { roots: [prepared.path], stateDir: join(prepared.path, '.toolcell') };
     try {
-      const tools = await options.runtime.pool.createTools({ workspace });
+      // The worker threads are every tenant's: each gets its fair share of them, and its calls its own time limit.
+      const tools = await options.runtime.pool.createTools({ workspace, owner: options.tenant, callTimeoutMs: options.limits.fileToolTimeoutSeconds * 1000 });
       return new TenantResources(options, workspace, prepared, tools);
     } catch (error) {
       if (options.ownsShell) await options.shell.close().catch(() => {});

@@ -1,6 +1,5 @@
 import { lstat } from 'node:fs/promises';
 import { isAbsolute, relative, sep } from 'node:path';
-import picomatch from 'picomatch';
 import { z } from 'zod';
 import { ToolErrorType } from '../../errors.js';
 import { GitignoreFilter } from '../../fs/gitignore.js';
@@ -9,6 +8,7 @@ import { absoluteWorkspacePath, isInsideRoot, resolveWorkspacePath } from '../..
 import { defineTool } from '../define-tool.js';
 import { toolErrorResult } from '../results.js';
 import { failureResult } from './tool-failure.js';
+import { linearGlob } from '../../fs/linear-glob.js';
 
 /** At most this many paths are listed; the rest are counted. */
 export const GLOB_MAX_RESULTS = 500;
@@ -59,7 +59,7 @@ export const globTool = defineTool({
       if (pattern.split('/').includes('..')) {
         return toolErrorResult(ToolErrorType.INVALID_TOOL_PARAMS, `Glob patterns must not climb out with '..': ${params.pattern}`);
       }
-      const matches = picomatch(pattern, { dot: true, nocase: true });
+      const matches = linearGlob(pattern, { nocase: true });
       const report = emptyWalkReport();
       const found: GlobMatch[] = [];
       let unnamable = 0;

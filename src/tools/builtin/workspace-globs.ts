@@ -1,6 +1,6 @@
 import { isAbsolute, relative, sep } from 'node:path';
-import picomatch from 'picomatch';
 import { ToolErrorType, ToolcellError } from '../../errors.js';
+import { linearGlob } from '../../fs/linear-glob.js';
 import { findContainingRoot } from '../../fs/workspace-paths.js';
 import type { WorkspaceInfo } from '../define-tool.js';
 
@@ -42,7 +42,7 @@ export function patternsByRoot(workspace: WorkspaceInfo, patterns: readonly stri
 
 /** A matcher for root-relative paths; dotfiles match, case matters (as on Linux). */
 export function matcherFor(patterns: readonly string[]): (path: string) => boolean {
-  return patterns.length === 0 ? () => false : picomatch([...patterns], { dot: true });
+  return patterns.length === 0 ? () => false : linearGlob(patterns);
 }
 
 /** The part of a pattern before its first glob character, for locating its root. */

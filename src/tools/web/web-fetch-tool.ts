@@ -9,7 +9,9 @@ import { BaseTool } from '../base-tool.js';
 import { validateWithZod, zodToParametersJsonSchema } from '../parameters.js';
 import { toolErrorResult } from '../results.js';
 import type { ToolConfirmationDetails, ToolResult, ValidationResult } from '../tool.js';
-import { DEFAULT_FETCH_LIMITS, fetchPage, type FetchedPage, type FetchLimits } from './fetch-page.js';
+import { DEFAULT_FETCH_LIMITS, fetchPage, type FetchedPage, type FetchLimits, type PageConversion } from './fetch-page.js';
+import { MAX_HTML_DEPTH } from './html-depth.js';
+import { sharedHtmlTextPool, type HtmlToText } from './html-text-pool.js';
 import { extractUrls, MAX_URLS } from './prompt-urls.js';
 
 export const WEB_FETCH_TOOL_NAME = 'web_fetch';
@@ -53,6 +55,13 @@ export interface WebFetchToolOptions {
    * log locally, the audit log's `egress` lines on a hosting server.
    */
   onEgress?: (event: EgressEvent) => void;
+  /**
+   * Whose pages these are, for the fair share of the HTML threads (a hosting
+   * server passes the tenant's name). Default `local`.
+   */
+  owner?: string;
+  /** Where HTML becomes text. Default: the process's HTML threads (html-text-pool.ts). */
+  htmlToText?: HtmlToText;
 }
 
 /**
@@ -62,8 +71,9 @@ export interface WebFetchToolOptions {
  * sandbox's egress rules (sandbox.network.allow, checked for every redirect
  * hop, public addresses only unless listed): otherwise it would be a way
  * around them, and a server-side request forgery. It asks first (an `info`
- * confirmation listing the URLs). Runs on the main thread: its work is
- * network waits, and the HTML conversion is bounded by the byte cap.
+ * confirmation listing the URLs). Its own work on the main thread is
+ * network waits; a page's HTML is turned into text in the HTML threads,
+ * flattened below MAX_HTML_DEPTH and within the URL's time limit.
  */
 export class WebFetchTool extends BaseTool<WebFetchParams> {
   readonly #gate: EgressGate;
@@ -71,6 +81,7 @@ export class WebFetchTool extends BaseTool<WebFetchParams> {
   readonly #summarize: WebFetchToolOptions['summarize'];
   readonly #limits: FetchLimits;
   readonly #wording: EgressWording;
+  readonly #conversion: PageConversion;
 
   constructor(options: WebFetchToolOptions) {
     const wording = options.wording ?? SETTINGS_WORDING;
@@ -87,6 +98,10 @@ export class WebFetchTool extends BaseTool<WebFetchParams> {
     this.#allowsAnything = options.allow.length > 0;
     this.#summarize = options.summarize;
     this.#limits = { ...DEFAULT_FETCH_LIMITS, ...options.limits };
+    this.#conversion = {
+      htmlToText: options.htmlToText ?? ((html, how) => sharedHtmlTextPool().convert(html, how)),
+      ...(options.owner !== undefined ? { owner: options.owner } : {}),
+    };
   }
 
   validateParams(raw: unknown): ValidationResult<WebFetchParams> {
@@ -116,7 +131,7 @@ export class WebFetchTool extends BaseTool<WebFetchParams> {
       return toolErrorResult(ToolErrorType.WEB_FETCH_FAILED, `Could not fetch any URL of the prompt. ${failures.join('; ')}.${hint}`);
     }
     const budget = Math.floor(MAX_TEXT_CHARS / fetched.length);
-    const texts = fetched.map((page) => ({ url: page.finalUrl, text: clip(page.text, budget, page.cut) }));
+    const texts = fetched.map((page) => ({ url: page.finalUrl, text: flattenedNote(page.flattened) + clip(page.text, budget, page.cut) }));
     const sources = `Sources:\n${fetched.map((page, index) => `[${index + 1}] ${page.url}${page.finalUrl !== page.url ? ` (redirected to ${page.finalUrl})` : ''}`).join('\n')}`;
     const failed = failures.length > 0 ? `\n\nNot fetched:\n${failures.join('\n')}` : '';
     const display = `Fetched ${fetched.length} of ${pages.length} URL${pages.length === 1 ? '' : 's'}${failures.length > 0 ? ` (${failures.length} failed)` : ''}`;
@@ -139,7 +154,7 @@ export class WebFetchTool extends BaseTool<WebFetchParams> {
     const worker = async (): Promise<void> => {
       while (next < urls.length) {
         const index = next++;
-        results[index] = await fetchPage(urls[index]!, this.#gate, this.#limits, signal);
+        results[index] = await fetchPage(urls[index]!, this.#gate, this.#limits, signal, this.#conversion);
       }
     };
     await Promise.all(Array.from({ length: Math.min(PARALLEL_FETCHES, urls.length) }, worker));
@@ -151,4 +166,8 @@ function clip(text: string, budget: number, cut: boolean): string {
   const trimmed = text.trim();
   if (trimmed.length <= budget && !cut) return trimmed;
   return `${trimmed.slice(0, budget)}\n[... the page was cut here: it is longer than this call's share of ${MAX_TEXT_CHARS} characters ...]`;
+}
+
+function flattenedNote(flattened: number | undefined): string {
+  return flattened ? `[... ${flattened} HTML tags nested deeper than ${MAX_HTML_DEPTH} levels were dropped; their text is kept ...]\n` : '';
 }
