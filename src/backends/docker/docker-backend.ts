@@ -6,7 +6,6 @@ import { ToolcellError, ToolErrorType } from '../../errors.js';
 import { removeBackendContainers, removeLeftoverContainers } from './cleanup.js';
 import { SandboxContainer } from './container.js';
 import { DockerSession, sessionSlug, type SessionContainer } from './docker-session.js';
-import { aclWarning, sandboxWarnOnce } from './diagnostics.js';
 import { createEngineClient, engineUnavailableError, type EngineOptions } from './engine.js';
 import { PlainBuildLog } from './build-progress.js';
 import { EgressNetwork, removeLeftoverEgressNetworks } from './egress-network.js';
@@ -163,7 +162,6 @@ class DockerBackend implements DockerShellBackend {
       workspaceRoot,
       ...(pin !== undefined ? { pin } : {}),
       user: options.user,
-      grantAcl: options.grantWorkspaceAcl,
       mounts: this.#mounts,
       ...(socket !== undefined ? { engineSocket: socket } : {}),
     });
@@ -199,8 +197,6 @@ class DockerBackend implements DockerShellBackend {
         onRemoved: dropLogFolder,
         ...(signal ? { signal } : {}),
       });
-      const warning = aclWarning(workspaceRoot, container.ready.acl);
-      if (warning !== null) sandboxWarnOnce(warning);
       const address = this.#egress ? await this.#egressAddress(container) : undefined;
       return { container, backgroundDir: prepared.background.hostPath, ...(address !== undefined ? { address } : {}) };
     } catch (error) {

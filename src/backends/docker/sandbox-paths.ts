@@ -16,7 +16,12 @@ export const SANDBOX_PATHS = Object.freeze({
   backgroundLogs: '/workspace/.toolcell/background',
 });
 
-/** The image's unprivileged user, used when the workspace belongs to root. */
+/**
+ * The image's `sandbox` user. No command runs as it by default: commands
+ * run as the workspace owner; when that is root, the supervisor takes this
+ * uid as its real and saved uid, out of the commands' reach
+ * (sandbox/supervisor/identity.py, GUARD_UID).
+ */
 export const SANDBOX_UID = 10001;
 export const SANDBOX_GID = 10001;
 
