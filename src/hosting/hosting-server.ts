@@ -79,7 +79,9 @@ export class HostingServer {
 
   private constructor(options: ResolvedHostingServerOptions) {
     this.#options = options;
-    this.#prepare = options.prepareWorkspace ?? folderWorkspace({ dataDir: options.dataDir, workspaceOf: (tenant) => options.store.tenant(tenant)?.workspace });
+    this.#prepare =
+      options.prepareWorkspace ??
+      folderWorkspace({ dataDir: options.dataDir, workspaceOf: (tenant) => options.store.tenant(tenant)?.workspace, onLog: (message) => this.#log(message) });
     this.#sessionGate = new FairGate(options.maxSessions);
     this.#callGate = new FairGate(options.maxConcurrentCalls);
     this.#policies = new TenantPolicies(options.runtime.policy);
@@ -262,16 +264,19 @@ export class HostingServer {
 
   /** A tenant's resources for its current limits: made on first use, replaced when its container limits change. */
   async #tenantResources(tenant: string, limits: TenantLimits): Promise<TenantResources> {
-    const allow = this.#options.store.tenant(tenant)?.network;
+    const view = this.#options.store.tenant(tenant);
+    const allow = view?.network;
+    const uid = view?.uid;
+    if (uid === undefined) throw new SessionRefusal({ status: 401, message: 'Invalid bearer token' });
     const pending = this.#resources.get(tenant);
     if (pending) {
       const current = await pending.catch(() => undefined);
       // Another session may have replaced them while this one waited: start over from what is there now.
       if (this.#resources.get(tenant) !== pending) return this.#tenantResources(tenant, limits);
-      if (current?.matches(limits, allow)) return current;
+      if (current?.matches(limits, allow, uid)) return current;
       if (current) void current.retire();
     }
-    const made = this.#makeResources(tenant, limits, allow);
+    const made = this.#makeResources(tenant, uid, limits, allow);
     this.#resources.set(tenant, made);
     made.catch(() => this.#resources.get(tenant) === made && this.#resources.delete(tenant));
     return made;
@@ -282,7 +287,7 @@ export class HostingServer {
    * an allow list, on a shell service of its own (its own egress network and
    * proxy, tenant-network.ts), closed with them.
    */
-  async #makeResources(tenant: string, limits: TenantLimits, allow: readonly string[] | undefined): Promise<TenantResources> {
+  async #makeResources(tenant: string, uid: number, limits: TenantLimits, allow: readonly string[] | undefined): Promise<TenantResources> {
     const network: TenantNetwork = {
       tenant,
       allow,
@@ -295,6 +300,7 @@ export class HostingServer {
       : undefined;
     return TenantResources.create({
       tenant,
+      uid,
       limits,
       runtime: this.#options.runtime,
       prepareWorkspace: this.#prepare,

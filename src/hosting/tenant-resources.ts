@@ -12,14 +12,17 @@ import { tenantSlug } from './disk/tenant-slug.js';
 import type { TenantLimits } from './limits.js';
 import { networkKey, tenantWebFetch, type TenantEgress, type TenantNetwork } from './tenant-network.js';
 import type { PrepareWorkspace, PreparedWorkspace } from './tenant-workspace.js';
+import { tenantUser } from './tenant-uid.js';
 
-/** The limits and network a tenant's sessions are made with: a change needs new resources. */
-function containerKey(limits: TenantLimits, allow: readonly string[] | undefined): string {
-  return [limits.memoryBytes, limits.cpus, limits.pids, limits.commandTimeoutSeconds, networkKey(allow)].join('/');
+/** The limits, network and uid a tenant's sessions are made with: a change needs new resources. */
+function containerKey(limits: TenantLimits, allow: readonly string[] | undefined, uid: number): string {
+  return [limits.memoryBytes, limits.cpus, limits.pids, limits.commandTimeoutSeconds, networkKey(allow), uid].join('/');
 }
 
 export interface TenantResourcesOptions {
   tenant: string;
+  /** The tenant's own uid (tenant-uid.ts): its commands run as it, its workspace belongs to it. */
+  uid: number;
   limits: TenantLimits;
   runtime: Runtime;
   prepareWorkspace: PrepareWorkspace;
@@ -36,6 +39,17 @@ export interface TenantResourcesOptions {
   egress?: TenantEgress;
   /** What its sandboxes and web_fetch may reach (tenant-network.ts); absent: nothing. */
   network?: TenantNetwork;
+}
+
+/**
+ * Whom a tenant's commands run as: the owner its workspace was prepared
+ * for; as root, the tenant's uid even when a preparer of the embedder's said
+ * nothing (never the workspace folder's owner, which may be root, shared
+ * by every tenant); not root, the folder's owner (no uid of its own).
+ */
+function commandUser(prepared: PreparedWorkspace, uid: number): { uid: number; gid: number } | undefined {
+  if (prepared.owner !== undefined) return prepared.owner;
+  return process.geteuid?.() === 0 ? tenantUser(uid) : undefined;
 }
 
 /**
@@ -60,11 +74,12 @@ export class TenantResources {
   #closed: Promise<void> | undefined;
 
   static async create(options: TenantResourcesOptions): Promise<TenantResources> {
-    const prepared = await options.prepareWorkspace(options.tenant, options.limits);
-    const workspace: WorkspaceInfo = { roots: [prepared.path], stateDir: join(prepared.path, '.toolcell') };
+    const prepared = await options.prepareWorkspace(options.tenant, options.limits, tenantUser(options.uid));
+    const user = commandUser(prepared, options.uid);
+    const workspace: WorkspaceInfo = { roots: [prepared.path], stateDir: join(prepared.path, '.toolcell'), ...(user ? { owner: user } : {}) };
     try {
       const tools = await options.runtime.pool.createTools({ workspace });
-      return new TenantResources(options, workspace, prepared, tools);
+      return new TenantResources(options, workspace, prepared, tools, user);
     } catch (error) {
       if (options.ownsShell) await options.shell.close().catch(() => {});
       await options.egress?.close().catch(() => {});
@@ -73,10 +88,16 @@ export class TenantResources {
     }
   }
 
-  private constructor(options: TenantResourcesOptions, workspace: WorkspaceInfo, prepared: PreparedWorkspace, fileTools: Tool<unknown>[]) {
+  private constructor(
+    options: TenantResourcesOptions,
+    workspace: WorkspaceInfo,
+    prepared: PreparedWorkspace,
+    fileTools: Tool<unknown>[],
+    user: { uid: number; gid: number } | undefined,
+  ) {
     this.tenant = options.tenant;
     this.limits = options.limits;
-    this.key = containerKey(options.limits, options.network?.allow);
+    this.key = containerKey(options.limits, options.network?.allow, options.uid);
     this.workspace = workspace;
     this.#shell = options.ownsShell ? options.shell : undefined;
     this.#egress = options.egress;
@@ -93,7 +114,14 @@ export class TenantResources {
       workspace,
       baseRegistry,
       // One CPU group per tenant: however many sessions it runs, a busy tenant gets one share of the CPU under contention.
-      limits: { memoryBytes: options.limits.memoryBytes, cpus: options.limits.cpus, pids: options.limits.pids, cpuGroup: tenantSlug(options.tenant) },
+      // The tenant's own uid: tenants never share the kernel's per-user budgets (tenant-uid.ts).
+      limits: {
+        memoryBytes: options.limits.memoryBytes,
+        cpus: options.limits.cpus,
+        pids: options.limits.pids,
+        cpuGroup: tenantSlug(options.tenant),
+        ...(user ? { user } : {}),
+      },
       // The MCP handshake does not wait for the container: a burst of new sessions would hold each
       // initialize for every container start before it; the session's first command waits instead.
       awaitSandbox: false,
@@ -103,9 +131,9 @@ export class TenantResources {
     this.createSession = createSessionFactory({ baseRegistry, openSandbox });
   }
 
-  /** True when new sessions should use fresh resources for these limits and allow list. */
-  matches(limits: TenantLimits, allow?: readonly string[]): boolean {
-    return !this.#retired && this.key === containerKey(limits, allow);
+  /** True when new sessions should use fresh resources for these limits, allow list and uid. */
+  matches(limits: TenantLimits, allow: readonly string[] | undefined, uid: number): boolean {
+    return !this.#retired && this.key === containerKey(limits, allow, uid);
   }
 
   use(): void {

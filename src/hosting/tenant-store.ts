@@ -8,11 +8,14 @@ import type { PolicyRule } from '../policy/policy-rule.js';
 import { resolveLimits, type TenantLimits } from './limits.js';
 import { resolveTenantNetwork } from './tenant-policy-fields.js';
 import { loadTenantPolicies } from './tenant-policy.js';
-import { readTenantsFile, type TenantsFile } from './tenants-file.js';
+import { readTenantsFile, writeTenantsFile, type TenantsFile } from './tenants-file.js';
+import { assignTenantUids } from './tenant-uid.js';
 
 /** One tenant as the server sees it: limits resolved, workspace as the file says (undefined: the data dir's). */
 export interface TenantView {
   name: string;
+  /** The uid and gid its commands run as (tenant-uid.ts). */
+  uid: number;
   workspace?: string;
   limits: TenantLimits;
   /** The rules of the defaults' and the tenant's policy files, read when the tenants file was (tenant-policy.ts). */
@@ -64,9 +67,9 @@ export class TenantStore extends EventEmitter<TenantStoreEvents> implements KeyD
   /** Reads the file (it must exist and be valid) and starts watching it. */
   static async open(options: TenantStoreOptions): Promise<TenantStore> {
     const store = new TenantStore(options);
-    const content = await readTenantsFile(options.file);
+    const content = await store.#read();
     store.#signature = await signature(options.file);
-    store.#apply(content!);
+    store.#apply(content);
     store.#watch();
     return store;
   }
@@ -114,7 +117,7 @@ export class TenantStore extends EventEmitter<TenantStoreEvents> implements KeyD
     const now = await signature(this.file);
     if (now === this.#signature) return;
     try {
-      const content = await readTenantsFile(this.file);
+      const content = await this.#read();
       this.#signature = now;
       this.#lastProblem = '';
       this.#apply(content!);
@@ -128,6 +131,20 @@ export class TenantStore extends EventEmitter<TenantStoreEvents> implements KeyD
     }
   }
 
+  /**
+   * Reads the file; a tenant written without a uid (by hand, or before
+   * tenants had one) gets the next one, recorded in the file at once, so
+   * that it keeps it across restarts.
+   */
+  async #read(): Promise<TenantsFile> {
+    const content = (await readTenantsFile(this.file))!;
+    if (assignTenantUids(content)) {
+      await writeTenantsFile(this.file, content);
+      this.#log(`recorded tenant uids in ${this.file} (next ${content.nextUid})`);
+    }
+    return content;
+  }
+
   #apply(content: TenantsFile): void {
     const tenants = new Map<string, TenantView>();
     const keys = new Map<string, StoredKey>();
@@ -137,6 +154,7 @@ export class TenantStore extends EventEmitter<TenantStoreEvents> implements KeyD
       const network = resolveTenantNetwork(content.defaults?.network, entry.network);
       tenants.set(name, {
         name,
+        uid: entry.uid!,
         ...(entry.workspace ? { workspace: entry.workspace } : {}),
         limits: resolveLimits(content.defaults?.limits, entry.limits),
         policy: policies.get(name) ?? [],

@@ -123,6 +123,7 @@ class DockerBackend implements DockerShellBackend {
       cpus: own.cpus ?? base.cpus,
       pids: own.pids ?? base.pids,
       ...(own.cpuGroup !== undefined ? { cpuGroup: own.cpuGroup } : {}),
+      ...(own.user !== undefined ? { user: own.user } : {}),
     };
   }
 
@@ -154,14 +155,14 @@ class DockerBackend implements DockerShellBackend {
     input: { sessionId?: string; limits: EffectiveSessionLimits; signal?: AbortSignal },
   ): Promise<SessionContainer> {
     const { sessionId, signal } = input;
-    const { cpuGroup, ...limits } = input.limits;
+    const { cpuGroup, user, ...limits } = input.limits;
     const options = { ...this.#options, limits: { ...this.#options.limits, ...limits } };
     const socket = this.#engine.socketPath ?? unixSocketOf(process.env['DOCKER_HOST']);
     const pin = this.#pins.get(workspaceRoot);
     const prepared = await prepareWorkspace({
       workspaceRoot,
       ...(pin !== undefined ? { pin } : {}),
-      user: options.user,
+      user: user ?? options.user,
       mounts: this.#mounts,
       ...(socket !== undefined ? { engineSocket: socket } : {}),
     });

@@ -48,6 +48,9 @@ The key (tc_<id>_<secret>) is printed on stdout and nowhere else; only its
 SHA-256 hash is stored. Keep it: it cannot be shown again. A running server
 picks the change up within about a second (policies and network for new sessions).
 
+A new tenant gets a uid of its own (from 1900000000 up, never one a removed
+tenant had): its commands run as it, and its workspace belongs to it.
+
 Policy files are checked now and read again whenever the tenants file
 changes. A tenant's rules are judged as a layer over the operator's: the
 stricter verdict wins, so an operator deny always holds, a tenant deny holds
@@ -72,6 +75,7 @@ Examples:
         const network = options.networkAllow ? checkNetwork(options.networkAllow) : existing?.network;
         const key = generateApiKey();
         content.tenants[name] = {
+          ...(existing?.uid !== undefined ? { uid: existing.uid } : {}),
           ...(options.workspace !== undefined ? { workspace: resolve(options.workspace) } : existing?.workspace ? { workspace: existing.workspace } : {}),
           ...(Object.keys(limits).length > 0 ? { limits } : {}),
           ...(policies !== undefined ? { policies } : {}),
@@ -80,7 +84,9 @@ Examples:
         };
         await writeTenantsFile(file, content);
         process.stdout.write(`${key.key}\n`);
-        process.stderr.write(`toolcell tenant: ${existing ? 'added key' : 'created tenant'} ${name} (key id ${key.id}) in ${file}\n`);
+        process.stderr.write(
+          `toolcell tenant: ${existing ? 'added key' : 'created tenant'} ${name} (key id ${key.id}, uid ${content.tenants[name]!.uid}) in ${file}\n`,
+        );
       });
     });
 
@@ -88,12 +94,13 @@ Examples:
     .command('list')
     .description('List tenants: key ids and whether each is revoked, workspace and limits. Never a hash or a key.')
     .addOption(tenantsOption())
-    .option('--json', 'print one JSON object: {tenants: [{name, workspace, keys: [{id, createdAt, revoked}], limits, policies, network}]}')
+    .option('--json', 'print one JSON object: {tenants: [{name, uid, workspace, keys: [{id, createdAt, revoked}], limits, policies, network}]}')
     .action(async (options: FileOption & { json?: boolean }) => {
       process.exitCode = await run('list', async () => {
         const content = await load(options.tenants);
         const tenants = Object.entries(content.tenants).map(([name, entry]) => ({
           name,
+          uid: entry.uid ?? null,
           workspace: entry.workspace ?? null,
           keys: entry.keys.map((key) => ({ id: key.id, createdAt: key.createdAt, revoked: key.revokedAt !== undefined })),
           limits: namedLimits(resolveLimits(content.defaults?.limits, entry.limits)),
@@ -103,7 +110,7 @@ Examples:
         if (options.json) return void process.stdout.write(`${JSON.stringify({ tenants }, null, 2)}\n`);
         if (tenants.length === 0) return void process.stdout.write('no tenants\n');
         for (const entry of tenants) {
-          process.stdout.write(`${entry.name}${entry.workspace ? `  workspace ${entry.workspace}` : ''}\n`);
+          process.stdout.write(`${entry.name}${entry.uid !== null ? `  uid ${entry.uid}` : ''}${entry.workspace ? `  workspace ${entry.workspace}` : ''}\n`);
           for (const key of entry.keys) process.stdout.write(`  key ${key.id}  created ${key.createdAt}${key.revoked ? '  REVOKED' : ''}\n`);
           process.stdout.write(
             `  limits ${Object.entries(entry.limits)
@@ -137,7 +144,9 @@ Examples:
 
   tenant
     .command('remove <name>')
-    .description('Remove a tenant and its keys; a running server closes its live sessions. Its workspace is left on disk.')
+    .description(
+      'Remove a tenant and its keys; a running server closes its live sessions. Its workspace is left on disk, and its uid is never given to another tenant.',
+    )
     .addOption(tenantsOption())
     .action(async (name: string, options: FileOption) => {
       process.exitCode = await run('remove', async () => {
