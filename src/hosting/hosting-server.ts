@@ -11,6 +11,7 @@ import type { ServeSession } from '../mcp/server/session.js';
 import type { ToolRegistry } from '../registry/tool-registry.js';
 import { ShellService } from '../shell/shell-service.js';
 import type { WorkspaceInfo } from '../tools/define-tool.js';
+import { inCallerTerms } from '../fs/workspace-paths.js';
 import { requestAuthenticator } from './authenticate-request.js';
 import { toolCallEvent, toolErrorResult } from './call-record.js';
 import { FairGate } from './fair-gate.js';
@@ -250,7 +251,7 @@ export class HostingServer {
         registry: base.registry,
         idleMs: limits.idleSeconds * 1000,
         maxLifetimeMs: limits.maxSessionSeconds * 1000,
-        aroundCall: this.#aroundCall(tenant, id),
+        aroundCall: this.#aroundCall(tenant, id, resources.workspace),
         close: async () => {
           await base.close().catch(() => {});
           await rollback();
@@ -315,7 +316,7 @@ export class HostingServer {
    * tool error), then a server-wide slot in the tenant's turn, then the
    * call; its event is recorded before the result goes back.
    */
-  #aroundCall(tenant: string, session: string): AroundToolCall {
+  #aroundCall(tenant: string, session: string, workspace: WorkspaceInfo): AroundToolCall {
     return async (call, run) => {
       const started = Date.now();
       const limits = this.#limits(tenant);
@@ -332,7 +333,8 @@ export class HostingServer {
           const release = await this.#callGate.acquire(tenant, call.signal);
           try {
             done = await run();
-            result = done.result;
+            // The tools answer in the tenant's terms already; any message that named its workspace's host path still gets /workspace.
+            result = inTenantTerms(done.result, workspace);
           } finally {
             release();
           }
@@ -391,6 +393,11 @@ export class HostingServer {
   #log(message: string): void {
     this.#options.onLog?.(message);
   }
+}
+
+/** A result with every text block in the tenant's terms (inCallerTerms: its workspace is /workspace). */
+function inTenantTerms(result: CallToolResult, workspace: WorkspaceInfo): CallToolResult {
+  return { ...result, content: result.content.map((block) => (block.type === 'text' ? { ...block, text: inCallerTerms(workspace, block.text) } : block)) };
 }
 
 /** An egress proxy's event as the audit log writes it: the tenant's name, no time of its own (the log adds one). */

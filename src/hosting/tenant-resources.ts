@@ -76,7 +76,13 @@ export class TenantResources {
   static async create(options: TenantResourcesOptions): Promise<TenantResources> {
     const prepared = await options.prepareWorkspace(options.tenant, options.limits, tenantUser(options.uid));
     const user = commandUser(prepared, options.uid);
-    const workspace: WorkspaceInfo = { roots: [prepared.path], stateDir: join(prepared.path, '.toolcell'), ...(user ? { owner: user } : {}) };
+    // A tenant knows its workspace as its sandbox shows it, /workspace: no host path in what its tools answer.
+    const workspace: WorkspaceInfo = {
+      roots: [prepared.path],
+      stateDir: join(prepared.path, '.toolcell'),
+      hideHostPaths: true,
+      ...(user ? { owner: user } : {}),
+    };
     try {
       const tools = await options.runtime.pool.createTools({ workspace });
       return new TenantResources(options, workspace, prepared, tools, user);

@@ -1,3 +1,5 @@
+import { SANDBOX_WORKSPACE_PATH } from '../../contracts/workspace-info.js';
+
 /**
  * Fixed places inside every sandbox container. Commands see the workspace at
  * `workspace` (their working directory), a private tmpfs at `tmp` and `home`,
@@ -5,15 +7,15 @@
  */
 export const SANDBOX_PATHS = Object.freeze({
   /** The bind-mounted workspace root. */
-  workspace: '/workspace',
+  workspace: SANDBOX_WORKSPACE_PATH,
   /** A tmpfs owned by the command user; pass it as HOME. */
   home: '/home/sandbox',
   /** A tmpfs, private to the session. */
   tmp: '/tmp',
   /** The workspace's state folder, hidden by an empty read-only tmpfs. */
-  stateDir: '/workspace/.toolcell',
+  stateDir: `${SANDBOX_WORKSPACE_PATH}/.toolcell`,
   /** Background jobs' logs: the only part of the state folder commands can write. */
-  backgroundLogs: '/workspace/.toolcell/background',
+  backgroundLogs: `${SANDBOX_WORKSPACE_PATH}/.toolcell/background`,
 });
 
 /**
