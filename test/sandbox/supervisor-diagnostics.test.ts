@@ -1,8 +1,8 @@
 /**
  * What the supervisor says besides command output reaches the user: its LOG
- * frames as debug lines when TOOLCELL_DEBUG is set, workspace entries the
- * sandbox user could not be given access to as a warning, and a supervisor
- * of another protocol version as a refusal that says to rebuild the image.
+ * frames as debug lines when TOOLCELL_DEBUG is set (and nothing about the
+ * workspace's permissions, which it never changes), and a supervisor of
+ * another protocol version as a refusal that says to rebuild the image.
  */
 import anyTest, { type ExecutionContext } from 'ava';
 import { chown, stat, writeFile } from 'node:fs/promises';
