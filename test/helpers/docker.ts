@@ -191,15 +191,19 @@ export async function containerProcesses(containerId: string): Promise<Container
   return (top.Processes ?? []).map((row: string[]) => ({ pid: Number(row[0]), user: row[1] ?? '', args: row.slice(2).join(' ') }));
 }
 
-/** toolcell's own processes in a container: docker-init, the supervisor and its reapers (forks of it), a setpriv starting a command. */
-const TOOLCELL_PROCESS = /^(\/sbin\/docker-init|\/dev\/init|python3 -B \/opt\/toolcell\/supervisor\/supervisor\.py|\/usr\/bin\/setpriv) /;
+/**
+ * toolcell's own processes in a container: docker-init, the supervisor and
+ * its reapers (forks of it). A setpriv is a command being started (the same
+ * process execs the command), so it counts as the command's.
+ */
+const TOOLCELL_PROCESS = /^(\/sbin\/docker-init|\/dev\/init|python3 -B \/opt\/toolcell\/supervisor\/supervisor\.py) /;
 
 /**
  * Processes of a container that belong to commands: every process but
- * toolcell's own (root processes running docker-init, the supervisor or
- * setpriv). Commands may run as root too (a root-owned workspace), so the
- * user alone does not tell them apart; these tests' commands never disguise
- * their command line.
+ * toolcell's own (root processes running docker-init or the supervisor).
+ * Commands may run as root too (a root-owned workspace), so the user alone
+ * does not tell them apart; these tests' commands never disguise their
+ * command line.
  */
 export async function commandProcesses(containerId: string): Promise<ContainerProcess[]> {
   return (await containerProcesses(containerId)).filter((row) => !((row.user === 'root' || row.user === '0') && TOOLCELL_PROCESS.test(row.args)));
