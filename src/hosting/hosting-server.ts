@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { removeLeftoverContainers } from '../backends/docker/cleanup.js';
 import { createEngineClient } from '../backends/docker/engine.js';
 import { parseOptions } from '../contracts/parse-options.js';
-import { errorMessage, ToolErrorType } from '../errors.js';
+import { errorMessage, isToolcellError, ToolErrorType } from '../errors.js';
 import type { AroundToolCall } from '../mcp/server/create-tool-server.js';
 import { serveHttp, SessionRefusal, type HttpRefusal, type LiveHttpSession, type RunningHttpServer } from '../mcp/server/serve-http.js';
 import type { ServeSession } from '../mcp/server/session.js';
@@ -259,7 +259,11 @@ export class HostingServer {
       };
     } catch (error) {
       await rollback();
-      throw error;
+      if (error instanceof SessionRefusal) throw error;
+      // What failed (a disk image, a folder, the engine) is the operator's to read: its message names host paths.
+      this.#log(`could not open a session for tenant ${tenant}: ${errorMessage(error)}`);
+      const code = isToolcellError(error) ? ` (${error.code})` : '';
+      throw new SessionRefusal({ status: 500, message: `Could not open a session${code}; the server's log says why. Retry later.` });
     }
   }
 

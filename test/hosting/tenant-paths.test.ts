@@ -25,10 +25,16 @@ test('the file tools take /workspace paths and answer in them; no result, error 
   const file = join(dir, 'tenants.json');
   const dataDir = join(dir, 'data');
   const key = await addTenant(file, 'acme');
+  const brokenKey = await addTenant(file, 'broken');
   const disks = await TenantDisks.open({ dataDir });
   t.teardown(() => disks.releaseAll());
-  const prepareWorkspace: PrepareWorkspace = (tenant, _limits, owner) => disks.prepare(tenant, { diskBytes: 64 * MiB }, owner);
-  const hosting = await startHosting({ tenantsFile: file, dataDir, prepareWorkspace });
+  // A workspace that cannot be made (say its image is damaged): the reason names host paths.
+  const prepareWorkspace: PrepareWorkspace = async (tenant, _limits, owner) => {
+    if (tenant === 'broken') throw new Error(`cannot mount ${dataDir}/disk-images/broken.ext4 on ${dataDir}/workspaces/broken`);
+    return disks.prepare(tenant, { diskBytes: 64 * MiB }, owner);
+  };
+  const logs: string[] = [];
+  const hosting = await startHosting({ tenantsFile: file, dataDir, prepareWorkspace, onLog: (line) => logs.push(line) });
   t.teardown(() => hosting.close());
   const { client } = await connectTenant(t, hosting.server.url, key);
   const hostDirs = [dir, dataDir, await realpath(dataDir), disks.workspacePath('acme')];
@@ -82,6 +88,18 @@ test('the file tools take /workspace paths and answer in them; no result, error 
   }
   // What the sandbox shows of its mounts: a tenant on its disk sees the disk's root, never its image or mount point.
   await ask('mounts', 'run_shell_command', { command: 'cat /proc/self/mountinfo; cat /sys/block/*/loop/backing_file 2>&1' });
+
+  // A session that cannot be opened says so, and why only to the operator.
+  const refused = await connectTenant(t, hosting.server.url, brokenKey).then(
+    () => 'opened',
+    (error: Error) => error.message,
+  );
+  answers.push({ what: 'session refused', text: refused });
+  t.regex(refused, /Could not open a session; the server's log says why/);
+  t.true(
+    logs.some((line) => line.includes(`${dataDir}/disk-images/broken.ext4`)),
+    logs.join('\n'),
+  );
 
   const leaks = answers
     .filter((answer) => hostDirs.some((hostDir) => answer.text.includes(hostDir)))
