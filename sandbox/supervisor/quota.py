@@ -12,7 +12,7 @@ Two steps keep this cheap and unevadable:
 2. When a call's sample shows more growth than the limit, the supervisor
    confirms it: as the command user, it sums the files changed since the
    call started (ctime, which commands cannot set back; whoever owns them,
-   since the ACL grant lets commands write root's files) in the workspace
+   since commands may write files of other owners that their modes open) in the workspace
    and the background-log folder, plus files the session's
    processes still hold open after deleting them. A folder it cannot read, a
    process it cannot inspect (the user hid them), descriptors in flight on a
@@ -42,6 +42,8 @@ step 2 cannot tell apart from the job's, also write.
 import os
 import stat
 import time
+
+import identity
 
 POLL_INTERVAL = 0.005
 RISE_RESCAN_BYTES = 16 << 20
@@ -153,17 +155,12 @@ class WorkspaceQuota:
     def scan(self, since):
         """Sums the user's changes since `since`, seen with the user's own rights."""
         usage = Usage()
-        os.setresgid(0, self.gid, 0)
-        os.setresuid(0, self.uid, 0)
-        try:
+        with identity.acting_as((self.uid, self.gid)):
             device = os.lstat(self.path).st_dev
             seen = set()
             for root in self.roots:
                 self._walk(root, device, since, usage, seen)
             self._open_unlinked(device, usage, seen)
-        finally:
-            os.setresuid(0, 0, 0)
-            os.setresgid(0, 0, 0)
         return usage
 
     def _walk(self, root, device, since, usage, seen):
@@ -240,9 +237,13 @@ class WorkspaceQuota:
         itself non-dumpable. A process that is exiting or a zombie has no
         memory map any more, which also makes the kernel show its /proc
         entries as root's; it holds nothing for long, so it is not hiding
-        (a command killed by SIGXFSZ is one while its shell is frozen)."""
+        (a command killed by SIGXFSZ is one while its shell is frozen). A
+        process holding capabilities is toolcell's (docker-init, which shares
+        uid 0 with commands of a root-owned workspace; a setpriv starting a
+        command): commands never hold any."""
         uid = None
         has_mm = False
+        capabilities = 0
         try:
             with open(f"/proc/{pid}/status") as f:
                 for line in f:
@@ -252,6 +253,8 @@ class WorkspaceQuota:
                         uid = int(line.split()[1])
                     elif line.startswith("VmSize:"):
                         has_mm = True
+                    elif line.startswith("CapPrm:"):
+                        capabilities = int(line.split()[1], 16)
         except OSError:
             return False
-        return uid == self.uid and has_mm
+        return uid == self.uid and has_mm and capabilities == 0

@@ -1,11 +1,13 @@
 """toolcell's in-container supervisor: one per sandbox session.
 
 Started as the container's main process (under docker-init), as container
-root with only CAP_SETUID, CAP_SETGID and CAP_KILL, and no-new-privileges.
+root with only CAP_SETUID, CAP_SETGID, CAP_SETPCAP and CAP_KILL, and
+no-new-privileges; when commands run as uid 0 it moves its real and saved
+uid out of their reach first (identity.py).
 It speaks the framed protocol of protocol.py over the container's attached
 stdin/stdout. Each SPAWN goes to an idle reaper (reaper.py; a few are forked
-at start-up and reused), which starts the command as the unprivileged
-sandbox user in its own session, with a PTY (pty mode), pipes (pipes mode) or
+at start-up and reused), which starts the command as the workspace owner's
+uid and gid (or a hosting tenant's), without capabilities, in its own session, with a PTY (pty mode), pipes (pipes mode) or
 a log file (background), and owns its process tree.
 
 It never trusts command output: output is forwarded as length-prefixed bytes.
@@ -23,6 +25,7 @@ import sys
 import time
 
 import fdchannel
+import identity
 import mount_check
 import proctree
 import protocol as P
@@ -43,14 +46,13 @@ def parse_args(argv):
     parser.add_argument("--gid", type=int, required=True)
     parser.add_argument("--workspace", default="/workspace")
     parser.add_argument("--log-dir", default="/workspace/.toolcell/background")
-    parser.add_argument("--grant-acl", action="store_true")
     parser.add_argument("--workspace-bytes", type=int, default=0, help="per-call growth limit of the workspace filesystem (0: none)")
     parser.add_argument("--workspace-files", type=int, default=0, help="per-call limit of new inodes there (0: none)")
     parser.add_argument("--expect-workspace", type=mount_check.parse_identity, help="DEV:INO the workspace mount must be")
     parser.add_argument("--expect-log-dir", type=mount_check.parse_identity, help="DEV:INO the log folder mount must be")
     args = parser.parse_args(argv)
-    if args.uid == 0 or args.gid == 0:
-        parser.error("commands never run as root")
+    if args.uid < 0 or args.gid < 0:
+        parser.error("--uid and --gid must be ids")
     return args
 
 
@@ -263,14 +265,15 @@ class Supervisor:
     def run(self):
         refused = self.refusal()
         if refused is not None:
-            # Before any reaper, command or ACL grant: nothing touches what was mounted by mistake.
+            # Before any reaper or command: nothing touches what was mounted by mistake.
             self.send_json(P.REFUSED, 0, {"type": "workspace_mismatch", "message": refused})
             return 3
         wake_r, wake_w = os.pipe()
         os.set_blocking(wake_w, False)
         os.set_blocking(wake_r, False)
         signal.signal(signal.SIGCHLD, lambda *_: None)
-        signal.signal(signal.SIGTERM, lambda *_: self.begin_shutdown(grace_ms=0))
+        for sig in identity.ignore_relayed(self.identity):
+            signal.signal(sig, lambda *_: self.begin_shutdown(grace_ms=0))
         signal.set_wakeup_fd(wake_w)
         os.set_blocking(0, False)
         self.selector.register(0, selectors.EVENT_READ, "host")
@@ -302,11 +305,6 @@ class Supervisor:
                 return 0
 
     def ready(self):
-        acl = None
-        if self.args.grant_acl:
-            import workspace_acl
-
-            acl = workspace_acl.grant(self.args.workspace, self.args.uid)
         self.send_json(
             P.READY,
             0,
@@ -316,13 +314,13 @@ class Supervisor:
                 "uid": self.args.uid,
                 "gid": self.args.gid,
                 "workspace": self.args.workspace,
-                "acl": acl,
             },
         )
 
 
 def main(argv):
     args = parse_args(argv)
+    identity.separate_from((args.uid, args.gid))
     # Orphans of a crashed reaper come back here rather than to init.
     reaper.set_child_subreaper()
     return Supervisor(args).run()

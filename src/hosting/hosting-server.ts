@@ -6,7 +6,7 @@ import { removeLeftovers } from '../backends/docker/leftovers.js';
 import { probeDocker } from '../backends/docker/probe.js';
 import { sessionMemory } from '../backends/docker/session-memory.js';
 import { parseOptions } from '../contracts/parse-options.js';
-import { errorMessage, ToolErrorType } from '../errors.js';
+import { errorMessage, isToolcellError, ToolErrorType } from '../errors.js';
 import type { AroundToolCall } from '../mcp/server/create-tool-server.js';
 import { serveHttp, SessionRefusal, type HttpRefusal, type LiveHttpSession, type RunningHttpServer } from '../mcp/server/serve-http.js';
 import type { ServeSession } from '../mcp/server/session.js';
@@ -14,6 +14,7 @@ import { shellSessionIdOf } from '../mcp/server/shell-sandbox.js';
 import type { ToolRegistry } from '../registry/tool-registry.js';
 import { ShellService } from '../shell/shell-service.js';
 import type { WorkspaceInfo } from '../tools/define-tool.js';
+import { inCallerTerms } from '../fs/workspace-paths.js';
 import { requestAuthenticator } from './authenticate-request.js';
 import { toolCallEvent, toolErrorResult } from './call-record.js';
 import { FairGate } from './fair-gate.js';
@@ -100,7 +101,9 @@ export class HostingServer {
 
   private constructor(options: ResolvedHostingServerOptions) {
     this.#options = options;
-    this.#prepare = options.prepareWorkspace ?? folderWorkspace({ dataDir: options.dataDir, workspaceOf: (tenant) => options.store.tenant(tenant)?.workspace });
+    this.#prepare =
+      options.prepareWorkspace ??
+      folderWorkspace({ dataDir: options.dataDir, workspaceOf: (tenant) => options.store.tenant(tenant)?.workspace, onLog: (message) => this.#log(message) });
     this.#sessionGate = new FairGate(options.maxSessions);
     this.#callGate = new FairGate(options.maxConcurrentCalls);
     this.#bodies = new BodyBudget(options.requestBodies);
@@ -361,7 +364,7 @@ export class HostingServer {
         idleMs: limits.idleSeconds * 1000,
         abandonedMs: limits.abandonedSeconds * 1000,
         maxLifetimeMs: limits.maxSessionSeconds * 1000,
-        aroundCall: this.#aroundCall(tenant, id, redactor),
+        aroundCall: this.#aroundCall(tenant, id, { redactor, workspace: resources.workspace }),
         close: async () => {
           await base.close().catch(() => {});
           await rollback();
@@ -369,14 +372,21 @@ export class HostingServer {
       };
     } catch (error) {
       await rollback();
-      throw error;
+      if (error instanceof SessionRefusal) throw error;
+      // What failed (a disk image, a folder, the engine) is the operator's to read: its message names host paths.
+      this.#log(`could not open a session for tenant ${tenant}: ${errorMessage(error)}`);
+      const code = isToolcellError(error) ? ` (${error.code})` : '';
+      throw new SessionRefusal({ status: 500, message: `Could not open a session${code}; the server's log says why. Retry later.` });
     }
   }
 
   /** A tenant's resources for its current limits: made on first use, replaced when its container limits change. */
   async #tenantResources(tenant: string, limits: TenantLimits): Promise<TenantResources> {
-    const allow = this.#options.store.tenant(tenant)?.network;
-    const image = await readTenantImage(tenant, this.#options.store.tenant(tenant)?.dockerfile).catch((error: unknown) => {
+    const view = this.#options.store.tenant(tenant);
+    const allow = view?.network;
+    const uid = view?.uid;
+    if (uid === undefined) throw new SessionRefusal({ status: 401, message: 'Invalid bearer token' });
+    const image = await readTenantImage(tenant, view?.dockerfile).catch((error: unknown) => {
       this.#log(errorMessage(error));
       throw new SessionRefusal({
         status: 503,
@@ -389,10 +399,10 @@ export class HostingServer {
       const current = await pending.catch(() => undefined);
       // Another session may have replaced them while this one waited: start over from what is there now.
       if (this.#resources.get(tenant) !== pending) return this.#tenantResources(tenant, limits);
-      if (current?.matches(limits, allow, image?.key)) return current;
+      if (current?.matches(limits, allow, uid, image?.key)) return current;
       if (current) void current.retire();
     }
-    const made = this.#makeResources(tenant, limits, allow, image);
+    const made = this.#makeResources(tenant, uid, limits, allow, image);
     this.#resources.set(tenant, made);
     made.catch(() => this.#resources.get(tenant) === made && this.#resources.delete(tenant));
     return made;
@@ -403,7 +413,7 @@ export class HostingServer {
    * an allow list, on a shell service of its own (its own egress network and
    * proxy, tenant-network.ts), closed with them.
    */
-  async #makeResources(tenant: string, limits: TenantLimits, allow: readonly string[] | undefined, image?: TenantImage): Promise<TenantResources> {
+  async #makeResources(tenant: string, uid: number, limits: TenantLimits, allow: readonly string[] | undefined, image?: TenantImage): Promise<TenantResources> {
     const network: TenantNetwork = {
       tenant,
       allow,
@@ -424,6 +434,7 @@ export class HostingServer {
         : undefined;
     return TenantResources.create({
       tenant,
+      uid,
       limits,
       runtime: this.#options.runtime,
       prepareWorkspace: this.#prepare,
@@ -439,7 +450,8 @@ export class HostingServer {
    * tool error), then a server-wide slot in the tenant's turn, then the
    * call; its event is recorded before the result goes back.
    */
-  #aroundCall(tenant: string, session: string, redactor: SecretRedactor | undefined): AroundToolCall {
+  #aroundCall(tenant: string, session: string, context: { redactor: SecretRedactor | undefined; workspace: WorkspaceInfo }): AroundToolCall {
+    const { redactor, workspace } = context;
     return async (call, run) => {
       const started = Date.now();
       const limits = this.#limits(tenant);
@@ -456,7 +468,8 @@ export class HostingServer {
           const release = await this.#callGate.acquire(tenant, call.signal);
           try {
             done = await run();
-            result = done.result;
+            // The tools answer in the tenant's terms already; any message that named its workspace's host path still gets /workspace.
+            result = inTenantTerms(done.result, workspace);
           } finally {
             release();
           }
@@ -516,6 +529,11 @@ export class HostingServer {
   #log(message: string): void {
     this.#options.onLog?.(message);
   }
+}
+
+/** A result with every text block in the tenant's terms (inCallerTerms: its workspace is /workspace). */
+function inTenantTerms(result: CallToolResult, workspace: WorkspaceInfo): CallToolResult {
+  return { ...result, content: result.content.map((block) => (block.type === 'text' ? { ...block, text: inCallerTerms(workspace, block.text) } : block)) };
 }
 
 /** An egress proxy's event as the audit log writes it: the tenant's name, no time of its own (the log adds one). */

@@ -12,9 +12,10 @@ import { tenantSlug } from './disk/tenant-slug.js';
 import type { TenantLimits } from './limits.js';
 import { networkKey, tenantWebFetch, type TenantEgress, type TenantNetwork } from './tenant-network.js';
 import type { PrepareWorkspace, PreparedWorkspace } from './tenant-workspace.js';
+import { tenantUser } from './tenant-uid.js';
 
-/** The limits, network and image a tenant's sessions and file tools are made with: a change needs new resources. */
-function containerKey(limits: TenantLimits, allow: readonly string[] | undefined, image?: string): string {
+/** The limits, network, uid and image a tenant's sessions and file tools are made with: a change needs new resources. */
+function containerKey(limits: TenantLimits, allow: readonly string[] | undefined, uid: number, image?: string): string {
   return [
     limits.memoryBytes,
     limits.cpus,
@@ -22,12 +23,15 @@ function containerKey(limits: TenantLimits, allow: readonly string[] | undefined
     limits.commandTimeoutSeconds,
     limits.fileToolTimeoutSeconds,
     networkKey(allow),
+    uid,
     image ?? 'toolcell',
   ].join('/');
 }
 
 export interface TenantResourcesOptions {
   tenant: string;
+  /** The tenant's own uid (tenant-uid.ts): its commands run as it, its workspace belongs to it. */
+  uid: number;
   limits: TenantLimits;
   runtime: Runtime;
   prepareWorkspace: PrepareWorkspace;
@@ -46,6 +50,17 @@ export interface TenantResourcesOptions {
   network?: TenantNetwork;
   /** The key of the tenant's own image (tenant-image.ts), when it has one: a changed image needs new resources. */
   imageKey?: string;
+}
+
+/**
+ * Whom a tenant's commands run as: the owner its workspace was prepared
+ * for; as root, the tenant's uid even when a preparer of the embedder's said
+ * nothing (never the workspace folder's owner, which may be root, shared
+ * by every tenant); not root, the folder's owner (no uid of its own).
+ */
+function commandUser(prepared: PreparedWorkspace, uid: number): { uid: number; gid: number } | undefined {
+  if (prepared.owner !== undefined) return prepared.owner;
+  return process.geteuid?.() === 0 ? tenantUser(uid) : undefined;
 }
 
 /**
@@ -72,12 +87,19 @@ export class TenantResources {
   #closed: Promise<void> | undefined;
 
   static async create(options: TenantResourcesOptions): Promise<TenantResources> {
-    const prepared = await options.prepareWorkspace(options.tenant, options.limits);
-    const workspace: WorkspaceInfo = { roots: [prepared.path], stateDir: join(prepared.path, '.toolcell') };
+    const prepared = await options.prepareWorkspace(options.tenant, options.limits, tenantUser(options.uid));
+    const user = commandUser(prepared, options.uid);
+    // A tenant knows its workspace as its sandbox shows it, /workspace: no host path in what its tools answer.
+    const workspace: WorkspaceInfo = {
+      roots: [prepared.path],
+      stateDir: join(prepared.path, '.toolcell'),
+      hideHostPaths: true,
+      ...(user ? { owner: user } : {}),
+    };
     try {
       // The worker threads are every tenant's: each gets its fair share of them, and its calls its own time limit.
       const tools = await options.runtime.pool.createTools({ workspace, owner: options.tenant, callTimeoutMs: options.limits.fileToolTimeoutSeconds * 1000 });
-      return new TenantResources(options, workspace, prepared, tools);
+      return new TenantResources(options, workspace, prepared, tools, user);
     } catch (error) {
       if (options.ownsShell) await options.shell.close().catch(() => {});
       await options.egress?.close().catch(() => {});
@@ -86,10 +108,16 @@ export class TenantResources {
     }
   }
 
-  private constructor(options: TenantResourcesOptions, workspace: WorkspaceInfo, prepared: PreparedWorkspace, fileTools: Tool<unknown>[]) {
+  private constructor(
+    options: TenantResourcesOptions,
+    workspace: WorkspaceInfo,
+    prepared: PreparedWorkspace,
+    fileTools: Tool<unknown>[],
+    user: { uid: number; gid: number } | undefined,
+  ) {
     this.tenant = options.tenant;
     this.limits = options.limits;
-    this.key = containerKey(options.limits, options.network?.allow, options.imageKey);
+    this.key = containerKey(options.limits, options.network?.allow, options.uid, options.imageKey);
     this.workspace = workspace;
     this.#shell = options.ownsShell ? options.shell : undefined;
     this.#egress = options.egress;
@@ -106,7 +134,14 @@ export class TenantResources {
       workspace,
       baseRegistry,
       // One CPU group per tenant: however many sessions it runs, a busy tenant gets one share of the CPU under contention.
-      limits: { memoryBytes: options.limits.memoryBytes, cpus: options.limits.cpus, pids: options.limits.pids, cpuGroup: tenantSlug(options.tenant) },
+      // The tenant's own uid: tenants never share the kernel's per-user budgets (tenant-uid.ts).
+      limits: {
+        memoryBytes: options.limits.memoryBytes,
+        cpus: options.limits.cpus,
+        pids: options.limits.pids,
+        cpuGroup: tenantSlug(options.tenant),
+        ...(user ? { user } : {}),
+      },
       // The MCP handshake does not wait for the container: a burst of new sessions would hold each
       // initialize for every container start before it; the session's first command waits instead.
       awaitSandbox: false,
@@ -126,9 +161,9 @@ export class TenantResources {
     };
   }
 
-  /** True when new sessions should use fresh resources for these limits and allow list. */
-  matches(limits: TenantLimits, allow?: readonly string[], imageKey?: string): boolean {
-    return !this.#retired && this.key === containerKey(limits, allow, imageKey);
+  /** True when new sessions should use fresh resources for these limits, allow list, uid and image. */
+  matches(limits: TenantLimits, allow: readonly string[] | undefined, uid: number, imageKey?: string): boolean {
+    return !this.#retired && this.key === containerKey(limits, allow, uid, imageKey);
   }
 
   use(): void {

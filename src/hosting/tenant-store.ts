@@ -8,12 +8,15 @@ import type { PolicyRule } from '../policy/policy-rule.js';
 import { resolveLimits, type TenantLimits } from './limits.js';
 import { resolveTenantNetwork } from './tenant-policy-fields.js';
 import { loadTenantPolicies } from './tenant-policy.js';
-import { readTenantsFile, type TenantsFile } from './tenants-file.js';
+import { readTenantsFile, writeTenantsFile, type TenantsFile } from './tenants-file.js';
+import { assignTenantUids } from './tenant-uid.js';
 import { workspaceOverlap } from './workspace-overlap.js';
 
 /** One tenant as the server sees it: limits resolved, workspace as the file says (undefined: the data dir's). */
 export interface TenantView {
   name: string;
+  /** The uid and gid its commands run as (tenant-uid.ts). */
+  uid: number;
   workspace?: string;
   limits: TenantLimits;
   /** The rules of the defaults' and the tenant's policy files, read when the tenants file was (tenant-policy.ts). */
@@ -78,7 +81,7 @@ export class TenantStore extends EventEmitter<TenantStoreEvents> implements KeyD
     const store = new TenantStore(options);
     const content = await store.#read();
     store.#signature = await signature(options.file);
-    store.#apply(content!);
+    store.#apply(content);
     store.#watch();
     return store;
   }
@@ -141,11 +144,20 @@ export class TenantStore extends EventEmitter<TenantStoreEvents> implements KeyD
     }
   }
 
-  /** The file, read and checked whole: its schema, then where its workspaces lie on disk. */
+  /**
+   * The file, read and checked whole: its schema, then where its workspaces
+   * lie on disk. A tenant written without a uid (by hand, or before tenants
+   * had one) gets the next one, recorded in the file at once, so that it
+   * keeps it across restarts.
+   */
   async #read(): Promise<TenantsFile> {
     const content = (await readTenantsFile(this.file))!;
     const overlap = await workspaceOverlap(content, { dataDir: this.#dataDir, tenantsFile: this.file });
     if (overlap !== undefined) throw new ToolcellError(ToolErrorType.INVALID_TENANTS_FILE, `Tenants file ${this.file}: ${overlap}`);
+    if (assignTenantUids(content)) {
+      await writeTenantsFile(this.file, content);
+      this.#log(`recorded tenant uids in ${this.file} (next ${content.nextUid})`);
+    }
     return content;
   }
 
@@ -158,6 +170,7 @@ export class TenantStore extends EventEmitter<TenantStoreEvents> implements KeyD
       const network = resolveTenantNetwork(content.defaults?.network, entry.network);
       tenants.set(name, {
         name,
+        uid: entry.uid!,
         ...(entry.workspace ? { workspace: entry.workspace } : {}),
         limits: resolveLimits(content.defaults?.limits, entry.limits),
         policy: policies.get(name) ?? [],

@@ -7,6 +7,7 @@ import { writeFileAtomic } from '../fs/atomic-write.js';
 import { limitsSchema } from './limits.js';
 import { tenantNetworkSchema, tenantPoliciesSchema } from './tenant-policy-fields.js';
 import { tenantSecretsSchema } from './tenant-secrets.js';
+import { assignTenantUids, TENANT_UID_FIRST, TENANT_UID_LAST, tenantUidSchema } from './tenant-uid.js';
 
 /**
  * The tenants file: who may use a hosting server, with which keys, in which
@@ -14,7 +15,8 @@ import { tenantSecretsSchema } from './tenant-secrets.js';
  * nobody edits hashes by hand; the server reloads it when it changes.
  *
  * {"version": 1, "defaults": {"limits": {…}, "policies"?: [...], "network"?: …},
- *  "tenants": {"acme": {"workspace"?: "/srv/acme", "limits"?: {…},
+ *  "nextUid": 1900000001,
+ *  "tenants": {"acme": {"uid": 1900000000, "workspace"?: "/srv/acme", "limits"?: {…},
  *              "policies"?: ["/srv/policies/acme.toml"], "network"?: "none" | {"allow": [...]},
  *              "keys": [{"id", "hash", "createdAt", "revokedAt"?}]}}}
  */
@@ -34,6 +36,8 @@ const keySchema = z.strictObject({
 
 /** One tenant's entry; `toolcell tenant add|set` check a field's value with its part of this. */
 export const tenantSchema = z.strictObject({
+  /** The uid (and gid) its commands run as, its own (tenant-uid.ts); given by `toolcell tenant add`, or by the server when missing. */
+  uid: tenantUidSchema.optional(),
   /** An absolute folder; default `<data-dir>/tenants/<name>/workspace`. */
   workspace: z
     .string()
@@ -60,6 +64,13 @@ export const tenantsFileSchema = z
     defaults: z
       .strictObject({ limits: limitsSchema.optional(), policies: tenantPoliciesSchema.optional(), network: tenantNetworkSchema.optional() })
       .optional(),
+    /** The next tenant uid to hand out: it only grows, so a removed tenant's uid is never given again. */
+    nextUid: z
+      .number()
+      .int()
+      .min(TENANT_UID_FIRST)
+      .max(TENANT_UID_LAST + 1)
+      .optional(),
     tenants: z.record(z.string().regex(TENANT_NAME, { error: TENANT_NAME_RULE }), tenantSchema),
   })
   .superRefine((file, context) => {
@@ -69,6 +80,14 @@ export const tenantsFileSchema = z
       const other = folders.find(([otherName, otherFolder]) => otherName !== name && (folder === otherFolder || folder.startsWith(`${otherFolder}/`)));
       if (other)
         context.addIssue({ code: 'custom', path: ['tenants', name, 'workspace'], message: `must not be or lie inside tenant ${other[0]}'s workspace` });
+    }
+    // Two tenants with one uid would share the kernel's per-user budgets and each other's files.
+    const owners = new Map<number, string>();
+    for (const [name, tenant] of Object.entries(file.tenants)) {
+      if (tenant.uid === undefined) continue;
+      const other = owners.get(tenant.uid);
+      if (other !== undefined) context.addIssue({ code: 'custom', path: ['tenants', name, 'uid'], message: `must not be tenant ${other}'s uid too` });
+      owners.set(tenant.uid, name);
     }
     // The key id finds the tenant in one lookup, so it must be unique across the file.
     const seen = new Set<string>();
@@ -127,9 +146,11 @@ export async function readTenantsFile(file: string, options: { missingOk?: boole
 /**
  * Writes the file whole and atomically (readers, the server's watcher
  * included, see the old content or the new), mode 0600: it holds hashes
- * only, but who may log in is nobody else's business.
+ * only, but who may log in is nobody else's business. A tenant without a
+ * uid is given the next one first (in `content` itself: tenant-uid.ts).
  */
 export async function writeTenantsFile(file: string, content: TenantsFile): Promise<void> {
+  assignTenantUids(content);
   // Checked before it is written: the commands never leave a file the server would refuse.
   parseTenantsFile(file, content);
   const folder = dirname(file);

@@ -102,13 +102,17 @@ export interface Runtime {
 /** Resolves a workspace folder to its real path, or throws `invalid_workspace`. */
 export async function resolveWorkspace(dir: string): Promise<WorkspaceInfo> {
   let root: string;
+  let owner: { uid: number; gid: number };
   try {
     root = await realpath(dir);
-    if (!(await stat(root)).isDirectory()) throw new Error('not a directory');
+    const info = await stat(root);
+    if (!info.isDirectory()) throw new Error('not a directory');
+    owner = { uid: info.uid, gid: info.gid };
   } catch (error) {
     throw new ToolcellError(ToolErrorType.INVALID_WORKSPACE, `Workspace ${JSON.stringify(dir)} is not an existing folder (${(error as Error).message}).`);
   }
-  return { roots: [root], stateDir: join(root, '.toolcell') };
+  // What the file tools create belongs to the workspace's owner, as what its sandboxed commands create does.
+  return { roots: [root], stateDir: join(root, '.toolcell'), owner };
 }
 
 /** Saved full outputs older than this many days are deleted when a runtime starts (`tools.savedOutputRetentionDays`). */

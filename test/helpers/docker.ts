@@ -205,9 +205,22 @@ export async function runningProcesses(containerId: string): Promise<ContainerPr
   }
 }
 
-/** Processes of a container that belong to commands (init, supervisor and reapers run as root). */
+/**
+ * toolcell's own processes in a container: docker-init, the supervisor and
+ * its reapers (forks of it). A setpriv is a command being started (the same
+ * process execs the command), so it counts as the command's.
+ */
+const TOOLCELL_PROCESS = /^(\/sbin\/docker-init|\/dev\/init|python3 -B \/opt\/toolcell\/supervisor\/supervisor\.py) /;
+
+/**
+ * Processes of a container that belong to commands: every process but
+ * toolcell's own (root processes running docker-init or the supervisor).
+ * Commands may run as root too (a root-owned workspace), so the user alone
+ * does not tell them apart; these tests' commands never disguise their
+ * command line.
+ */
 export async function commandProcesses(containerId: string): Promise<ContainerProcess[]> {
-  return (await containerProcesses(containerId)).filter((row) => row.user !== 'root' && row.user !== '0');
+  return (await containerProcesses(containerId)).filter((row) => !((row.user === 'root' || row.user === '0') && TOOLCELL_PROCESS.test(row.args)));
 }
 
 /** Ids of the containers carrying `label=value`, running or not. */

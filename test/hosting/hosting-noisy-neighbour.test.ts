@@ -43,8 +43,8 @@ test("while tenant A runs a fork bomb, a 1 GB output flood, a disk fill and CPU 
   t.teardown(async () => disks?.releaseAll());
   const folders = folderWorkspace({ dataDir, workspaceOf: () => undefined });
   const workspaces = new Map<string, string>();
-  const prepareWorkspace: PrepareWorkspace = async (tenant, limits) => {
-    const prepared = disks && tenant === 'noisy' ? await disks.prepare(tenant, { diskBytes: limits.diskBytes }) : await folders(tenant, limits);
+  const prepareWorkspace: PrepareWorkspace = async (tenant, limits, owner) => {
+    const prepared = disks && tenant === 'noisy' ? await disks.prepare(tenant, { diskBytes: limits.diskBytes }, owner) : await folders(tenant, limits, owner);
     workspaces.set(tenant, prepared.path);
     return prepared;
   };

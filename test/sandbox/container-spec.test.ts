@@ -6,7 +6,7 @@ const workspace = {
   workspace: { source: '/run/toolcell/mounts/aa', expected: { dev: 2049n, ino: 12n } },
   background: { source: '/run/toolcell/mounts/bb', expected: { dev: 2049n, ino: 99n }, hostPath: '/srv/ws/.toolcell/background/k1', key: 'k1' },
 };
-const identity = { uid: 10001, gid: 10001, grantAcl: true };
+const identity = { uid: 10001, gid: 10001 };
 
 test('the default container request carries every hardening setting', (t) => {
   const spec = buildContainerSpec({ image: 'img', options: resolveDockerBackendOptions({}), identity, workspace, labels: { a: 'b' } });
@@ -14,14 +14,14 @@ test('the default container request carries every hardening setting', (t) => {
   t.is(host.NetworkMode, 'none');
   t.true(host.ReadonlyRootfs);
   t.deepEqual(host.CapDrop, ['ALL']);
-  t.deepEqual(host.CapAdd, ['SETUID', 'SETGID', 'KILL']);
+  t.deepEqual(host.CapAdd, ['SETUID', 'SETGID', 'SETPCAP', 'KILL']);
   t.deepEqual(host.SecurityOpt, ['no-new-privileges']);
   t.is(host.PidsLimit, 256);
   t.is(host.Memory, host.MemorySwap);
   t.is(host.NanoCpus, 1e9);
   t.true(host.Init);
   t.is(host.LogConfig?.Type, 'none');
-  t.deepEqual(host.Ulimits?.map((u) => u.Name), ['fsize', 'nofile', 'core']);
+  t.deepEqual(host.Ulimits?.map((u) => u.Name), ['fsize', 'nofile', 'core', 'sigpending', 'msgqueue']);
   t.regex(host.Tmpfs?.['/tmp'] ?? '', /nosuid,nodev.*size=268435456/);
   t.regex(host.Tmpfs?.['/home/sandbox'] ?? '', /uid=10001,gid=10001/);
   t.deepEqual(host.Mounts?.map((m) => [m.Type, m.Source, m.Target, m.ReadOnly]), [
@@ -40,7 +40,7 @@ test('the default container request carries every hardening setting', (t) => {
   t.true(spec.StdinOnce);
   t.false(spec.Tty);
   t.deepEqual(spec.Labels, { a: 'b' });
-  t.true(spec.Cmd?.includes('--grant-acl'));
+  t.false(spec.Cmd?.includes('--grant-acl'), 'nothing in the workspace is given ACL entries');
 });
 
 test('options change limits, runtime and protections', (t) => {
@@ -49,7 +49,7 @@ test('options change limits, runtime and protections', (t) => {
     limits: { cpus: 0.5, pids: 32 },
     hardening: { network: 'bridge', hideStateDir: false, securityOpt: ['apparmor=unconfined'] },
   });
-  const spec = buildContainerSpec({ image: 'img', options, identity: { uid: 1000, gid: 1000, grantAcl: false }, workspace, labels: {} });
+  const spec = buildContainerSpec({ image: 'img', options, identity: { uid: 1000, gid: 1000 }, workspace, labels: {} });
   t.is(spec.HostConfig?.Runtime, 'runsc');
   t.is(spec.HostConfig?.NanoCpus, 5e8);
   t.is(spec.HostConfig?.PidsLimit, 32);

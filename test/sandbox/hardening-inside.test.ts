@@ -2,7 +2,7 @@
  * The hardening as a command sees it from inside its container.
  */
 import anyTest from 'ava';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { makeWorkspace, requireDocker, runCommand, useSandboxBackend } from '../helpers/docker.js';
 
@@ -13,17 +13,23 @@ function field(status: string, name: string): string | undefined {
   return new RegExp(`^${name}:[ \\t]*(.*)$`, 'm').exec(status)?.[1]?.trim();
 }
 
-test('commands have no capabilities and no way to gain privileges', async (t) => {
-  const session = await sandbox.session(t);
+test('commands have no capabilities and no way to gain privileges, and run as the workspace owner', async (t) => {
+  const workspaceRoot = await makeWorkspace(t);
+  const session = await sandbox.session(t, { workspaceRoot });
   const { stdout } = await runCommand(session, 'cat /proc/self/status', { mode: 'pipes' });
   t.is(field(stdout, 'NoNewPrivs'), '1');
   t.is(field(stdout, 'CapEff'), '0000000000000000');
   t.is(field(stdout, 'CapPrm'), '0000000000000000');
   t.is(field(stdout, 'CapAmb'), '0000000000000000');
+  t.is(field(stdout, 'CapBnd'), '0000000000000000', 'nothing to regain, not even for a uid-0 command');
   t.is(field(stdout, 'Seccomp'), '2', 'the engine\'s default seccomp filter applies');
   const uids = field(stdout, 'Uid')?.split(/\s+/) ?? [];
   t.is(uids.length, 4);
-  t.true(uids.every((uid) => uid !== '0'), `real, effective, saved and fs uid are non-root: ${uids.join(' ')}`);
+  const owner = String((await stat(workspaceRoot)).uid);
+  t.true(
+    uids.every((uid) => uid === owner),
+    `real, effective, saved and fs uid are the workspace owner's (${owner}): ${uids.join(' ')}`,
+  );
   t.is(field(stdout, 'Groups'), '', 'no supplementary groups');
 });
 

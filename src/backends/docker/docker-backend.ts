@@ -6,7 +6,6 @@ import { ToolcellError, ToolErrorType } from '../../errors.js';
 import { removeBackendContainers } from './cleanup.js';
 import { SandboxContainer } from './container.js';
 import { DockerSession, sessionSlug, type SessionContainer } from './docker-session.js';
-import { aclWarning, sandboxWarnOnce } from './diagnostics.js';
 import { createEngineClient, engineUnavailableError, type EngineOptions } from './engine.js';
 import { PlainBuildLog } from './build-progress.js';
 import { EgressNetwork } from './egress-network.js';
@@ -130,6 +129,7 @@ class DockerBackend implements DockerShellBackend {
       cpus: own.cpus ?? base.cpus,
       pids: own.pids ?? base.pids,
       ...(own.cpuGroup !== undefined ? { cpuGroup: own.cpuGroup } : {}),
+      ...(own.user !== undefined ? { user: own.user } : {}),
     };
   }
 
@@ -161,15 +161,14 @@ class DockerBackend implements DockerShellBackend {
     input: { sessionId?: string; limits: EffectiveSessionLimits; signal?: AbortSignal },
   ): Promise<SessionContainer> {
     const { sessionId, signal } = input;
-    const { cpuGroup, ...limits } = input.limits;
+    const { cpuGroup, user, ...limits } = input.limits;
     const options = { ...this.#options, limits: { ...this.#options.limits, ...limits } };
     const socket = this.#engine.socketPath ?? unixSocketOf(process.env['DOCKER_HOST']);
     const pin = this.#pins.get(workspaceRoot);
     const prepared = await prepareWorkspace({
       workspaceRoot,
       ...(pin !== undefined ? { pin } : {}),
-      user: options.user,
-      grantAcl: options.grantWorkspaceAcl,
+      user: user ?? options.user,
       mounts: this.#mounts,
       ...(socket !== undefined ? { engineSocket: socket } : {}),
     });
@@ -206,8 +205,6 @@ class DockerBackend implements DockerShellBackend {
         onRemoved: dropLogFolder,
         ...(signal ? { signal } : {}),
       });
-      const warning = aclWarning(workspaceRoot, container.ready.acl);
-      if (warning !== null) sandboxWarnOnce(warning);
       const address = this.#egress ? await this.#egressAddress(container) : undefined;
       return { container, backgroundDir: prepared.background.hostPath, ...(address !== undefined ? { address } : {}) };
     } catch (error) {

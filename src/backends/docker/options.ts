@@ -77,9 +77,9 @@ const idSchema = z
   .max(2 ** 31 - 2);
 
 /**
- * Which uid/gid commands run as: `'auto'` (the workspace owner's, or the
- * sandbox uid 10001 with ACL access when root owns the workspace), or a fixed
- * non-root identity (no ACLs are applied).
+ * Which uid/gid commands run as: `'auto'` (the workspace root folder's
+ * owner, root included), or a fixed non-root identity. Nothing in the
+ * workspace has its owner, mode or ACLs changed either way.
  */
 const userSchema = z.union([z.literal('auto'), z.strictObject({ uid: idSchema, gid: idSchema })], { error: "must be 'auto' or {uid, gid}" }).default('auto');
 
@@ -129,8 +129,6 @@ export const dockerBackendOptionsSchema = z
     /** Docker engine socket. Default: DOCKER_HOST, else /var/run/docker.sock. */
     socketPath: z.string().min(1).optional(),
     user: userSchema,
-    /** Grant the sandbox uid access to a root-owned workspace with POSIX ACLs. Default true. */
-    grantWorkspaceAcl: z.boolean().default(true),
     /** Containers kept pre-started per workspace so a new session starts fast. Default 1. */
     warmPool: bounded(0, 8, 1),
     /** Start a spare container for this workspace at once. */

@@ -78,10 +78,10 @@ export async function runHostingServe(options: HostingCliOptions): Promise<numbe
   // A hard cap on each tenant's workspace is a loop-mounted filesystem: it needs root. A tenant with a
   // `workspace` of its own keeps that folder, uncapped.
   const disks = process.getuid?.() === 0 ? await TenantDisks.open({ dataDir }) : undefined;
-  if (!disks) say('not running as root: tenant workspaces are plain folders without a disk cap');
-  const folders = folderWorkspace({ dataDir, workspaceOf: (tenant) => store.tenant(tenant)?.workspace });
-  const prepareWorkspace: HostingServerOptions['prepareWorkspace'] = (tenant, limits) =>
-    disks && store.tenant(tenant)?.workspace === undefined ? disks.prepare(tenant, { diskBytes: limits.diskBytes }) : folders(tenant, limits);
+  if (!disks) say("not running as root: tenant workspaces are plain folders without a disk cap, and every tenant's commands run as this user");
+  const folders = folderWorkspace({ dataDir, workspaceOf: (tenant) => store.tenant(tenant)?.workspace, onLog: say });
+  const prepareWorkspace: HostingServerOptions['prepareWorkspace'] = async (tenant, limits, owner) =>
+    disks && store.tenant(tenant)?.workspace === undefined ? disks.prepare(tenant, { diskBytes: limits.diskBytes }, owner) : folders(tenant, limits, owner);
   let runtime;
   try {
     // The runtime is the operator's (policy, approval mode, worker pool); its workspace is the data dir, never a tenant's.

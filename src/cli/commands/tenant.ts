@@ -42,6 +42,9 @@ SHA-256 hash is stored. Keep it: it cannot be shown again. A running server
 picks the change up within about a second (policies and network for new sessions).
 To change a tenant without a new key, use toolcell tenant set.
 
+A new tenant gets a uid of its own (from 1900000000 up, never one a removed
+tenant had): its commands run as it, and its workspace belongs to it.
+
 Policy files are checked now and read again whenever the tenants file
 changes. A tenant's rules are judged as a layer over the operator's: the
 stricter verdict wins, so an operator deny always holds, a tenant deny holds
@@ -73,7 +76,9 @@ Examples:
         await refuseOverlap(content, file, name, options);
         await writeTenantsFile(file, content);
         process.stdout.write(`${key.key}\n`);
-        process.stderr.write(escapeLine(`toolcell tenant: ${existing ? 'added key' : 'created tenant'} ${name} (key id ${key.id}) in ${file}`));
+        process.stderr.write(
+          escapeLine(`toolcell tenant: ${existing ? 'added key' : 'created tenant'} ${name} (key id ${key.id}, uid ${content.tenants[name]!.uid}) in ${file}`),
+        );
       });
     });
 
@@ -118,12 +123,13 @@ Examples:
     .command('list')
     .description('List tenants: key ids and whether each is revoked, workspace and limits. Never a hash or a key.')
     .addOption(tenantsOption())
-    .option('--json', 'print one JSON object: {tenants: [{name, workspace, keys: [{id, createdAt, revoked}], limits, policies, network}]}')
+    .option('--json', 'print one JSON object: {tenants: [{name, uid, workspace, keys: [{id, createdAt, revoked}], limits, policies, network}]}')
     .action(async (options: FileOption & { json?: boolean }) => {
       process.exitCode = await run('list', async () => {
         const content = await load(options.tenants);
         const tenants = Object.entries(content.tenants).map(([name, entry]) => ({
           name,
+          uid: entry.uid ?? null,
           workspace: entry.workspace ?? null,
           keys: entry.keys.map((key) => ({ id: key.id, createdAt: key.createdAt, revoked: key.revokedAt !== undefined })),
           limits: namedLimits(resolveLimits(content.defaults?.limits, entry.limits)),
@@ -135,7 +141,9 @@ Examples:
         // The file may have been edited by hand: every value is escaped and quoted where it holds a space (escapeCell).
         const cell = (value: unknown) => escapeCell(String(value));
         for (const entry of tenants) {
-          process.stdout.write(`${cell(entry.name)}${entry.workspace ? `  workspace ${cell(entry.workspace)}` : ''}\n`);
+          process.stdout.write(
+            `${cell(entry.name)}${entry.uid !== null ? `  uid ${entry.uid}` : ''}${entry.workspace ? `  workspace ${cell(entry.workspace)}` : ''}\n`,
+          );
           for (const key of entry.keys) process.stdout.write(`  key ${cell(key.id)}  created ${cell(key.createdAt)}${key.revoked ? '  REVOKED' : ''}\n`);
           process.stdout.write(
             `  limits ${Object.entries(entry.limits)
@@ -169,7 +177,9 @@ Examples:
 
   tenant
     .command('remove <name>')
-    .description('Remove a tenant and its keys; a running server closes its live sessions. Its workspace is left on disk.')
+    .description(
+      'Remove a tenant and its keys; a running server closes its live sessions. Its workspace is left on disk, and its uid is never given to another tenant.',
+    )
     .addOption(tenantsOption())
     .action(async (name: string, options: FileOption) => {
       process.exitCode = await run('remove', async () => {

@@ -7,6 +7,7 @@ import { mountsAt } from '../../backends/docker/disk-cap/mount-table.js';
 import { parseOptions } from '../../contracts/parse-options.js';
 import { isToolcellError, ToolcellError } from '../../errors.js';
 import { TENANT_SLUG, tenantSlug } from './tenant-slug.js';
+import { giveWorkspaceTo } from '../workspace-owner.js';
 
 const TenantDisksOptionsSchema = z
   .object({
@@ -48,6 +49,8 @@ export interface TenantWorkspace {
   readonly path: string;
   /** The cap the kernel enforces on it, in bytes of filesystem, or undefined when uncapped. */
   readonly limitBytes: number | undefined;
+  /** Who it belongs to (the `owner` it was prepared for), whom the tenant's commands run as. */
+  readonly owner: { uid: number; gid: number } | undefined;
   /** Lets go of the workspace; the last holder's release unmounts it and frees its loop device. Idempotent. */
   release(): Promise<void>;
 }
@@ -124,9 +127,11 @@ export class TenantDisks {
    * the filesystem unmounted (any shrink; growth where the server lacks
    * CAP_SYS_RESOURCE) waits while the tenant's containers hold it: the old
    * cap stays (`limitBytes` says which) and the next `prepare` after they
-   * are gone applies it. Other failures throw `disk_cap_failed`.
+   * are gone applies it. Other failures throw `disk_cap_failed`. With
+   * `owner` (the tenant's uid and gid), the workspace is given to it
+   * (giveWorkspaceTo: at once when it already is).
    */
-  async prepare(tenant: string, limits: TenantDiskLimits = {}): Promise<TenantWorkspace> {
+  async prepare(tenant: string, limits: TenantDiskLimits = {}, owner?: { uid: number; gid: number }): Promise<TenantWorkspace> {
     const { diskBytes } = parseOptions(TenantDiskLimitsSchema, limits, 'TenantDisks.prepare');
     const slug = safeSlug(tenant);
     return this.#serially(slug, async () => {
@@ -139,8 +144,9 @@ export class TenantDisks {
           throw naming(tenant, error);
         });
       }
+      if (owner !== undefined) await giveWorkspaceTo(live.path, owner);
       live.holders += 1;
-      return this.#handle(slug, live);
+      return this.#handle(slug, live, owner);
     });
   }
 
@@ -212,10 +218,11 @@ export class TenantDisks {
     }
   }
 
-  #handle(slug: string, live: LiveDisk): TenantWorkspace {
+  #handle(slug: string, live: LiveDisk, owner: { uid: number; gid: number } | undefined): TenantWorkspace {
     let released = false;
     return {
       path: live.path,
+      owner,
       get limitBytes() {
         return live.cap?.limitBytes;
       },
