@@ -1,7 +1,7 @@
 /**
  * bench/policy: the policy engine's decision on each command of the
  * 140-command table (test/fixtures/policy/command-table.ts) against the
- * sample policy, parsing with tree-sitter-bash included, against the
+ * sample policy, parsing with toolcell's bash parser included, against the
  * shell-quote split the shell tool already does for every confirmation
  * (rootCommands), measured in the same run. Prints decisions per second
  * and per-command p50/p99, and the ratios. Target: p99 ≤ 1 ms per command
@@ -44,7 +44,7 @@ const baseline = measure((command) => rootCommands(command));
 const longest = Math.max(...commands.map((c) => c.length));
 console.log(`${commands.length} commands (up to ${longest} characters), ${rounds} rounds, ${engine.rules.length} rules`);
 for (const [name, result] of [
-  ['policy engine (tree-sitter parse + rules)', policy],
+  ['policy engine (bash parse + rules)', policy],
   ['baseline: shell-quote rootCommands', baseline],
 ] as const) {
   console.log(

@@ -1,10 +1,9 @@
-import type { Parser } from 'web-tree-sitter';
 import { SHELL_TOOL_NAME } from '../contracts/tool-names.js';
 import { alwaysAllowPrefixes } from './allowed-in-chat.js';
-import { loadBashParser } from './bash-parser.js';
-import { DECISION_STRENGTH, hasCommandCondition, type PolicyDecision, type PolicyRule, type PolicyRuleSource } from './policy-rule.js';
+import { DECISION_STRENGTH, describeRuleSource, hasCommandCondition, type PolicyDecision, type PolicyRule, type PolicyRuleSource } from './policy-rule.js';
 import { matchesCall, matchesCommand, stableJson, type PolicyCall } from './rule-match.js';
-import { splitCommand, type SimpleCommand } from './split-command.js';
+import type { SimpleCommand } from './split-command.js';
+import { sharedSplitThread, type SplitThread } from './split-thread.js';
 import { stricterVerdict } from './stricter-verdict.js';
 
 export type { PolicyCall } from './rule-match.js';
@@ -26,6 +25,15 @@ export interface PolicyVerdict {
 }
 
 const DEFAULT: PolicyVerdict = { decision: 'default', reason: 'no policy rule matches; the approval mode decides' };
+
+/** A rule's source named by `label` instead of its file. */
+function shownAs(source: PolicyRuleSource, label: string): PolicyRuleSource {
+  return { file: label, index: source.index, ...(source.name !== undefined ? { name: source.name } : {}), shownAs: label };
+}
+
+function relabel(verdict: PolicyVerdict, label: string | undefined): PolicyVerdict {
+  return label !== undefined && verdict.rule && verdict.rule.shownAs === undefined ? { ...verdict, rule: shownAs(verdict.rule, label) } : verdict;
+}
 
 function better(a: PolicyRule | undefined, b: PolicyRule): PolicyRule {
   if (!a) return b;
@@ -57,18 +65,24 @@ function verdictOf(rule: PolicyRule, reason: string, command?: string): PolicyVe
  */
 export class PolicyEngine {
   readonly #rules: PolicyRule[];
-  #parser: Parser | undefined;
+  readonly #splitter: SplitThread;
   /** The layer under this one (`layered`): its verdict is kept unless this one's is stricter. */
   #base: PolicyEngine | undefined;
+  /** How rules are named to someone who must not see the operator's file paths (`forTenant`): this layer's, the base's. */
+  #labels: { own: string; base: string } | undefined;
 
-  private constructor(rules: readonly PolicyRule[], parser: Parser | undefined) {
+  private constructor(rules: readonly PolicyRule[], splitter: SplitThread) {
     this.#rules = [...rules];
-    this.#parser = parser;
+    this.#splitter = splitter;
   }
 
-  /** An engine over checked rules (`loadPolicySources`, `checkRules`); loads the bash grammar when there are rules. */
-  static async create(rules: readonly PolicyRule[] = []): Promise<PolicyEngine> {
-    return new PolicyEngine(rules, rules.length > 0 ? await loadBashParser() : undefined);
+  /**
+   * An engine over checked rules (`loadPolicySources`, `checkRules`). Shell
+   * commands are split in `options.splitter` (default: the process's shared
+   * parse thread, started on first use).
+   */
+  static async create(rules: readonly PolicyRule[] = [], options: { splitter?: SplitThread } = {}): Promise<PolicyEngine> {
+    return new PolicyEngine(rules, options.splitter ?? sharedSplitThread());
   }
 
   /**
@@ -79,8 +93,21 @@ export class PolicyEngine {
    */
   static async layered(base: PolicyEngine, rules: readonly PolicyRule[]): Promise<PolicyEngine> {
     if (rules.length === 0) return base;
-    const engine = await PolicyEngine.create(rules);
+    const engine = new PolicyEngine(rules, base.#splitter);
     engine.#base = base;
+    return engine;
+  }
+
+  /**
+   * A hosting tenant's engine: `layered(operator, rules)`, whose verdicts
+   * name rules in the tenant's terms ("the operator's policy, rule 3
+   * (\"no-rm\")", "your tenant policy, rule 1") and never by the operator's
+   * file paths.
+   */
+  static async forTenant(operator: PolicyEngine, rules: readonly PolicyRule[]): Promise<PolicyEngine> {
+    const engine = new PolicyEngine(rules, operator.#splitter);
+    engine.#base = operator;
+    engine.#labels = { own: 'your tenant policy', base: "the operator's policy" };
     return engine;
   }
 
@@ -91,33 +118,65 @@ export class PolicyEngine {
 
   /** Adds rules (`allow always` in chat); they take part from the next call on. */
   async addRules(rules: readonly PolicyRule[]): Promise<void> {
-    this.#parser ??= await loadBashParser();
     this.#rules.push(...rules);
   }
 
   /** The prefixes "allow always" would save for a shell command (see alwaysAllowPrefixes), or undefined. */
   async alwaysAllowPrefixes(command: string): Promise<string[] | undefined> {
-    this.#parser ??= await loadBashParser();
-    return alwaysAllowPrefixes(this.#parser, command);
+    return alwaysAllowPrefixes(await this.#splitter.split(command));
   }
 
-  /** The verdict on one call. */
-  decide(call: PolicyCall): PolicyVerdict {
-    const own = this.#decideOwn(call);
-    return this.#base ? stricterVerdict(this.#base.decide(call), own) : own;
+  /**
+   * The verdict on one call. A shell command is split off the main thread
+   * (in the parse thread, within its budget and size cap), once for every layer.
+   */
+  async decide(call: PolicyCall): Promise<PolicyVerdict> {
+    let split: Promise<SimpleCommand[]> | undefined;
+    const commands = (command: string) => (split ??= this.#splitter.split(command));
+    return this.#decideLayers(call, commands);
   }
 
-  #decideOwn(call: PolicyCall): PolicyVerdict {
+  async #decideLayers(call: PolicyCall, commands: (command: string) => Promise<SimpleCommand[]>): Promise<PolicyVerdict> {
+    const own = relabel(await this.#decideOwn(call, commands), this.#labels?.own);
+    if (!this.#base) return own;
+    return stricterVerdict(relabel(await this.#base.#decideLayers(call, commands), this.#labels?.base), own);
+  }
+
+  async #decideOwn(call: PolicyCall, split: (command: string) => Promise<SimpleCommand[]>): Promise<PolicyVerdict> {
     if (this.#rules.length === 0) return DEFAULT;
     let json: string | undefined;
     const argsJson = () => (json ??= stableJson(call.args) ?? 'null');
     const applicable = this.#rules.filter((rule) => matchesCall(rule, call, argsJson));
-    if (applicable.length === 0) return DEFAULT;
     const command = call.toolName === SHELL_TOOL_NAME ? (call.args as { command?: unknown } | null)?.command : undefined;
-    if (typeof command !== 'string') return this.#decideWhole(applicable.filter((rule) => !hasCommandCondition(rule)));
-    const commands = splitCommand(this.#parser!, command);
-    if (commands.length === 0) return this.#decideWhole(applicable.filter((rule) => !hasCommandCondition(rule)));
-    return this.#decideCommands(applicable, commands);
+    const commands = typeof command === 'string' && applicable.length > 0 ? await split(command) : [];
+    const verdict =
+      applicable.length === 0
+        ? DEFAULT
+        : commands.length === 0
+          ? this.#decideWhole(applicable.filter((rule) => !hasCommandCondition(rule)))
+          : this.#decideCommands(applicable, commands);
+    if (verdict.decision !== 'default' || call.mode !== 'plan') return verdict;
+    return this.#planReason(verdict, call, argsJson, typeof command === 'string' ? await split(command) : []);
+  }
+
+  /**
+   * In plan mode an allow rule counts only when it lists "plan" in `modes`.
+   * When such a rule would have allowed the call, say so instead of "no
+   * policy rule matches": plan mode, not a missing rule, decides.
+   */
+  #planReason(verdict: PolicyVerdict, call: PolicyCall, argsJson: () => string, commands: readonly SimpleCommand[]): PolicyVerdict {
+    const ignored = this.#rules.filter(
+      (rule) => rule.decision === 'allow' && rule.modes === undefined && matchesCall(rule, { ...call, mode: 'default' }, argsJson),
+    );
+    const allowing = ignored.find(
+      (rule) => !hasCommandCondition(rule) || (commands.length > 0 && commands.every((c) => c.uncertain === undefined && matchesCommand(rule, c))),
+    );
+    if (!allowing) return verdict;
+    const source = this.#labels ? shownAs(allowing.source, this.#labels.own) : allowing.source;
+    return {
+      ...verdict,
+      reason: `policy rule ${describeRuleSource(source)} allows this call outside plan mode; plan mode counts an allow rule only when its modes list "plan", so the approval mode decides`,
+    };
   }
 
   #decideWhole(rules: readonly PolicyRule[]): PolicyVerdict {
