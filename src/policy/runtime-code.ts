@@ -119,7 +119,9 @@ export function runtimeCode(args: readonly Arg[], taint: VariableTaint): Runtime
   };
   let uncertain: string | undefined;
   if (name === 'let') for (const arg of rest) uncertain ??= evaluate(arg, true);
-  else if (NAME_ARGUMENTS.has(name)) for (const arg of rest) uncertain ??= arg.literal && arg.text.startsWith('-') ? undefined : evaluate(arg, false);
+  // An assignment argument (`declare a=$(cmd)`) names its variable literally; its subscript and value are walked as words.
+  else if (NAME_ARGUMENTS.has(name))
+    for (const arg of rest) uncertain ??= (arg.literal && arg.text.startsWith('-')) || arg.word?.assignment ? undefined : evaluate(arg, false);
   else if (name === 'test' || name === '[') {
     rest.forEach((arg, i) => {
       if (i > 0 && rest[i - 1]!.literal && rest[i - 1]!.text === '-v') uncertain ??= evaluate(arg, false) ?? (arg.literal ? undefined : undefined);

@@ -253,10 +253,21 @@ function readParamOperand(s: Scanner, b: WordBuilder, p: NestedParser, inDouble:
     if (c === '\\') {
       s.next();
       s.nextRaw();
-    } else if (c === "'") {
-      // Quotes hide a `}` from the match even inside double quotes (where they stay in the value).
+    } else if (c === "'" && !inDouble) {
       s.next();
       readSingle(s, new WordBuilder());
+    } else if (c === "'") {
+      // Inside double quotes, single quotes hide a `}` from the match but not a substitution: "${x:-'$(cmd)'}" runs cmd.
+      s.next();
+      for (;;) {
+        const q = s.peek();
+        if (q === '') s.fail('a single quote in ${…} is not closed');
+        if (q === "'") break;
+        if (q === '$') readDollar(s, b, p, true);
+        else if (q === '`') readBacktick(s, b, p, true);
+        else s.next();
+      }
+      s.next();
     } else if (c === '"') {
       s.next();
       readDouble(s, b, p);

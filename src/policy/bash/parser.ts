@@ -55,10 +55,10 @@ export class BashParser implements NestedParser {
   parseTop(): Program {
     const commands: Command[] = [];
     for (;;) {
-      this.skipSeparators();
-      if (this.s.atEnd()) break;
       const before = commands.length;
       try {
+        this.skipSeparators();
+        if (this.s.atEnd()) break;
         commands.push(...this.parseLine());
       } catch (error) {
         if (!(error instanceof BashSyntaxError)) throw error;
@@ -238,6 +238,7 @@ export class BashParser implements NestedParser {
     try {
       this.skipBlanks();
       const reserved = this.peekReserved();
+      if (reserved !== undefined && CLOSERS.has(reserved)) this.s.fail(`unexpected ${reserved}`);
       if (reserved === 'function') return [this.parseFunctionKeyword()];
       if (reserved === 'coproc') return [this.parseCoproc()];
       const compound = parseCompound(this);

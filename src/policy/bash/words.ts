@@ -1,5 +1,5 @@
 import { readBacktick, readDollar, readDouble, readSingle, type NestedParser } from './expansions.js';
-import { METACHARACTERS, Scanner } from './scanner.js';
+import { BashSyntaxError, METACHARACTERS, Scanner } from './scanner.js';
 import type { Word } from './syntax.js';
 import { plainWord, WordBuilder } from './word-builder.js';
 
@@ -131,6 +131,19 @@ function readExtglobGroup(s: Scanner, b: WordBuilder, p: NestedParser): void {
 export function readHeredocBody(body: string, p: NestedParser): Word {
   const s = new Scanner(body);
   const b = new WordBuilder();
+  try {
+    readHeredocParts(s, b, p);
+  } catch (error) {
+    // Bash expands the body when the command runs: an expansion it cannot complete fails that command only.
+    if (!(error instanceof BashSyntaxError)) throw error;
+    b.addProblems(`a here-document body has an expansion bash cannot complete (${error.message})`);
+  }
+  const word = b.build(body);
+  return word.programs.length > 0 || word.vars.length > 0 || word.problems.length > 0 ? word : plainWord(body);
+}
+
+function readHeredocParts(s: Scanner, b: WordBuilder, p: NestedParser): void {
+  const body = s.src;
   while (s.pos < body.length) {
     const c = s.peekRaw();
     if (c === '\\' && '$`\\'.includes(s.peekRaw(1)) && s.peekRaw(1) !== '') {
@@ -140,6 +153,4 @@ export function readHeredocBody(body: string, p: NestedParser): Word {
     else if (c === '`') readBacktick(s, b, p, false);
     else b.text(s.src[s.pos++]!);
   }
-  const word = b.build(body);
-  return word.programs.length > 0 || word.vars.length > 0 ? word : plainWord(body);
 }
