@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import { MAX_COMMAND_BYTES } from '../contracts/defaults.js';
 import { workerEntry } from '../paths.js';
 import type { SimpleCommand } from './split-command.js';
 
@@ -8,16 +9,9 @@ export interface SplitRequest {
   command: string;
 }
 
-export type SplitResponse = { id: number; commands: SimpleCommand[] } | { id: number; error: string };
+export { MAX_COMMAND_BYTES };
 
-/**
- * The longest shell command the policy engine parses, in UTF-8 bytes:
- * Linux's limit on one argument of execve (MAX_ARG_STRLEN, 32 pages =
- * 131,072 bytes with the terminating NUL). Every command runs as
- * `bash -c COMMAND`, so a longer one could never start anyway (E2BIG); the
- * shell tool refuses it before the policy sees it (`command_too_long`).
- */
-export const MAX_COMMAND_BYTES = 131_071;
+export type SplitResponse = { id: number; commands: SimpleCommand[] } | { id: number; error: string };
 
 /** How long one command's parse may take before it is given up as "cannot be judged". */
 export const DEFAULT_SPLIT_BUDGET_MS = 2_000;

@@ -6,6 +6,7 @@ import { ToolErrorType, ToolcellError, errorMessage, isToolcellError } from '../
 import { resolveWorkspacePath } from '../../fs/workspace-paths.js';
 import type { ShellSessionHandle } from '../../shell/session-handle.js';
 import { DEFAULT_INACTIVITY_TIMEOUT_MS } from '../../shell/run-types.js';
+import { MAX_COMMAND_BYTES } from '../../contracts/defaults.js';
 import type { WorkspaceInfo } from '../define-tool.js';
 import { validateWithZod, zodToParametersJsonSchema } from '../parameters.js';
 import { toolErrorResult } from '../results.js';
@@ -94,6 +95,20 @@ export class ShellTool extends BaseTool<ShellToolParams> {
   }
 
   validateParams(raw: unknown): ValidationResult<ShellToolParams> {
+    const command = (raw as { command?: unknown } | null)?.command;
+    // Checked before anything else reads the command (the policy's parse, the confirmation's split, the audit line).
+    // A string longer in characters than the cap in bytes is over it without being measured.
+    if (
+      typeof command === 'string' &&
+      command.length > MAX_COMMAND_BYTES / 3 &&
+      (command.length > MAX_COMMAND_BYTES || Buffer.byteLength(command, 'utf8') > MAX_COMMAND_BYTES)
+    ) {
+      return {
+        ok: false,
+        type: ToolErrorType.COMMAND_TOO_LONG,
+        error: `the command is longer than ${MAX_COMMAND_BYTES} bytes, the most a command can be (Linux's limit on one argument of \`bash -c\`); it was not run. Split it, or write a script to a file and run the file.`,
+      };
+    }
     return validateWithZod(parameters, raw);
   }
 
