@@ -79,7 +79,7 @@ function emit(ctx: Context, words: Arg[], carried: Carried, depth: number, uncer
     // `eval 'code'`, `trap 'code' EXIT` do nothing but run the code: judged by it, as `bash -c` is.
     if (runtime.code !== undefined) return walkCode(ctx, words, runtime.code, carried, depth, 'bash');
   }
-  const plain = words.map(({ text, literal }) => ({ text, literal }));
+  const plain: ShellWord[] = words.map((word) => ({ text: word.text, literal: word.literal }));
   push(ctx, {
     words: plain,
     assignments: carried.assignments,
@@ -174,7 +174,7 @@ function walkCommand(ctx: Context, command: Command, carried: Carried, depth: nu
       for (const assignment of command.assignments) walkAssignment(ctx, assignment, depth);
       for (const word of command.words) walkWord(ctx, word, depth);
       const assignments = [...carried.assignments, ...command.assignments.map((a) => a.raw)];
-      const words: Arg[] = command.words.map((word) => ({ ...shellWord(word), word }));
+      const words: Arg[] = command.words.map((word) => ({ text: word.value, literal: word.literal, word }));
       // `>file` alone truncates a file, `A=1` alone sets a variable: commands with no words, judged by those.
       if (words.length === 0) return emit(ctx, [], { redirects, assignments }, depth);
       for (const word of command.words) if (word.assignment) assignments.push(word.assignment.raw);

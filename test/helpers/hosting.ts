@@ -18,6 +18,7 @@ import { ApiKeyAuthenticator } from '../../src/hosting/api-key.js';
 import type { HostingEvent, HostingObserver } from '../../src/hosting/hosting-events.js';
 import { HostingServer, type HostingServerOptions } from '../../src/hosting/hosting-server.js';
 import { TenantStore } from '../../src/hosting/tenant-store.js';
+import type { PolicyRuleInput } from '../../src/policy/policy-rule.js';
 import { createRuntime, type Runtime } from '../../src/runtime/runtime.js';
 import { runCli } from './cli.js';
 
@@ -83,12 +84,24 @@ export interface Hosting {
   close(): Promise<void>;
 }
 
-/** Starts a hosting server over `tenantsFile` on 127.0.0.1 and a free port (approval yolo: shell commands run, in Docker). */
-export async function startHosting(options: { tenantsFile: string; dataDir: string } & Partial<HostingServerOptions>): Promise<Hosting> {
-  const { tenantsFile, ...rest } = options;
+/**
+ * Starts a hosting server over `tenantsFile` on 127.0.0.1 and a free port
+ * (approval yolo: shell commands run, in Docker), with `policy` as the
+ * operator's rules when given.
+ */
+export async function startHosting(
+  options: { tenantsFile: string; dataDir: string; policy?: PolicyRuleInput[] } & Partial<HostingServerOptions>,
+): Promise<Hosting> {
+  const { tenantsFile, policy, ...rest } = options;
   await mkdir(options.dataDir, { recursive: true });
   const store = await TenantStore.open({ file: tenantsFile, pollMs: 200 });
-  const runtime = await createRuntime({ workspace: options.dataDir, approvalMode: 'yolo', sandbox: 'docker', onWarning: () => {} });
+  const runtime = await createRuntime({
+    workspace: options.dataDir,
+    approvalMode: 'yolo',
+    sandbox: 'docker',
+    onWarning: () => {},
+    ...(policy ? { policy } : {}),
+  });
   const observer = new RecordingObserver();
   const server = await HostingServer.start({
     store,

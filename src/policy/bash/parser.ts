@@ -1,6 +1,6 @@
 import { readArith, type NestedParser } from './expansions.js';
 import { heredocDelimiter, readHeredocLines, type PendingHeredoc } from './heredoc.js';
-import { BashSyntaxError, isNameChar, isNameStart, MAX_PARSED_COMMANDS, oneOf, Scanner } from './scanner.js';
+import { BashLimitError, BashSyntaxError, isNameChar, isNameStart, MAX_PARSED_COMMANDS, oneOf, Scanner } from './scanner.js';
 import type { Assignment, Command, Program, Redirect, Word } from './syntax.js';
 import { plainWord, WordBuilder } from './word-builder.js';
 import { readHeredocBody, readWord, type WordMode } from './words.js';
@@ -10,6 +10,8 @@ import { parseCompound, COMPOUND_STARTS } from './compound-commands.js';
 const CLOSERS = new Set(['then', 'else', 'elif', 'fi', 'do', 'done', 'esac', '}']);
 /** Commands whose `name=(…)` arguments bash parses as array assignments. */
 const DECLARATIONS = new Set(['declare', 'typeset', 'local', 'export', 'readonly']);
+/** What a redirection can start with: an fd number, `{name}`, or an operator. */
+const REDIRECT_START = /^[0-9{<>&]$/u;
 const REDIRECT_OPS = ['<<<', '<<-', '&>>', '<<', '<&', '<>', '>>', '>&', '>|', '&>', '<', '>'];
 
 /** What ends the list being parsed. */
@@ -34,9 +36,13 @@ export class BashParser implements NestedParser {
   readonly #pending: { heredoc: PendingHeredoc; redirect: Redirect }[] = [];
   readonly #nested: boolean;
 
-  constructor(s: Scanner, nested = false) {
+  /** Parses a text found inside another (a backtick substitution): the command limit ends the outer parse too. */
+  readonly #inner: boolean;
+
+  constructor(s: Scanner, nested = false, inner = false) {
     this.s = s;
     this.#nested = nested;
+    this.#inner = inner;
   }
 
   untilParen(s: Scanner): Program {
@@ -48,7 +54,7 @@ export class BashParser implements NestedParser {
   }
 
   source(text: string): Program {
-    return parseProgram(text, this.s.depth);
+    return parseProgram(text, { depth: this.s.depth, count: this.s.count });
   }
 
   /** Top level: complete commands one line at a time, as bash runs them; a syntax error ends the line and everything after it. */
@@ -61,7 +67,7 @@ export class BashParser implements NestedParser {
         if (this.s.atEnd()) break;
         commands.push(...this.parseLine());
       } catch (error) {
-        if (!(error instanceof BashSyntaxError)) throw error;
+        if (!(error instanceof BashSyntaxError) || (error instanceof BashLimitError && this.#inner)) throw error;
         commands.length = before;
         this.problems.push(`bash would stop at a syntax error: ${error.message}`);
         break;
@@ -233,7 +239,7 @@ export class BashParser implements NestedParser {
 
   /** One command: compound, function definition, coprocess or simple. */
   parseCommand(): Command[] {
-    if (++this.s.commands > MAX_PARSED_COMMANDS) this.s.fail(`more than ${MAX_PARSED_COMMANDS} commands`);
+    if (++this.s.count.commands > MAX_PARSED_COMMANDS) throw new BashLimitError(`more than ${MAX_PARSED_COMMANDS} commands`);
     this.s.enter();
     try {
       this.skipBlanks();
@@ -403,6 +409,7 @@ export class BashParser implements NestedParser {
   tryRedirect(): Redirect | undefined {
     const start = this.s.pos;
     const c = this.s.peek();
+    if (!REDIRECT_START.test(c)) return undefined;
     if (c >= '0' && c <= '9') while (this.s.peek() >= '0' && this.s.peek() <= '9') this.s.next();
     else if (c === '{') {
       this.s.next();
@@ -474,8 +481,11 @@ export function parseArithText(text: string): Word | undefined {
 }
 
 /** Parses a command line (or a backtick substitution's text) as bash 5.2 would. */
-export function parseProgram(text: string, depth = 0): Program {
+export function parseProgram(text: string, within?: { depth: number; count: { commands: number } }): Program {
   const s = new Scanner(text);
-  s.depth = depth;
-  return new BashParser(s).parseTop();
+  if (within) {
+    s.depth = within.depth;
+    s.count = within.count;
+  }
+  return new BashParser(s, false, within !== undefined).parseTop();
 }

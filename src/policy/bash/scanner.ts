@@ -1,5 +1,16 @@
 /** A syntax error, or a form the parser does not follow with certainty: the command cannot be judged. */
-export class BashSyntaxError extends Error {}
+export class BashSyntaxError extends Error {
+  constructor(message: string) {
+    // No stack trace: a pathological line may raise thousands of these (one per backtick substitution), and only the message is used.
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
+    super(message);
+    Error.stackTraceLimit = limit;
+  }
+}
+
+/** The line holds more than MAX_PARSED_COMMANDS commands: parsing stops everywhere, nested texts included. */
+export class BashLimitError extends BashSyntaxError {}
 
 /** How deep constructs may nest before the line is refused (a 1 MB `$($($(…` must not exhaust the stack). */
 export const MAX_NESTING = 100;
@@ -17,8 +28,8 @@ export class Scanner {
   pos: number;
   /** Nesting of constructs being parsed, checked against MAX_NESTING. */
   depth = 0;
-  /** Commands parsed so far, checked against MAX_PARSED_COMMANDS. */
-  commands = 0;
+  /** Commands parsed so far, shared with the texts parsed from this one (backticks), checked against MAX_PARSED_COMMANDS. */
+  count: { commands: number } = { commands: 0 };
 
   constructor(src: string, pos = 0) {
     this.src = src;
