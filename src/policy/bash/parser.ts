@@ -1,18 +1,16 @@
 import { readArith, type NestedParser } from './expansions.js';
-import { heredocDelimiter, readHeredocLines, type PendingHeredoc } from './heredoc.js';
-import { BashLimitError, BashSyntaxError, isNameChar, isNameStart, MAX_PARSED_COMMANDS, oneOf, Scanner } from './scanner.js';
+import { readHeredocLines, type PendingHeredoc } from './heredoc.js';
+import { BashLimitError, BashSyntaxError, MAX_PARSED_COMMANDS, oneOf, Scanner } from './scanner.js';
 import type { Assignment, Command, Program, Redirect, Word } from './syntax.js';
 import { plainWord, WordBuilder } from './word-builder.js';
 import { readHeredocBody, readWord, type WordMode } from './words.js';
 import { parseCompound, COMPOUND_STARTS } from './compound-commands.js';
+import { assignmentWord, readAssignment, readRedirect } from './assignments-and-redirects.js';
 
 /** Words that end a list inside a compound command; elsewhere in command position they are syntax errors. */
 const CLOSERS = new Set(['then', 'else', 'elif', 'fi', 'do', 'done', 'esac', '}']);
 /** Commands whose `name=(…)` arguments bash parses as array assignments. */
 const DECLARATIONS = new Set(['declare', 'typeset', 'local', 'export', 'readonly']);
-/** What a redirection can start with: an fd number, `{name}`, or an operator. */
-const REDIRECT_START = /^[0-9{<>&]$/u;
-const REDIRECT_OPS = ['<<<', '<<-', '&>>', '<<', '<&', '<>', '>>', '>&', '>|', '&>', '<', '>'];
 
 /** What ends the list being parsed. */
 export interface ListEnd {
@@ -147,6 +145,10 @@ export class BashParser implements NestedParser {
     }
   }
 
+  pendHeredoc(heredoc: PendingHeredoc, redirect: Redirect): void {
+    this.#pending.push({ heredoc, redirect });
+  }
+
   #finishNested(): void {
     if (this.#pending.length > 0) this.problems.push('a here-document in a command substitution has no body before the substitution ends');
   }
@@ -260,7 +262,7 @@ export class BashParser implements NestedParser {
     const redirects: Redirect[] = [];
     for (;;) {
       this.skipBlanks();
-      const redirect = this.tryRedirect();
+      const redirect = readRedirect(this);
       if (!redirect) return redirects;
       redirects.push(redirect);
     }
@@ -297,7 +299,7 @@ export class BashParser implements NestedParser {
     if (this.startsCompound()) return { type: 'coproc', body: parseCompound(this)! };
     const start = this.s.pos;
     // `coproc NAME compound`: NAME is a plain word; `coproc a=(…) cmd` is a simple command with an assignment.
-    const assignment = this.tryAssignment();
+    const assignment = readAssignment(this);
     const name = assignment ? undefined : this.readWord();
     this.skipBlanks();
     if (name && this.startsCompound()) return { type: 'coproc', name: name.value, body: parseCompound(this)! };
@@ -321,7 +323,7 @@ export class BashParser implements NestedParser {
     const redirects: Redirect[] = [];
     for (;;) {
       this.skipBlanks();
-      const redirect = this.tryRedirect();
+      const redirect = readRedirect(this);
       if (redirect) {
         redirects.push(redirect);
         continue;
@@ -338,14 +340,14 @@ export class BashParser implements NestedParser {
         this.s.fail('unexpected (');
       }
       if (words.length === 0) {
-        const assignment = this.tryAssignment();
+        const assignment = readAssignment(this);
         if (assignment) {
           assignments.push(assignment);
           continue;
         }
       } else if (DECLARATIONS.has(words[0]!.value) && words[0]!.literal) {
         const start = this.s.pos;
-        const assignment = this.tryAssignment();
+        const assignment = readAssignment(this);
         if (assignment) {
           words.push(assignmentWord(assignment, this.s.src.slice(start, this.s.pos)));
           continue;
@@ -358,108 +360,6 @@ export class BashParser implements NestedParser {
     if (words.length === 0 && assignments.length === 0 && redirects.length === 0) this.s.fail(`unexpected ${JSON.stringify(this.s.peek() || 'end')}`);
     return { type: 'simple', assignments, words, redirects };
   }
-
-  /** `name=…`, `name+=…`, `name[sub]=…`, `name=(…)` at the scanner; undefined (nothing consumed) for any other word. */
-  tryAssignment(): Assignment | undefined {
-    const start = this.s.pos;
-    if (!isNameStart(this.s.peek())) return undefined;
-    let name = '';
-    while (isNameChar(this.s.peek())) name += this.s.next();
-    let subscript: Word | undefined;
-    if (this.s.peek() === '[') {
-      const subStart = this.s.pos;
-      this.s.next();
-      const b = new WordBuilder();
-      try {
-        readArith(this.s, b, this, ']');
-      } catch (error) {
-        if (!(error instanceof BashSyntaxError)) throw error;
-        this.s.pos = start;
-        return undefined;
-      }
-      this.s.next();
-      b.dynamic();
-      subscript = b.build(this.s.src.slice(subStart, this.s.pos));
-    }
-    const append = this.s.peek() === '+' && this.s.peek2() === '=';
-    if (append) this.s.next();
-    if (this.s.peek() !== '=') {
-      this.s.pos = start;
-      return undefined;
-    }
-    this.s.next();
-    if (this.s.peek() === '(') {
-      this.s.next();
-      const elements: Word[] = [];
-      for (;;) {
-        this.skipSeparators();
-        if (this.s.peek() === ')') break;
-        const element = this.readWord();
-        if (!element) this.s.fail('unexpected character in an array assignment');
-        elements.push(element);
-      }
-      this.s.next();
-      return { raw: this.s.src.slice(start, this.s.pos), name, elements, ...(subscript ? { subscript } : {}), ...(append ? { append } : {}) };
-    }
-    const value = this.readWord() ?? plainWord('');
-    return { raw: this.s.src.slice(start, this.s.pos), name, value, ...(subscript ? { subscript } : {}), ...(append ? { append } : {}) };
-  }
-
-  /** A redirection at the scanner (fd number or `{name}` prefix, operator, target); undefined (nothing consumed) otherwise. */
-  tryRedirect(): Redirect | undefined {
-    const start = this.s.pos;
-    const c = this.s.peek();
-    if (!REDIRECT_START.test(c)) return undefined;
-    if (c >= '0' && c <= '9') while (this.s.peek() >= '0' && this.s.peek() <= '9') this.s.next();
-    else if (c === '{') {
-      this.s.next();
-      while (isNameChar(this.s.peek())) this.s.next();
-      if (this.s.peek() !== '}') {
-        this.s.pos = start;
-        return undefined;
-      }
-      this.s.next();
-    }
-    const opStart = this.s.pos;
-    let op: string | undefined;
-    for (const candidate of REDIRECT_OPS) {
-      let matched = true;
-      for (let i = 0; i < candidate.length && matched; i++) {
-        if (this.s.peek() !== candidate[i]) matched = false;
-        else this.s.next();
-      }
-      if (matched) {
-        op = candidate;
-        break;
-      }
-      this.s.pos = opStart;
-    }
-    // `<(` and `>(` start a process substitution, a word.
-    if (op === undefined || ((op === '<' || op === '>') && this.s.peek() === '(') || (op.startsWith('&') && this.s.pos - start !== op.length)) {
-      this.s.pos = start;
-      return undefined;
-    }
-    this.skipBlanks();
-    const target = this.readWord();
-    if (!target) this.s.fail(`a redirection ${op} has no target`);
-    const redirect: Redirect = { op, target };
-    if (op === '<<' || op === '<<-') {
-      const delimiter = heredocDelimiter(target.raw);
-      if (!delimiter) this.s.fail('a here-document delimiter with a substitution in it');
-      this.#pending.push({ heredoc: { strip: op === '<<-', ...delimiter }, redirect });
-    }
-    return redirect;
-  }
-}
-
-/** An argument of `declare` and kin that assigns, as a word: everything its parts expand is kept. */
-function assignmentWord(assignment: Assignment, raw: string): Word {
-  const b = new WordBuilder();
-  for (const part of [assignment.value, assignment.subscript, ...(assignment.elements ?? [])]) if (part) b.absorb(part);
-  const literal = assignment.elements === undefined && assignment.subscript === undefined && (assignment.value?.literal ?? true);
-  if (literal) b.text(`${assignment.name}${assignment.append ? '+=' : '='}${assignment.value?.value ?? ''}`);
-  else b.dynamic();
-  return { ...b.build(raw), assignment };
 }
 
 /**
