@@ -20,11 +20,11 @@ export interface RuntimeCode {
  * Variables that make bash (or every program) run code from a value or a
  * file: `BASH_ENV` and `ENV` (read by every non-interactive bash or sh that
  * starts), `PS4` (expanded by `set -x`), `PROMPT_COMMAND` and the prompts,
- * `SHELLOPTS`/`BASHOPTS` (options such as extglob or xtrace for every child
- * bash), exported functions (`BASH_FUNC_name%%`) and the dynamic loader's.
+ * `SHELLOPTS`/`BASHOPTS`/`BASH_COMPAT` (options such as extglob or xtrace,
+ * or older parsing rules, for every child bash), exported functions (`BASH_FUNC_name%%`) and the dynamic loader's.
  */
 const CODE_VARIABLES =
-  /^(?:BASH_ENV|ENV|PROMPT_COMMAND|PS[0-4]|SHELLOPTS|BASHOPTS|BASH_LOADABLES_PATH|LD_PRELOAD|LD_AUDIT|LD_LIBRARY_PATH|GCONV_PATH|BASH_FUNC_.*)$/u;
+  /^(?:BASH_ENV|ENV|PROMPT_COMMAND|PS[0-4]|SHELLOPTS|BASHOPTS|BASH_COMPAT|BASH_LOADABLES_PATH|LD_PRELOAD|LD_AUDIT|LD_LIBRARY_PATH|GCONV_PATH|BASH_FUNC_.*)$/u;
 
 /** The reason an assignment cannot be judged (`BASH_ENV=x`, `env 'BASH_FUNC_ls%%=() { …; }'`), if any. */
 export function assignmentRisk(assignment: string): string | undefined {
@@ -71,7 +71,8 @@ function options(args: readonly Arg[]): string {
  */
 export function runtimeCode(args: readonly Arg[], taint: VariableTaint): RuntimeCode {
   const name = args[0]?.literal ? args[0].text : '';
-  const rest = args.slice(1);
+  // `eval -- CODE`, `trap -- CODE SIG`: `--` only ends the (absent) options.
+  const rest = args[1]?.literal && args[1].text === '--' && (name === 'eval' || name === 'trap') ? args.slice(2) : args.slice(1);
   const none: RuntimeCode = { evaluated: [] };
   const cannot = (uncertain: string): RuntimeCode => ({ uncertain, evaluated: [] });
   switch (name) {
@@ -83,7 +84,7 @@ export function runtimeCode(args: readonly Arg[], taint: VariableTaint): Runtime
       return cannot(`${name} runs the commands of a file the engine cannot see`);
     case 'trap': {
       const first = rest[0];
-      if (!first || (first.literal && ['-l', '-p', '-', '', '--'].includes(first.text))) return none;
+      if (!first || (first.literal && ['-l', '-p', '-', ''].includes(first.text))) return none;
       if (first.literal) return { code: first.text, evaluated: [] };
       return cannot('trap sets code that is known only when the command runs');
     }
@@ -99,8 +100,8 @@ export function runtimeCode(args: readonly Arg[], taint: VariableTaint): Runtime
       return cannot(`${name} can run commands from strings or the history`);
     case 'shopt':
     case 'set':
-      return rest.some((arg) => !arg.literal || /extglob|expand_aliases|posix|^[-+][a-zA-Z]*o$/u.test(arg.text))
-        ? cannot(`${name} may change how bash reads the next lines (extglob, aliases, posix)`)
+      return rest.some((arg) => !arg.literal || /extglob|expand_aliases|posix|compat|extquote|^[-+][a-zA-Z]*o$/u.test(arg.text))
+        ? cannot(`${name} may change how bash reads the next lines (extglob, aliases, posix, compatibility levels)`)
         : none;
   }
   if (name === 'mapfile' || name === 'readarray') {

@@ -9,6 +9,8 @@ import { assignmentWord, readAssignment, readRedirect } from './assignments-and-
 
 /** Words that end a list inside a compound command; elsewhere in command position they are syntax errors. */
 const CLOSERS = new Set(['then', 'else', 'elif', 'fi', 'do', 'done', 'esac', '}']);
+/** Characters after which a word has ended. */
+const WORD_END = new Set([' ', '\t', '\n', ';', '&', '|', ')', '<', '>']);
 /** Commands whose `name=(…)` arguments bash parses as array assignments. */
 const DECLARATIONS = new Set(['declare', 'typeset', 'local', 'export', 'readonly']);
 
@@ -193,6 +195,21 @@ export class BashParser implements NestedParser {
     if (!this.acceptReserved(word)) this.s.fail(`expected ${word}`);
   }
 
+  /** Consumes `text` when it is the next word, unquoted and whole. */
+  #acceptPlainWord(text: string): void {
+    this.skipBlanks();
+    const start = this.s.pos;
+    for (const c of text) {
+      if (this.s.peek() !== c) {
+        this.s.pos = start;
+        return;
+      }
+      this.s.next();
+    }
+    const after = this.s.peek();
+    if (after !== '' && !WORD_END.has(after)) this.s.pos = start;
+  }
+
   parseAndOr(): Command[] {
     const commands = this.parsePipeline();
     for (;;) {
@@ -210,16 +227,15 @@ export class BashParser implements NestedParser {
     this.skipBlanks();
     let prefixed = false;
     for (;;) {
-      if (this.acceptReserved('!') || this.acceptReserved('time')) {
+      if (this.acceptReserved('!')) {
         prefixed = true;
-        this.skipBlanks();
-        // `time -p`: an option of the keyword, not a command.
-        if (this.s.peek() === '-' && this.s.peek2() === 'p') {
-          const start = this.s.pos;
-          this.s.next();
-          this.s.next();
-          if (!' \t\n'.includes(this.s.peek()) || this.s.peek() === '') this.s.pos = start;
-        }
+        continue;
+      }
+      if (this.acceptReserved('time')) {
+        prefixed = true;
+        // `time -p` and `time --` (bash's TIMEOPT and TIMEIGN): the keyword's own words, not a command.
+        this.#acceptPlainWord('-p');
+        this.#acceptPlainWord('--');
         continue;
       }
       break;
