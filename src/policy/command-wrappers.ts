@@ -126,11 +126,12 @@ function shellCode(words: readonly ShellWord[], start: number, name: string): Wr
     }
     if ((text.startsWith('-') || text.startsWith('+')) && text.length > 1) {
       if (text.startsWith('-') && text.slice(1).includes('c')) sawC = true;
+      if (text.includes('H')) return { checked: false, inner: [], assignments: [], uncertain: `${name} ${text} turns on history expansion` };
       if (/[oO]$/u.test(text)) {
         const option = words[++i];
-        // extglob and posix change how bash parses the code.
-        if (!option?.literal || /extglob|posix/u.test(option.text))
-          return { checked: false, inner: [], assignments: [], uncertain: `${name} ${text} ${option?.text ?? ''} parses code differently` };
+        // extglob, posix and compatibility levels change how bash parses the code; history expansion runs text from the history.
+        if (!option?.literal || /extglob|posix|compat|extquote|expand_aliases|hist/u.test(option.text))
+          return { checked: false, inner: [], assignments: [], uncertain: `${name} ${text} ${option?.text ?? ''} parses or runs code differently` };
       }
       continue;
     }

@@ -94,14 +94,17 @@ export function runtimeCode(args: readonly Arg[], taint: VariableTaint): Runtime
       return options(rest).includes('p') || rest.some((arg) => !arg.literal) ? cannot('hash -p makes a command name run another program') : none;
     case 'enable':
       return options(rest).includes('f') || rest.some((arg) => !arg.literal) ? cannot('enable -f loads a builtin from a file') : none;
+    case 'history':
+      return rest.length > 0 ? cannot('history can load commands that history expansion then runs') : none;
     case 'compgen':
     case 'bind':
     case 'fc':
       return cannot(`${name} can run commands from strings or the history`);
     case 'shopt':
     case 'set':
-      return rest.some((arg) => !arg.literal || /extglob|expand_aliases|posix|compat|extquote|^[-+][a-zA-Z]*o$/u.test(arg.text))
-        ? cannot(`${name} may change how bash reads the next lines (extglob, aliases, posix, compatibility levels)`)
+      // History expansion (`set -o history -H`, then `!!` or `!name`) runs text from the history list or a file.
+      return rest.some((arg) => !arg.literal || /extglob|expand_aliases|posix|compat|extquote|hist|^[-+][a-zA-Z]*[oH]/u.test(arg.text))
+        ? cannot(`${name} may change how bash reads the next lines (extglob, aliases, posix, compatibility levels, history expansion)`)
         : none;
   }
   if (name === 'mapfile' || name === 'readarray') {
