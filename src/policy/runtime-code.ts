@@ -50,6 +50,13 @@ function fromData(arg: Arg, taint: VariableTaint): boolean {
   return !word || word.fromData || word.programs.length > 0 || word.vars.some((v) => taint.has(v.name));
 }
 
+/**
+ * Options that change how bash reads the lines after them, or run text
+ * from the history (`set -o history -H`, then `!!`): `set -euo pipefail`
+ * is fine, `set -o posix` or `shopt -s extglob` is not.
+ */
+const PARSE_OPTIONS = /extglob|expand_aliases|posix|compat|extquote|hist/u;
+
 const NAME_WITH_SUBSCRIPT = /^[A-Za-z_][A-Za-z0-9_]*\[/u;
 
 /** Builtins whose arguments name variables: a subscript in a name is evaluated (`unset 'a[$(rm x)]'` runs rm). */
@@ -102,8 +109,7 @@ export function runtimeCode(args: readonly Arg[], taint: VariableTaint): Runtime
       return cannot(`${name} can run commands from strings or the history`);
     case 'shopt':
     case 'set':
-      // History expansion (`set -o history -H`, then `!!` or `!name`) runs text from the history list or a file.
-      return rest.some((arg) => !arg.literal || /extglob|expand_aliases|posix|compat|extquote|hist|^[-+][a-zA-Z]*[oH]/u.test(arg.text))
+      return rest.some((arg) => !arg.literal || PARSE_OPTIONS.test(arg.text) || (name === 'set' && /^[-+][A-Za-z]*H/u.test(arg.text)))
         ? cannot(`${name} may change how bash reads the next lines (extglob, aliases, posix, compatibility levels, history expansion)`)
         : none;
   }
