@@ -61,6 +61,14 @@ test('params: a command over 131,071 UTF-8 bytes is refused with command_too_lon
   t.regex(String(result.llmContent), /ok/);
 });
 
+test('confirmation: a command over 4,096 characters is named by its hash, not split on the main thread', async (t) => {
+  const { tool } = await useShellTool(t);
+  const long = `ls; ${': '.repeat(3000)}; rm -rf build`;
+  const details = await tool.shouldConfirmExecute({ command: long });
+  t.regex(details.rootCommand, /^a command of \d+ characters \(sha256 [0-9a-f]{16}\)$/);
+  t.not((await tool.shouldConfirmExecute({ command: `${long} ` })).rootCommand, details.rootCommand, '"always allow" covers only the same command');
+});
+
 test('confirmation: exec details with the root commands, directory and where it runs', async (t) => {
   const { tool } = await useShellTool(t);
   const details = await tool.shouldConfirmExecute({ command: 'FOO=1 git status && npm test | tee log', dir_path: 'sub' });
