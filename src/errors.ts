@@ -55,6 +55,8 @@ export const ToolErrorType = {
   TOOLCELL_STATE_READ_ONLY: 'toolcell_state_read_only',
   // Shell and sandbox
   SHELL_EXECUTE_ERROR: 'shell_execute_error',
+  /** A shell command longer than MAX_COMMAND_BYTES (131,071 UTF-8 bytes, Linux's limit on one argument of `bash -c`); it was not run or judged. */
+  COMMAND_TOO_LONG: 'command_too_long',
   /** A shell session id that is unknown or already open. */
   INVALID_SESSION: 'invalid_session',
   SANDBOX_UNAVAILABLE: 'sandbox_unavailable',

@@ -159,9 +159,15 @@ export class Scheduler {
     const { request, tool } = call;
     const validation = tool.validateParams(request.args);
     if (!validation.ok)
-      return this.#fail(call, tool, ToolErrorType.INVALID_TOOL_PARAMS, `Invalid parameters for ${request.name}: ${validation.error}`, 'denied');
+      return this.#fail(
+        call,
+        tool,
+        validation.type ?? ToolErrorType.INVALID_TOOL_PARAMS,
+        `Invalid parameters for ${request.name}: ${validation.error}`,
+        'denied',
+      );
     const params = validation.params;
-    const gate = consultPolicy(this.#options.policy, { tool, params, mode: this.#approvalMode, canAsk: this.#options.confirm !== undefined });
+    const gate = await consultPolicy(this.#options.policy, { tool, params, mode: this.#approvalMode, canAsk: this.#options.confirm !== undefined });
     if (gate.kind === 'refuse') return this.#fail(call, tool, gate.code, gate.message, 'denied');
     if (gate.kind === 'allow') return void this.#table.set({ status: 'scheduled', request, tool, params, startTime: call.startTime, decision: 'auto' });
     if (!allowedByMode(this.#approvalMode, tool)) {

@@ -20,6 +20,7 @@ import type { HostingEvent, HostingObserver } from '../../src/hosting/hosting-ev
 import { HostingServer, type HostingServerOptions } from '../../src/hosting/hosting-server.js';
 import type { Authenticator } from '../../src/hosting/principal.js';
 import { TenantStore } from '../../src/hosting/tenant-store.js';
+import type { PolicyRuleInput } from '../../src/policy/policy-rule.js';
 import { createRuntime, type Runtime, type RuntimeOptions } from '../../src/runtime/runtime.js';
 import { packageRoot } from '../../src/paths.js';
 import { runCli } from './cli.js';
@@ -89,7 +90,7 @@ export interface Hosting {
 /**
  * Starts a hosting server over `tenantsFile` on 127.0.0.1 and a free port (approval yolo: shell commands run, in Docker).
  * API keys are checked, and whatever `moreAuthenticators` makes from the store (an OIDC authenticator).
- * `pool` sets the runtime's worker pool (its threads, extra tool modules).
+ * `pool` sets the runtime's worker pool (its threads, extra tool modules); `policy` the operator's rules.
  */
 export async function startHosting(
   options: {
@@ -97,13 +98,21 @@ export async function startHosting(
     dataDir: string;
     moreAuthenticators?: (store: TenantStore) => Authenticator[];
     pool?: RuntimeOptions['pool'];
+    policy?: PolicyRuleInput[];
   } & Partial<HostingServerOptions>,
 ): Promise<Hosting> {
-  const { tenantsFile, moreAuthenticators, pool, ...rest } = options;
+  const { tenantsFile, moreAuthenticators, pool, policy, ...rest } = options;
   await mkdir(options.dataDir, { recursive: true });
   // The data dir as the CLI gives it: a tenant's own workspace that meets the default ones is refused.
   const store = await TenantStore.open({ file: tenantsFile, pollMs: 200, dataDir: options.dataDir });
-  const runtime = await createRuntime({ workspace: options.dataDir, approvalMode: 'yolo', sandbox: 'docker', onWarning: () => {}, ...(pool ? { pool } : {}) });
+  const runtime = await createRuntime({
+    workspace: options.dataDir,
+    approvalMode: 'yolo',
+    sandbox: 'docker',
+    onWarning: () => {},
+    ...(pool ? { pool } : {}),
+    ...(policy ? { policy } : {}),
+  });
   const observer = new RecordingObserver();
   const server = await HostingServer.start({
     store,

@@ -224,14 +224,16 @@ test("a tenant's policy file refuses its calls naming the rule; another tenant i
   await call(alpha.client, 'write_file', { file_path: 'doomed.txt', content: 'x' });
   const refused = await call(alpha.client, 'run_shell_command', { command: 'ls && rm doomed.txt' });
   t.is(refused.errorType, 'policy_denied', refused.text);
-  t.true(refused.text.includes(`${tenantPolicy} rule 1 ("no-rm")`), refused.text);
+  t.true(refused.text.includes(`your tenant policy, rule 1 ("no-rm")`), refused.text);
+  t.false(refused.text.includes(tenantPolicy), 'the denial names no host path');
   t.is((await call(alpha.client, 'read_file', { file_path: 'doomed.txt' })).text.trim(), 'x', 'it was not run');
   const audited = await observer.waitFor((event) => event.event === 'tool_call' && event.errorType === 'policy_denied' && event.tenant === 'alpha');
   t.like(audited, { decision: 'deny', outcome: 'denied' });
 
   const asked = await call(alpha.client, 'run_shell_command', { command: 'touch new.txt' });
   t.is(asked.errorType, 'confirmation_required', asked.text);
-  t.true(asked.text.includes('("ask-touch")'), 'nobody can be asked: a refusal naming the rule');
+  t.true(asked.text.includes(`your tenant policy, rule 2 ("ask-touch")`), 'nobody can be asked: a refusal naming the rule');
+  t.false(asked.text.includes(tenantPolicy), 'the refusal names no host path');
 
   const beta = await connect(t, 'beta');
   await call(beta.client, 'write_file', { file_path: 'doomed.txt', content: 'x' });
@@ -249,7 +251,7 @@ test('an operator deny is not undone by a tenant allow at a higher priority', as
   await call(alpha.client, 'write_file', { file_path: 'keep.txt', content: 'kept' });
   const refused = await call(alpha.client, 'run_shell_command', { command: 'shred -u keep.txt' });
   t.is(refused.errorType, 'policy_denied', refused.text);
-  t.true(refused.text.includes('options.policy rule 1 ("op-no-shred")'), refused.text);
+  t.true(refused.text.includes(`the operator's policy, rule 1 ("op-no-shred")`), refused.text);
   t.is((await call(alpha.client, 'read_file', { file_path: 'keep.txt' })).text.trim(), 'kept');
 });
 
