@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { runCli } from '../helpers/cli.js';
 import { requireDocker } from '../helpers/docker.js';
 import { addTenant, connectTenant, hostingFolder, listToolsMessage, post } from '../helpers/hosting.js';
-import { startCliServer, type CliServer } from '../helpers/hosting-cli.js';
+import { printedBy, startCliServer, type CliServer } from '../helpers/hosting-cli.js';
 import { startTestIssuer, type TestIssuer } from '../helpers/oidc-issuer.js';
 
 /**
@@ -22,6 +22,8 @@ interface Context {
   issuer: TestIssuer;
   server: CliServer;
   adminKeyFile: string;
+  /** The admin API's own loopback listener, `http://127.0.0.1:PORT`. */
+  adminUrl: string;
   auditFile: string;
 }
 
@@ -35,11 +37,15 @@ anyTest.before(async (t) => {
   const dir = await hostingFolder({ teardown: () => {} }, 'toolcell-hosting-oidc-cli-');
   const tenantsFile = join(dir, 'tenants.json');
   await addTenant(tenantsFile, 'acme');
+  // Everything started is stopped at the end even when a later step fails: a server left
+  // listening would keep this file's process (and so the whole run) from ever ending.
+  const teardowns: Array<() => Promise<void>> = [];
+  (t.context as { teardowns?: typeof teardowns }).teardowns = teardowns;
   const issuer = await startTestIssuer(AUDIENCE);
+  teardowns.push(() => issuer.close());
   const adminKeyFile = join(dir, 'admin.key');
   await writeFile(adminKeyFile, `${ADMIN_KEY}\n`, { mode: 0o600 });
   const auditFile = join(dir, 'audit.jsonl');
-  const teardowns: Array<() => Promise<void>> = [];
   const server = await startCliServer({ teardown: (fn) => void teardowns.push(fn) }, [
     '--tenants',
     tenantsFile,
@@ -53,18 +59,21 @@ anyTest.before(async (t) => {
     AUDIENCE,
     '--tenant-claim',
     'org',
+    '--admin',
+    '0',
     '--admin-key-file',
     adminKeyFile,
     '--audit',
     auditFile,
   ]);
-  Object.assign(t.context as Context & { teardowns: typeof teardowns }, { dir, tenantsFile, issuer, server, adminKeyFile, auditFile, teardowns });
+  const adminUrl = await printedBy(server, /admin API \(\/admin\/\) for operators at (http:\/\/127\.0\.0\.1:\d+)/);
+  Object.assign(t.context as Context & { teardowns: typeof teardowns }, { dir, tenantsFile, issuer, server, adminKeyFile, adminUrl, auditFile, teardowns });
 });
 
 anyTest.after.always(async (t) => {
   const context = t.context as Partial<Context> & { teardowns?: Array<() => Promise<void>> };
-  for (const teardown of context.teardowns ?? []) await teardown();
-  await context.issuer?.close();
+  // Last started, first stopped: the server before its issuer.
+  for (const teardown of (context.teardowns ?? []).reverse()) await teardown();
 });
 
 /**
@@ -92,6 +101,8 @@ test('while the key set answers 500, tokens are refused as issuer_unreachable, s
   const { server, issuer, auditFile } = t.context;
   // First of the serial tests: no token has made the server fetch the keys yet, so the first one finds the outage.
   issuer.failJwks(500);
+  // The next tests need the key set back even when this one fails half-way.
+  t.teardown(() => issuer.failJwks(undefined));
   const started = Date.now();
   for (let i = 0; i < 20; i++) {
     const response = await post(server.url, listToolsMessage(), bearer(await issuer.sign({ org: 'acme', jti: `t${i}` })));
@@ -100,8 +111,10 @@ test('while the key set answers 500, tokens are refused as issuer_unreachable, s
   const outage = await stderrLines(server, 'cannot reach the issuer');
   t.is(outage.length, 1, server.stderr());
   t.regex(outage[0]!, /^toolcell serve: OIDC: cannot reach the issuer http:\/\/127\.0\.0\.1:\d+: Cannot read the key set .*\/jwks: HTTP 500/);
+  // The first failure is written at once; the 19 like it (same address, same reason) become one
+  // count record at the end of the audit log's repeat interval (repeat-records.ts), not 19 lines.
   const audited = (await readFile(auditFile, 'utf8')).split('\n').filter((line) => line.includes('"auth_failure"'));
-  t.is(audited.length, 20);
+  t.true(audited.length >= 1 && audited.length < 20, `${audited.length} auth_failure lines for 20 tokens`);
   t.true(
     audited.every((line) => line.includes('"reason":"invalid_token:issuer_unreachable"')),
     audited[0],
@@ -149,10 +162,10 @@ test('--audience and --public-url are kept apart: aud must be the audience, and 
 });
 
 test("toolcell hosting sessions prints a token's sub escaped: it can neither erase its row nor draw another", async (t) => {
-  const { server, issuer, adminKeyFile } = t.context;
+  const { server, issuer, adminKeyFile, adminUrl } = t.context;
   const forged = `\x1b[2K\x1b[1A\x1b[2K\r00000000-0000-4000-8000-000000000000  beta  key:abcdefabcdef  1s  0  -\n\u202e`;
   const hostile = await connectTenant(t, server.url, await issuer.sign({ org: 'acme', sub: forged }));
-  const table = await runCli(['hosting', 'sessions', '--server', origin(server), '--admin-key-file', adminKeyFile]);
+  const table = await runCli(['hosting', 'sessions', '--server', adminUrl, '--admin-key-file', adminKeyFile]);
   t.is(table.code, 0, table.stderr);
   // eslint-disable-next-line no-control-regex -- finding control characters is the point.
   t.false(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e]/.test(table.stdout), JSON.stringify(table.stdout));
@@ -163,7 +176,7 @@ test("toolcell hosting sessions prints a token's sub escaped: it can neither era
     table.stdout.split('\n').some((line) => line.startsWith('00000000-')),
     'no forged row',
   );
-  const json = await runCli(['hosting', 'sessions', '--json', '--server', origin(server), '--admin-key-file', adminKeyFile]);
+  const json = await runCli(['hosting', 'sessions', '--json', '--server', adminUrl, '--admin-key-file', adminKeyFile]);
   t.is(json.code, 0, json.stderr);
   // eslint-disable-next-line no-control-regex -- finding control characters is the point.
   t.false(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e]/.test(json.stdout));

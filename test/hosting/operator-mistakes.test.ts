@@ -16,18 +16,10 @@ import { defaultWorkspacePath } from '../../src/hosting/tenant-workspace.js';
 import type { TenantsFile } from '../../src/hosting/tenants-file.js';
 import { runCli } from '../helpers/cli.js';
 import { eventually, requireDocker } from '../helpers/docker.js';
-import { startCliServer } from '../helpers/hosting-cli.js';
+import { printedBy, startCliServer } from '../helpers/hosting-cli.js';
 import { addTenant, call, connectAs, connectTenant, hostingFolder, post, listToolsMessage, startHosting } from '../helpers/hosting.js';
 
 const test = await requireDocker(anyTest as TestFn<unknown>, 'hosting/operator-mistakes');
-
-/** Waits for `pattern` in what the server printed; its first group. */
-async function printed(server: { stderr(): string }, pattern: RegExp): Promise<string> {
-  let found: string | undefined;
-  await eventually(async () => (found = pattern.exec(server.stderr())?.[1]) !== undefined, 60_000);
-  if (found === undefined) throw new Error(`the server never printed ${pattern}: ${server.stderr()}`);
-  return found;
-}
 
 test("the admin API answers on its own loopback listener, never on the tenants' port", async (t) => {
   const dir = await hostingFolder(t);
@@ -42,7 +34,7 @@ test("the admin API answers on its own loopback listener, never on the tenants' 
   t.regex(alone.stderr, /--admin \[HOST:\]PORT and --admin-key-file FILE go together/);
 
   const server = await startCliServer(t, ['--tenants', file, '--data-dir', join(dir, 'data'), '--admin', '0', '--admin-key-file', adminKeyFile]);
-  const adminUrl = await printed(server, /admin API \(\/admin\/\) for operators at (http:\/\/127\.0\.0\.1:\d+)/);
+  const adminUrl = await printedBy(server, /admin API \(\/admin\/\) for operators at (http:\/\/127\.0\.0\.1:\d+)/);
   const tenantsBase = server.url.replace(/\/mcp$/, '');
   const acme = await connectTenant(t, server.url, key);
   const asAdmin = { headers: { Authorization: `Bearer ${adminKey}` } };
@@ -64,7 +56,7 @@ test('/readyz says not ready from SIGTERM on, while a running call drains', asyn
   const file = join(dir, 'tenants.json');
   const key = await addTenant(file, 'acme');
   const server = await startCliServer(t, ['--tenants', file, '--data-dir', join(dir, 'data'), '--metrics', '0', '--drain-seconds', '120']);
-  const metricsUrl = await printed(server, /for operators at (http:\/\/127\.0\.0\.1:\d+)/);
+  const metricsUrl = await printedBy(server, /for operators at (http:\/\/127\.0\.0\.1:\d+)/);
   t.is((await fetch(`${metricsUrl}/readyz`)).status, 200, 'ready before');
   const acme = await connectAs(server.url, key);
   t.teardown(() => acme.client.close().catch(() => {}));
