@@ -19,7 +19,7 @@
  *
  *   npm run bench:policy -- [--rounds N] [--differential N] [--seed S]
  */
-import { mkdtemp, realpath, rm } from 'node:fs/promises';
+import { chown, mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
@@ -31,7 +31,7 @@ import { PolicyEngine } from '../src/policy/policy-engine.js';
 import { rootCommands } from '../src/tools/shell/root-commands.js';
 import { BashCorpus } from '../test/fixtures/policy/bash-corpus.js';
 import { SAMPLE_POLICY, TABLE } from '../test/fixtures/policy/command-table.js';
-import { runDifferential } from '../test/helpers/bash-differential.js';
+import { TRACE_OWNER, runDifferential } from '../test/helpers/bash-differential.js';
 import { sandboxReadiness } from '../test/helpers/docker.js';
 import { fmt, percentile, sortNumbers } from './stats.js';
 
@@ -115,6 +115,8 @@ if (!readiness.ready) {
   process.exit(0);
 }
 const workspaceRoot = await realpath(await mkdtemp(join(tmpdir(), 'toolcell-bench-policy-')));
+// As root, the workspace goes to an ordinary user: bash as root ignores the trace's PS4.
+if (process.getuid?.() === 0) await chown(workspaceRoot, TRACE_OWNER.uid, TRACE_OWNER.gid);
 const backend = await createDockerBackend({ warmPool: 0 });
 const session = await backend.openSession({ sessionId: `bench-policy-${process.pid}`, workspaceRoot });
 try {

@@ -6,7 +6,7 @@
  * functions included. A command bash ran that the splitter neither reported
  * nor marked "cannot be judged" is a disagreement.
  */
-import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
+import { chown, mkdir, readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ShellSession } from '../../src/backends/backend.js';
 import { splitWrapper } from '../../src/policy/command-wrappers.js';
@@ -28,15 +28,28 @@ export interface DifferentialResult {
 /** The first character of PS4 marks each trace record (bash repeats it per nesting level); as a control character bash never prints it unquoted inside a word. */
 const RECORD = '\x1e';
 
+/** The owner a differential workspace is given (see traceInSandbox): any uid but root's. */
+export const TRACE_OWNER = { uid: 4242, gid: 4242 };
+
 /**
  * Runs every command in one sandbox session, in a scratch folder, with its
- * input at /dev/null and 5 s at most, its process group killed afterwards. Returns each command's trace (one argv per simple command).
+ * input at /dev/null and 5 s at most, its process group killed afterwards.
+ * Returns each command's trace (one argv per simple command).
+ *
+ * Commands run as the workspace's owner, and bash run as root does not take
+ * PS4 from its environment (so the record mark would be lost and every trace
+ * misread): the workspace must belong to an ordinary user (TRACE_OWNER,
+ * given before the session is opened).
  */
 export async function traceInSandbox(session: ShellSession, workspaceRoot: string, commands: readonly string[]): Promise<string[][][]> {
+  const owner = await stat(workspaceRoot);
+  if (owner.uid === 0)
+    throw new Error(`${workspaceRoot} belongs to root: bash run as root ignores PS4 from its environment; chown it to TRACE_OWNER before opening the session`);
   const dir = join(workspaceRoot, 'diff');
-  await mkdir(join(dir, 'traces'), { recursive: true, mode: 0o777 });
+  await mkdir(join(dir, 'traces'), { recursive: true });
   await writeFile(join(dir, 'corpus'), commands.map((command) => `${command}\0`).join(''));
   await writeFile(join(dir, 'driver.sh'), DRIVER);
+  for (const path of [dir, join(dir, 'traces'), join(dir, 'corpus'), join(dir, 'driver.sh')]) await chown(path, owner.uid, owner.gid);
   const spawned = await session.spawn({ command: 'bash /workspace/diff/driver.sh', cwd: '.', env: { ...SANDBOX_TEST_ENV }, mode: 'pipes' });
   const output: Buffer[] = [];
   spawned.onData((chunk) => output.push(Buffer.from(chunk)));

@@ -1,5 +1,6 @@
 import anyTest from 'ava';
-import { runDifferential } from '../helpers/bash-differential.js';
+import { chown } from 'node:fs/promises';
+import { TRACE_OWNER, runDifferential } from '../helpers/bash-differential.js';
 import { makeWorkspace, requireDocker, useSandboxBackend } from '../helpers/docker.js';
 import { BashCorpus } from '../fixtures/policy/bash-corpus.js';
 
@@ -12,6 +13,8 @@ const COUNT = 2_000;
 test(`the splitter accounts for every command bash runs, over ${COUNT} generated command lines`, async (t) => {
   t.timeout(600_000);
   const workspaceRoot = await makeWorkspace(t, 'toolcell-diff-');
+  // As root, the workspace goes to an ordinary user: bash as root ignores the trace's PS4.
+  if (process.getuid?.() === 0) await chown(workspaceRoot, TRACE_OWNER.uid, TRACE_OWNER.gid);
   const session = await sandbox.session(t, { workspaceRoot, label: 'diff' });
   const commands = new BashCorpus(22).commands(COUNT);
   const result = await runDifferential(session, workspaceRoot, commands);
