@@ -205,9 +205,12 @@ test('a hostile page is turned into text off the main thread: /healthz and anoth
   t.false(hostileAnswered, "the hostile page was still being converted when the other tenant's calls were answered");
   t.regex((await running).text, /still-running-fine/, "the other tenant's running call was not broken");
   const fetched = await attack;
-  // Either the page's text, or its refusal at the URL's time limit: never the server stalled.
+  // Either the page's text, or its refusal at the URL's time limit or at the converter's heap
+  // limit (which comes first depends on the machine's speed): never the server stalled.
   t.true(
-    fetched.errorType === undefined ? /a\s+a/.test(fetched.text) : /could not be turned into text within the URL's time limit/.test(fetched.text),
+    fetched.errorType === undefined
+      ? /a\s+a/.test(fetched.text)
+      : /could not be turned into text within the URL's time limit|the converter ran out of memory/.test(fetched.text),
     fetched.text.slice(0, 300),
   );
   t.log(

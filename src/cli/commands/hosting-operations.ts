@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
-import { errorMessage } from '../../errors.js';
+import { ToolErrorType, ToolcellError, errorMessage, isToolcellError } from '../../errors.js';
 import { isLoopbackHost } from '../../mcp/server/http-guard.js';
 import type { HostingServer, HostingServerOptions } from '../../hosting/hosting-server.js';
 import type { HostingObserver } from '../../hosting/hosting-events.js';
@@ -199,11 +199,11 @@ export async function openHostingOperations(flags: HostingOperationsFlags, store
 }
 
 /**
- * Reads the pair and makes a TLS context of it, so a file that cannot be
- * read, is not PEM, or a key that is not the certificate's stops the start
- * naming the flags, before anything is served.
+ * Reads the pair with `read` (tls-reload's checks: a file that cannot be
+ * read, is not PEM, a key that is not the certificate's, dates, names) so
+ * the start stops naming the flags before anything is served; the check's
+ * code is kept (invalid_input where it had none).
  */
-/** Reads the pair with `read` (tls-reload's checks), saying which flags name it when it cannot serve. */
 async function checkTlsPair(read: () => Promise<{ summary: string }>, tls: { certFile: string; keyFile: string }): Promise<string> {
   try {
     return (await read()).summary;
@@ -211,6 +211,7 @@ async function checkTlsPair(read: () => Promise<{ summary: string }>, tls: { cer
     // The cause's words where there is one (OpenSSL's `error:05800074:x509 certificate routines::key values mismatch`, ENOENT), else the check's.
     const cause = (error as { cause?: unknown }).cause;
     const detail = errorMessage(cause ?? error).replace(/^error:[0-9A-Fa-f]+:[^:]*:[^:]*:/, '');
-    throw new Error(`--tls-cert ${tls.certFile} --tls-key ${tls.keyFile}: cannot serve TLS with them: ${detail}`, { cause: error });
+    const code = isToolcellError(error) ? error.code : ToolErrorType.INVALID_INPUT;
+    throw new ToolcellError(code, `--tls-cert ${tls.certFile} --tls-key ${tls.keyFile}: cannot serve TLS with them: ${detail}`, { cause: error });
   }
 }
