@@ -22,17 +22,17 @@ Two steps keep this cheap and unevadable:
    writing meanwhile. Confirmed: the call is killed (SIGKILL to its tree).
    Not confirmed (another writer on the filesystem): the tree is thawed and
    the call's baseline moves forward.
-3. When free space rises above the baseline (someone freed space), the
-   baseline must follow, or what others free would be an allowance for the
-   call. It follows only through the same confirmation scan, so the call's
-   own writes since the last scan are counted first: moving the baseline to
-   the new free space alone would forgive them (a call that wrote 600 MiB
-   while a neighbour deleted 1 GiB could then write a whole limit more).
-   Rises smaller than RISE_RESCAN_BYTES / RISE_RESCAN_FILES are left alone,
-   and such scans run at most every RISE_RESCAN_INTERVAL, so that a call
-   deleting many of its own files (or a neighbour doing so) is not frozen
-   for a scan at every sample; a rise between two scans gives at most what
-   was freed meanwhile.
+3. When free space rises (someone, the call or a neighbour, freed space),
+   the baseline rises with it, sample by sample, so the growth counted for
+   the call never shrinks between scans: what others free is no allowance,
+   however late the filesystem shows it (ext4 releases a deleted file's
+   blocks when its journal commits). Only a confirmation scan moves the
+   count down to what the call really holds, so a call that deletes its own
+   files is not killed for them: past the limit, the scan finds less.
+   What a sample cannot tell apart: when another writer frees space in the
+   same sample as the call writes, the net is all the sample shows, so the
+   call's writes hide behind that free (at most what was freed meanwhile;
+   a tenant's disk cap still bounds them all).
 
 A background job's allowance renews every BACKGROUND_QUOTA_WINDOW (calls.py):
 it runs for hours, during which the session's other commands, whose changes
@@ -46,9 +46,6 @@ import time
 import identity
 
 POLL_INTERVAL = 0.005
-RISE_RESCAN_BYTES = 16 << 20
-RISE_RESCAN_FILES = 256
-RISE_RESCAN_INTERVAL = 0.5
 
 
 def _fmt(size):
@@ -119,13 +116,12 @@ class WorkspaceQuota:
     def over(self, grown_bytes, grown_files):
         return (self.max_bytes > 0 and grown_bytes > self.max_bytes) or (self.max_files > 0 and grown_files > self.max_files)
 
-    def rose_past(self, base, attributed, now):
-        """Step 3: has free space risen above the baseline (less what the call
-        was last attributed) by more than the rescan threshold? Then the
-        baseline is moved by a confirmation scan, never by the sample alone."""
-        if base is None or now is None:
-            return False
-        return now[0] + attributed[0] - base[0] > RISE_RESCAN_BYTES or now[1] + attributed[1] - base[1] > RISE_RESCAN_FILES
+    def follow_rise(self, base, last, now):
+        """Step 3: the baseline raised by whatever free bytes and inodes rose
+        from the `last` sample to `now`, so a rise never lowers the count."""
+        if base is None or last is None or now is None:
+            return base
+        return base[0] + max(0, now[0] - last[0]), base[1] + max(0, now[1] - last[1]), base[2]
 
     def grew_past(self, base, now):
         """Step 1: did the filesystem lose more than a limit since `base`?"""

@@ -32,7 +32,7 @@ import protocol as P
 import reaper
 from calls import BACKGROUND_QUOTA_WINDOW, Call
 from output_budget import OutputBudget
-from quota import POLL_INTERVAL, RISE_RESCAN_INTERVAL, WorkspaceQuota
+from quota import POLL_INTERVAL, WorkspaceQuota
 from stdio import open_stdio
 
 SHUTDOWN_TIMEOUT = 5.0
@@ -219,18 +219,15 @@ class Supervisor:
         sample = self.quota.sample()
         for call in watched:
             if call.quota_window_end is not None and now >= call.quota_window_end:
-                call.quota_base = sample
-                call.quota_attributed = (0, 0)
+                call.quota_base = call.quota_last = sample
                 call.quota_window_end = now + BACKGROUND_QUOTA_WINDOW
                 continue
-            grew = self.quota.grew_past(call.quota_base, sample)
-            rose = not grew and now - call.quota_rescanned >= RISE_RESCAN_INTERVAL and self.quota.rose_past(call.quota_base, call.quota_attributed, sample)
-            if not grew and not rose:
+            call.quota_base = self.quota.follow_rise(call.quota_base, call.quota_last, sample)
+            call.quota_last = sample or call.quota_last
+            if not self.quota.grew_past(call.quota_base, sample):
                 continue
-            if rose:
-                call.quota_rescanned = now
             frozen = proctree.freeze(call.reaper_pid)
-            message, call.quota_base, call.quota_attributed = self.quota.confirm(call.quota_base, sample)
+            message, call.quota_base, _attributed = self.quota.confirm(call.quota_base, sample)
             if message:
                 call.kill_for_quota(message)  # the reaper kills the frozen tree
             else:

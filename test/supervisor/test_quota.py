@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from quota import RISE_RESCAN_BYTES, RISE_RESCAN_FILES, WorkspaceQuota
+from quota import WorkspaceQuota
 
 MIB = 1 << 20
 # A user no other process on the machine runs as: the scan also counts
@@ -23,19 +23,25 @@ def quota(path="/nonexistent", max_bytes=MIB, max_files=0):
     return WorkspaceQuota(path, [], NOBODY, max_bytes, max_files)
 
 
-def test_a_rise_in_free_space_past_the_threshold_asks_for_a_rescan():
+def test_a_rise_in_free_space_raises_the_baseline_so_the_count_never_shrinks():
     q = quota()
     base = (100 * MIB, 1000, 5.0)
-    # Someone freed 10 MiB (more than the threshold of files or bytes): rescan before the baseline follows.
-    assert q.rose_past(base, (0, 0), (100 * MIB + RISE_RESCAN_BYTES + 1, 1000, 6.0))
-    assert q.rose_past(base, (0, 0), (100 * MIB, 1000 + RISE_RESCAN_FILES + 1, 6.0))
-    # What the call was last attributed counts: the baseline is free space as if the call had written nothing.
-    assert q.rose_past(base, (RISE_RESCAN_BYTES, 0), (100 * MIB + 1, 1000, 6.0))
-    # Small rises, shrinking space and missing samples ask for nothing.
-    assert not q.rose_past(base, (0, 0), (100 * MIB + RISE_RESCAN_BYTES, 1000 + RISE_RESCAN_FILES, 6.0))
-    assert not q.rose_past(base, (0, 0), (90 * MIB, 900, 6.0))
-    assert not q.rose_past(None, (0, 0), (190 * MIB, 900, 6.0))
-    assert not q.rose_past(base, (0, 0), None)
+    # The call wrote 600 KiB and 10 files: counted.
+    wrote = (100 * MIB - 600 * 1024, 990, 6.0)
+    assert q.follow_rise(base, base, wrote) == base
+    # A neighbour freed 2 MiB and 50 inodes (shown late, mid-call): the baseline rises by as much, the call's count stays.
+    freed = (wrote[0] + 2 * MIB, wrote[1] + 50, 7.0)
+    raised = q.follow_rise(base, wrote, freed)
+    assert raised == (base[0] + 2 * MIB, base[1] + 50, 5.0)
+    assert raised[0] - freed[0] == 600 * 1024 and raised[1] - freed[1] == 10
+    # Then the call writes 500 KiB more: past the 1 MiB limit, although free space is above the first sample.
+    more = (freed[0] - 500 * 1024, freed[1], 8.0)
+    assert more[0] > base[0]
+    assert q.grew_past(q.follow_rise(raised, freed, more), more)
+    # Missing samples leave the baseline as it is.
+    assert q.follow_rise(base, None, freed) == base
+    assert q.follow_rise(base, wrote, None) == base
+    assert q.follow_rise(None, wrote, freed) is None
 
 
 def test_growth_past_either_limit_is_seen():
