@@ -7,8 +7,10 @@
  *   node dist/bench/hosting-attacker.js MODE URL KEY
  *
  * Modes (each what issue 22 saw a tenant do, with an ordinary key):
- * - huge-commands: run_shell_command with commands of 3.9 MB (under the
- *   4 MB body cap) that the operator's policy must judge;
+ * - huge-commands: run_shell_command with commands just under the
+ *   131,071-byte cap, made of backtick substitutions the policy must parse
+ *   and judge (the costliest judged input), four loops, and every tenth a
+ *   3.9 MB one (under the 4 MB body cap) that must be refused as too long;
  * - regexes: grep_search with catastrophic regular expressions, and globs
  *   that backtrack, over a file made for them;
  * - stalled-bodies: POSTs announcing a 4 MiB body that stall before its last
@@ -111,14 +113,18 @@ async function sessionChurn(): Promise<void> {
 
 switch (mode) {
   case 'huge-commands': {
-    // Unique each time (no cache can answer it), 3.9 MB, of words a policy must split and judge.
-    const command = (i: number): string => `echo ${i} ${'a && b || c | d ; '.repeat(Math.floor((3.9 * MiB) / 18))}`;
+    // Unique each time (no cache can answer it): ~128 KiB of `a` substitutions, each judged as a command of its own.
+    const judged = (i: number): string => `echo ${i} ${'`a` '.repeat(Math.floor((128 * 1024 - 32) / 4))}`;
+    // Past the cap: refused as command_too_long before any parse.
+    const tooLong = (i: number): string => `echo ${i} ${'a && b || c | d ; '.repeat(Math.floor((3.9 * MiB) / 18))}`;
     const { client } = await session();
     const loop = async (offset: number): Promise<void> => {
-      for (let i = offset; !stopping; i += 2)
-        await client.callTool({ name: 'run_shell_command', arguments: { command: command(i) } }, undefined, { timeout: 300_000 }).catch(() => undefined);
+      for (let i = offset; !stopping; i += 4) {
+        const command = i % 10 === 9 ? tooLong(i) : judged(i);
+        await client.callTool({ name: 'run_shell_command', arguments: { command } }, undefined, { timeout: 300_000 }).catch(() => undefined);
+      }
     };
-    await Promise.all([loop(0), loop(1)]);
+    await Promise.all([loop(0), loop(1), loop(2), loop(3)]);
     break;
   }
   case 'regexes':
