@@ -47,7 +47,7 @@ done
 secret() {
   docker secret inspect "$1" >/dev/null 2>&1 || docker secret create --label dev.toolcell.swarm=1 "$1" "$certs/$2" >/dev/null
 }
-secret etcd-ca ca.pem
+secret toolcell-ca ca.pem
 for i in 1 2 3; do
   secret "etcd$i-cert" "etcd$i.pem"
   secret "etcd$i-key" "etcd$i-key.pem"

@@ -43,9 +43,9 @@ export async function hubProbe<T>(name: string, args: string[], timeoutMs = 120_
   return JSON.parse(stdout) as T;
 }
 
-/** GET http://ADDRESS… from the hub; the status and body (status 0 when nothing answered). */
-export async function hubGet(url: string): Promise<{ status: number; body: string }> {
-  const result = await runCommand('ip', ['netns', 'exec', HUB_NETNS, 'curl', '-s', '-m', '10', '-o', '-', '-w', '\n%{http_code}', url]).catch(
+/** GET a URL from the hub; the status and body (status 0 when nothing answered). Extra curl arguments before the URL. */
+export async function hubGet(url: string, curlArgs: string[] = []): Promise<{ status: number; body: string }> {
+  const result = await runCommand('ip', ['netns', 'exec', HUB_NETNS, 'curl', '-s', '-m', '10', ...curlArgs, '-o', '-', '-w', '\n%{http_code}', url]).catch(
     (error: Error) => ({
       stdout: `${error.message}\n0`,
     }),
@@ -53,6 +53,21 @@ export async function hubGet(url: string): Promise<{ status: number; body: strin
   const text = (result as CommandOutput).stdout;
   const at = text.lastIndexOf('\n');
   return { status: Number(text.slice(at + 1)) || 0, body: text.slice(0, at) };
+}
+
+/** The name on every server's certificate (certs/make-certs.sh), which the front checks too. */
+export const SERVER_TLS_NAME = 'toolcell-server';
+
+/** GET a path of one node's server from the hub, over TLS, checking its certificate as the front does; `limitSeconds` for the whole call. */
+export function hubServerGet(node: ClusterNode, path: string, limitSeconds = 10): Promise<{ status: number; body: string }> {
+  return hubGet(`https://${SERVER_TLS_NAME}:${SERVER_PORT}${path}`, [
+    '-m',
+    String(limitSeconds),
+    '--cacert',
+    join(CERTS_DIR, 'ca.pem'),
+    '--resolve',
+    `${SERVER_TLS_NAME}:${SERVER_PORT}:${node.address}`,
+  ]);
 }
 
 /** `docker` with the first node as the client's engine (a manager, as an operator's would be). */

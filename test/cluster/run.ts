@@ -7,20 +7,21 @@
  * is skipped.
  */
 import { existsSync } from 'node:fs';
-import { clusterLeftovers } from '../helpers/cluster/cleanup.js';
+import { clusterLeftovers, clusterLoopDevices } from '../helpers/cluster/cleanup.js';
 import { formCluster, type Cluster } from '../helpers/cluster/cluster.js';
 import { NODE_TOOLCELL_DIR } from '../helpers/cluster/layout.js';
 import { runCommand } from '../helpers/cluster/run-command.js';
 import { etcdChecks } from './checks/etcd.js';
 import { frontChecks } from './checks/front.js';
 import { infrastructureChecks } from './checks/infrastructure.js';
+import { launcherChecks } from './checks/launcher.js';
 import { nodeLossChecks } from './checks/node-loss.js';
 import { stackChecks } from './checks/stack.js';
 import { CERTS_DIR, type ClusterCheck, type ClusterContext } from './context.js';
 
 const BACKSTOP_MS = 15 * 60_000;
-const checks: ClusterCheck[] = [...infrastructureChecks, ...stackChecks, ...etcdChecks, ...frontChecks, ...nodeLossChecks];
-const only = process.env.CLUSTER_CHECKS; // a substring: run only the checks whose name has it (formation and teardown always run)
+const checks: ClusterCheck[] = [...infrastructureChecks, ...stackChecks, ...etcdChecks, ...frontChecks, ...launcherChecks, ...nodeLossChecks];
+const only = process.env.CLUSTER_CHECKS === undefined ? undefined : new RegExp(process.env.CLUSTER_CHECKS); // run only the checks whose name matches (formation and teardown always run)
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
 const figures: string[] = [];
@@ -76,15 +77,17 @@ await check('the Swarm forms: three engines in their own network namespaces', as
   context.cluster = cluster;
 });
 for (const item of checks) {
-  if (only !== undefined && !item.name.includes(only)) continue;
+  if (only !== undefined && !only.test(item.name)) continue;
   await check(item.name, async () => {
     if (context.cluster === undefined) throw new Error('no cluster (formation failed)');
     await item.run(context as ClusterContext);
   });
 }
 await check('teardown removes everything the harness made; the machine’s own engine is as it was', async () => {
+  const loops = await clusterLoopDevices();
   await dispose();
   const left = await clusterLeftovers();
+  for (const device of loops) if (existsSync(`/sys/block/${device.slice('/dev/'.length)}/loop/backing_file`)) left.push(`loop device ${device} still attached`);
   if (left.length > 0) throw new Error(`left on the machine: ${left.join('; ')}`);
   const engineAfter = (await runCommand('docker', ['info', '--format', '{{.Swarm.LocalNodeState}} {{.DockerRootDir}}'])).stdout.trim();
   if (engineAfter !== engineBefore) throw new Error(`the machine's engine changed: ${engineBefore} → ${engineAfter}`);

@@ -25,7 +25,8 @@
 #   TOOLCELL_DATA_DIR       the node's data folder (default /var/lib/toolcell)
 #   TOOLCELL_DRAIN_SECONDS  drain time given to the server on stop (default 30)
 #   TOOLCELL_SERVER_NAME    the container's name on the node (default toolcell-server)
-#   DOCKER_SOCKET           the node engine's socket inside this task (default /var/run/docker.sock)
+#   DOCKER_SOCKET           the node engine's socket, at the same path on the node and in this
+#                           task (default /var/run/docker.sock): the server gets it bound too
 set -euo pipefail
 
 socket=${DOCKER_SOCKET:-/var/run/docker.sock}
@@ -83,7 +84,6 @@ fi
 secrets=$(awk -v base="$root/containers/$self/mounts/secrets" '$5 ~ "^/run/secrets/[^/]+$" { print base $4 ":" $5 ":ro" }' /proc/self/mountinfo | jq -R . | jq -sc .)
 binds=$(jq -nc --arg socket "$socket" --arg data "$data" --argjson secrets "$secrets" \
   '[$socket + ":/var/run/docker.sock", $data + ":" + $data + ":rshared", "/dev:/dev"] + $secrets')
-mkdir -p "$data" 2>/dev/null || true
 
 body=$(jq -nc --arg image "$image" --argjson cmd "$cmd" --argjson env "$extra_env" --arg node "$node" \
   --arg self "$self" --argjson drain "$drain" --argjson binds "$binds" '{
@@ -109,10 +109,6 @@ body=$(jq -nc --arg image "$image" --argjson cmd "$cmd" --argjson env "$extra_en
     }
   }')
 
-api POST "/containers/create?name=$name" -d "$body" >/dev/null
-api POST "/containers/$name/start" >/dev/null
-say "server $name started from $image"
-
 stopping=0
 on_term() {
   stopping=1
@@ -122,6 +118,10 @@ on_term() {
   exit 0
 }
 trap on_term TERM INT
+
+api POST "/containers/create?name=$name" -d "$body" >/dev/null
+api POST "/containers/$name/start" >/dev/null
+say "server $name started from $image"
 
 # Wait for the server in the background so the trap runs as soon as a signal comes.
 api POST "/containers/$name/wait" >"/tmp/wait.json" &

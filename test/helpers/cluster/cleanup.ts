@@ -45,7 +45,7 @@ const minor = (dev: bigint) => Number((dev & 0xffn) | ((dev >> 12n) & ~0xffn));
  * device and inode, since a backing path is named as the mount namespace
  * that attached it saw it (a node's, gone by now).
  */
-async function ourLoopDevices(): Promise<string[]> {
+export async function clusterLoopDevices(): Promise<string[]> {
   const files = await nodeFiles();
   if (files.size === 0) return [];
   const { stdout } = await tryCommand('losetup', ['--list', '--json', '--output', 'NAME,BACK-INO,BACK-MAJ:MIN']);
@@ -89,7 +89,7 @@ export async function removeClusterLeftovers(): Promise<string[]> {
     }
   }
 
-  for (const device of await ourLoopDevices()) {
+  for (const device of await clusterLoopDevices()) {
     // The filesystems on it were in the nodes' mount namespaces, which are gone: it detaches.
     await waitFor(
       `${device} to detach`,
@@ -138,7 +138,7 @@ export async function clusterLeftovers(): Promise<string[]> {
       .filter(ours)
       .map((name) => `network namespace ${name}`),
   );
-  left.push(...(await ourLoopDevices()).map((device) => `loop device ${device}`));
+  left.push(...(await clusterLoopDevices()).map((device) => `loop device ${device}`));
   if (existsSync(STATE_ROOT)) left.push(`folder ${STATE_ROOT}`);
   const links = (await runCommand('ip', ['-o', 'link', 'show'])).stdout;
   for (const line of links.split('\n')) if (line.includes(`${CLUSTER_PREFIX}-`)) left.push(`link on the machine: ${line.split(':')[1]?.trim()}`);

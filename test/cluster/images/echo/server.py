@@ -8,13 +8,16 @@ names the node in its JSON body, never in a header the client would not
 expect. SIGTERM drains: /readyz turns 503, requests in flight finish, new
 connections are still served until none is in flight, then the process exits.
 
-Environment: TOOLCELL_NODE (the node's name), PORT (default 8080), BIND (default all).
+Environment: TOOLCELL_NODE (the node's name), PORT (default 8080), BIND (default
+all), TLS_CERT and TLS_KEY (files: serve HTTPS, as a node's server does to the
+front and to the other nodes' servers).
 """
 
 import json
 import os
 import secrets
 import signal
+import ssl
 import sys
 import threading
 import time
@@ -24,6 +27,8 @@ from urllib.parse import parse_qs, urlparse
 NODE = os.environ.get("TOOLCELL_NODE", "unknown")
 PORT = int(os.environ.get("PORT", "8080"))
 BIND = os.environ.get("BIND", "")
+TLS_CERT = os.environ.get("TLS_CERT")
+TLS_KEY = os.environ.get("TLS_KEY")
 
 state = {"draining": False, "in_flight": 0}
 lock = threading.Lock()
@@ -89,6 +94,11 @@ class Handler(BaseHTTPRequestHandler):
 def main():
     server = ThreadingHTTPServer((BIND, PORT), Handler)
     server.daemon_threads = True
+    if TLS_CERT and TLS_KEY:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.minimum_version = ssl.TLSVersion.TLSv1_2
+        context.load_cert_chain(TLS_CERT, TLS_KEY)
+        server.socket = context.wrap_socket(server.socket, server_side=True)
 
     def drain(_signum, _frame):
         state["draining"] = True
@@ -96,7 +106,7 @@ def main():
 
     signal.signal(signal.SIGTERM, drain)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    print("echo %s: listening on %s:%d" % (NODE, BIND or "*", PORT), flush=True)
+    print("echo %s: listening on %s:%d%s" % (NODE, BIND or "*", PORT, " (TLS)" if TLS_CERT else ""), flush=True)
     while not state["draining"]:
         time.sleep(0.1)
     # Let the requests in flight finish; a stuck one is the engine's stop timeout's business.
