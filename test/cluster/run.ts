@@ -4,7 +4,9 @@
  * everything it made, and prints `N passed, M failed`. Bounded: a backstop
  * ends the run (with the cleanup) after 15 minutes. Needs root, dockerd 20.10
  * and the machine's engine for building the images; under CI=true nothing
- * is skipped.
+ * is skipped. CLUSTER_CHECKS=<regex> runs only the checks whose name
+ * matches; CLUSTER_KEEP=1 leaves the cluster up for a look (then
+ * `npm run test:cluster:cleanup`).
  */
 import { existsSync } from 'node:fs';
 import { clusterLeftovers, clusterLoopDevices } from '../helpers/cluster/cleanup.js';
@@ -82,6 +84,14 @@ for (const item of checks) {
     if (context.cluster === undefined) throw new Error('no cluster (formation failed)');
     await item.run(context as ClusterContext);
   });
+}
+if (process.env.CLUSTER_KEEP === '1') {
+  // For a developer who wants to look at the cluster: nothing is removed, and the run says so (CI never sets it).
+  clearTimeout(backstop);
+  for (const line of figures) say(`figure: ${line}`);
+  say(`CLUSTER_KEEP=1: the cluster is still there (docker -H unix:///var/lib/tcsw/n1/run/docker.sock …); remove it with npm run test:cluster:cleanup`);
+  say(`${passed} passed, ${failed} failed`);
+  process.exit(failed > 0 ? 1 : 0);
 }
 await check('teardown removes everything the harness made; the machine’s own engine is as it was', async () => {
   const loops = await clusterLoopDevices();

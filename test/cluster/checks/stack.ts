@@ -10,6 +10,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { REPO_ROOT } from '../../helpers/cluster/layout.js';
 import { runCommand, waitFor } from '../../helpers/cluster/run-command.js';
+import { openSessions } from './front.js';
 import { CERTS_DIR, FRONT_PORT, hubServerGet, manager, runningTasks, SERVER_PORT, STACK, type ClusterCheck, type ClusterContext } from '../context.js';
 
 const SERVER = 'toolcell-server';
@@ -85,7 +86,16 @@ export const stackChecks: ClusterCheck[] = [
         assert.deepEqual(nodes, [hostnames[index]], `${member} is pinned to its labelled node`);
       }
       await serversUp(context);
-      context.figure(`stack deployed and every task running: ${Date.now() - started} ms`);
+      // Deployed means clients are served: every front has seen a server come up (its health checks) and opens a session.
+      for (const node of context.cluster.nodes) {
+        await waitFor(
+          `the front on ${node.hostname} opening sessions`,
+          async () => ((await openSessions(`${node.address}:${FRONT_PORT}`, 3)).failures.length === 0 ? true : undefined),
+          120_000,
+          1000,
+        );
+      }
+      context.figure(`stack deployed, every task running and every front opening sessions: ${Date.now() - started} ms`);
     },
   },
   {

@@ -5,11 +5,12 @@
  * base, toolcell-base:bookworm, when it is there), tagged with a hash of
  * that folder so that a stale one is rebuilt and a current one reused, like
  * the sandbox image; then `docker save` once and `docker load` into every
- * node. These tagged images are the only thing the harness leaves on the
- * machine's engine, as `toolcell sandbox build` leaves the sandbox's.
+ * node. These tagged images, one per recipe (an older recipe's goes when a
+ * new one is built), are the only thing the harness leaves on the machine's
+ * engine, as `toolcell sandbox build` leaves the sandbox's.
  */
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { OFFLINE_BASE_IMAGE, sandboxImageTag } from '../../../src/backends/docker/image.js';
@@ -29,20 +30,40 @@ export const SWARM_IMAGES = {
   echo: { repository: 'toolcell-swarm-test-echo', folder: 'test/cluster/images/echo' },
 } satisfies Record<string, ImageRecipe>;
 
+/** What enters the image: the Dockerfile and what its COPY lines take from the folder (not the folder's other files: scripts, templates, docs). */
+function recipeFiles(folder: string): string[] {
+  const dockerfile = readFileSync(join(folder, 'Dockerfile'), 'utf8');
+  const sources = dockerfile
+    .split('\n')
+    .filter((line) => /^COPY\s/i.test(line))
+    .flatMap((line) =>
+      line
+        .trim()
+        .split(/\s+/)
+        .slice(1, -1)
+        .filter((word) => !word.startsWith('--')),
+    );
+  const files: string[] = ['Dockerfile'];
+  const walk = (path: string): void => {
+    if (statSync(path).isDirectory()) for (const entry of readdirSync(path).sort()) walk(join(path, entry));
+    else files.push(relative(folder, path));
+  };
+  for (const source of sources) walk(join(folder, source));
+  return files.sort();
+}
+
 function folderHash(folder: string): string {
   const hash = createHash('sha256');
-  const walk = (dir: string): void => {
-    for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
-      const path = join(dir, entry.name);
-      if (entry.isDirectory()) walk(path);
-      else if (entry.isFile()) hash.update(relative(folder, path)).update('\0').update(readFileSync(path)).update('\0');
-    }
-  };
-  walk(folder);
+  for (const file of recipeFiles(folder))
+    hash
+      .update(file)
+      .update('\0')
+      .update(readFileSync(join(folder, file)))
+      .update('\0');
   return hash.digest('hex').slice(0, 12);
 }
 
-/** `repository:<hash of its folder>`. */
+/** `repository:<hash of its recipe>`. */
 export function imageTag(recipe: ImageRecipe): string {
   return `${recipe.repository}:${folderHash(join(REPO_ROOT, recipe.folder))}`;
 }
@@ -55,6 +76,9 @@ export async function ensureImage(recipe: ImageRecipe): Promise<string> {
   await runCommand('docker', ['build', '-q', ...(offline ? ['--build-arg', `BASE=${OFFLINE_BASE_IMAGE}`] : []), '-t', tag, join(REPO_ROOT, recipe.folder)], {
     timeoutMs: 600_000,
   });
+  // Older recipes' images of this repository (only the harness makes it) go, so that the machine keeps one of each.
+  const { stdout } = await runCommand('docker', ['image', 'ls', recipe.repository, '--format', '{{.Repository}}:{{.Tag}}']);
+  for (const old of stdout.split('\n').filter((line) => line !== '' && line !== tag)) await tryCommand('docker', ['rmi', old]);
   return tag;
 }
 
