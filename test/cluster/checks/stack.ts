@@ -96,6 +96,14 @@ export const stackChecks: ClusterCheck[] = [
         );
       }
       context.figure(`stack deployed, every task running and every front opening sessions: ${Date.now() - started} ms`);
+      // What the cluster costs the machine: each node's processes and containers (its cgroup tree), anonymous memory only.
+      const rss: string[] = [];
+      for (const node of context.cluster.nodes) {
+        const stat = await readFile(join('/sys/fs/cgroup/memory', node.hostname, 'memory.stat'), 'utf8');
+        const bytes = Number(/^total_rss (\d+)$/m.exec(stat)?.[1] ?? NaN);
+        rss.push(`${node.hostname} ${Math.round(bytes / 2 ** 20)} MiB`);
+      }
+      context.figure(`memory (rss) with the stack running: ${rss.join(', ')} (dockerd, containerd, launcher, server, HAProxy, etcd member each)`);
     },
   },
   {
