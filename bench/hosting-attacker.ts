@@ -31,11 +31,23 @@ process.on('SIGTERM', () => {
   setTimeout(() => process.exit(0), 500).unref();
 });
 
-async function session(): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
+async function openSession(): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
   const client = new Client({ name: 'bench-attacker', version: '1.0.0' });
   const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${key}` } } });
   await client.connect(transport);
   return { client, transport };
+}
+
+/** A session, opened again and again until the server gives one (sessionsPerMinute answers 429 meanwhile): an attacker does not give up. */
+async function session(): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
+  for (;;) {
+    try {
+      return await openSession();
+    } catch (error) {
+      if (stopping) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+  }
 }
 
 async function callLoop(calls: Array<{ name: string; arguments: Record<string, unknown> }>): Promise<void> {
@@ -99,7 +111,7 @@ async function badKeys(): Promise<void> {
 async function sessionChurn(): Promise<void> {
   const churn = async (): Promise<void> => {
     while (!stopping) {
-      const opened = await session().catch(() => undefined);
+      const opened = await openSession().catch(() => undefined);
       if (!opened) {
         await new Promise((resolve) => setTimeout(resolve, 50));
         continue;

@@ -300,6 +300,11 @@ try {
         stdio: ['ignore', 'ignore', 'inherit'],
       });
       return async () => {
+        // An attacker that ended early measured nothing for the rest of the run: say so.
+        if (child.exitCode !== null || child.signalCode !== null) {
+          console.error(`bench/hosting: the ${mode} attacker ended early (${child.exitCode ?? child.signalCode})`);
+          return;
+        }
         const exited = once(child, 'exit');
         child.kill('SIGTERM');
         await exited;
