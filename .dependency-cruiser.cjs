@@ -4,8 +4,8 @@
  * above, and no import cycle may exist anywhere in src/.
  */
 const LAYERS = [
-  { name: 'core', paths: ['src/errors\\.ts$', 'src/paths\\.ts$', 'src/version\\.ts$', 'src/until-aborted\\.ts$', 'src/contracts/'] },
-  { name: 'foundations', paths: ['src/fs/', 'src/config/', 'src/telemetry/', 'src/egress/'] },
+  { name: 'core', paths: ['src/errors\\.ts$', 'src/paths\\.ts$', 'src/version\\.ts$', 'src/until-aborted\\.ts$', 'src/deadline\\.ts$', 'src/contracts/'] },
+  { name: 'foundations', paths: ['src/fs/', 'src/config/', 'src/telemetry/', 'src/egress/', 'src/secrets/'] },
   { name: 'policy', paths: ['src/policy/'] },
   { name: 'backends', paths: ['src/backends/'] },
   { name: 'shell', paths: ['src/shell/'] },

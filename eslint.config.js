@@ -23,6 +23,16 @@ export default tseslint.config(
       'prefer-const': ['error', { ignoreReadBeforeAssign: true }],
       // Unused names are tsc's job (noUnusedLocals/noUnusedParameters); `_`-prefixed ones are intended.
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+      // On Node 20 a timeout signal inside AbortSignal.any can be garbage-collected before it
+      // fires, so the limit never ends the work (nodejs/node#57736: web_fetch hung this way).
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector:
+            "CallExpression[callee.object.name='AbortSignal'][callee.property.name='any'] CallExpression[callee.object.name='AbortSignal'][callee.property.name='timeout']",
+          message: 'A timeout inside AbortSignal.any can be collected before it fires on Node 20: use deadline() from src/deadline.ts.',
+        },
+      ],
     },
   },
   {

@@ -11,11 +11,13 @@
  *
  *   npm run bench:hosting            (BENCH_QUICK=1 for a short run; BENCH_ONLY=noisy for the noisy-neighbour figures alone)
  */
-import { setMaxListeners } from 'node:events';
-import { mkdtemp, realpath, rm } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { once, setMaxListeners } from 'node:events';
+import { mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -117,8 +119,16 @@ for (let i = 0; i < TENANTS; i++) {
   keys.set(name, key.key);
   file.tenants[name] = { keys: [{ id: key.id, hash: key.hash, createdAt: new Date().toISOString() }] };
 }
-// The attacker: a disk cap to fill, and every slot it is allowed.
-file.tenants['t00']!.limits = { diskBytes: 256 * MiB, sessions: 4, concurrentCalls: 4 };
+// The attacker: a disk cap to fill, room for every attack at once, and a policy its commands are judged by.
+const attackerPolicy = join(root, 'attacker-policy.toml');
+await writeFile(
+  attackerPolicy,
+  ['rm', 'curl', 'git push']
+    .map((prefix) => `[[rule]]\ntoolName = "run_shell_command"\ncommandPrefix = "${prefix}"\ndecision = "deny"\npriority = 100\n`)
+    .join('\n') + '\n[[rule]]\ntoolName = "run_shell_command"\ncommandPrefix = ["echo", "ls", "cat"]\ndecision = "allow"\npriority = 50\n',
+);
+file.tenants['t00']!.limits = { diskBytes: 256 * MiB, sessions: 16, concurrentCalls: 8 };
+file.tenants['t00']!.policies = [attackerPolicy];
 await writeTenantsFile(tenantsFile, file);
 
 const store = await TenantStore.open({ file: tenantsFile });
@@ -129,7 +139,7 @@ const server = await HostingServer.start({
   runtime,
   authenticators: [new ApiKeyAuthenticator(store)],
   dataDir,
-  prepareWorkspace: (tenant, tenantLimits) => disks.prepare(tenant, { diskBytes: tenantLimits.diskBytes }),
+  prepareWorkspace: (tenant, tenantLimits, owner) => disks.prepare(tenant, { diskBytes: tenantLimits.diskBytes }, owner),
   port: 0,
   // The hardened HTTP front `toolcell serve --tenants` runs (its timeouts and keep-alive), not a bare node:http server.
   createListener: (handler) => createHostingHttpServer({ handler }) as ReturnType<NonNullable<HostingServerOptions['createListener']>>,
@@ -250,38 +260,75 @@ try {
     return { p50: percentile(samples, 50), p99: percentile(samples, 99), failed };
   };
   const idle = await echoP99();
-  const attackers = await Promise.all(Array.from({ length: 4 }, () => connect(server.url, keyOf('t00'))));
-  // Each attack alone, then all four at once (the figure the target is about): which one costs B what.
-  const attacks: Array<[string, string]> = [
+  // Each attack alone, then all at once (the figure the target is about): which one costs B what.
+  // The first four are commands in A's sandbox; the others (issue 22) are what A sends the server
+  // itself, from child processes (bench/hosting-attacker.ts) so that the attacker's own work is not
+  // done on the server's event loop.
+  const shellAttacks: Array<[string, string]> = [
     ['fork bomb', ':(){ :|:& };:'],
     ['CPU spin', 'while :; do :; done'],
     ['1 GB output flood', 'head -c 1073741824 /dev/zero | tr "\\0" x'],
     ['disk fill, then spin', 'dd if=/dev/zero of=fill bs=1M count=1024; while :; do :; done'],
   ];
-  const underAttack = async (commands: string[]): Promise<{ p50: number; p99: number; failed: number }> => {
-    const stop = new AbortController();
-    setMaxListeners(0, stop.signal); // every attacking call listens to it
-    const attacking = commands.map(async (command, i) => {
-      while (!stop.signal.aborted) await shell(attackers[i]!, command, stop.signal).catch(() => false);
-    });
+  const serverAttacks: Array<[string, string]> = [
+    ['3.9 MB commands under a policy', 'huge-commands'],
+    ['catastrophic regexes and globs', 'regexes'],
+    ['stalled 4 MiB bodies (100 open)', 'stalled-bodies'],
+    ['log flood: bad keys', 'bad-keys'],
+    ['session churn', 'session-churn'],
+  ];
+  type Attack = () => Promise<() => Promise<void>>;
+  const shellAttack =
+    (command: string): Attack =>
+    async () => {
+      const attacker = await connect(server.url, keyOf('t00'));
+      const stop = new AbortController();
+      setMaxListeners(0, stop.signal); // every attacking call listens to it
+      const attacking = (async () => {
+        while (!stop.signal.aborted) await shell(attacker, command, stop.signal).catch(() => false);
+      })();
+      return async () => {
+        stop.abort();
+        await attacking;
+        await closeSession(attacker);
+      };
+    };
+  const childAttack =
+    (mode: string): Attack =>
+    async () => {
+      const child = spawn(process.execPath, [fileURLToPath(new URL('./hosting-attacker.js', import.meta.url)), mode, server.url, keyOf('t00')], {
+        stdio: ['ignore', 'ignore', 'inherit'],
+      });
+      return async () => {
+        // An attacker that ended early measured nothing for the rest of the run: say so.
+        if (child.exitCode !== null || child.signalCode !== null) {
+          console.error(`bench/hosting: the ${mode} attacker ended early (${child.exitCode ?? child.signalCode})`);
+          return;
+        }
+        const exited = once(child, 'exit');
+        child.kill('SIGTERM');
+        await exited;
+      };
+    };
+  const underAttack = async (attacks: Attack[]): Promise<{ p50: number; p99: number; failed: number }> => {
+    const stops = await Promise.all(attacks.map((start) => start()));
     await new Promise((resolve) => setTimeout(resolve, 2000));
     const busy = await echoP99();
-    stop.abort();
-    await Promise.all(attacking);
+    await Promise.all(stops.map((stop) => stop()));
     return busy;
   };
   const alone: Array<[string, { p50: number; p99: number; failed: number }]> = [];
-  for (const [name, command] of attacks) alone.push([name, await underAttack([command])]);
-  const busy = await underAttack(attacks.map(([, command]) => command));
-  await Promise.all(attackers.map(closeSession));
+  for (const [name, command] of shellAttacks) alone.push([name, await underAttack([shellAttack(command)])]);
+  for (const [name, mode] of serverAttacks) alone.push([name, await underAttack([childAttack(mode)])]);
+  const busy = await underAttack([...shellAttacks.map(([, command]) => shellAttack(command)), ...serverAttacks.map(([, mode]) => childAttack(mode))]);
   const figures = (run: { p50: number; p99: number; failed: number }): string =>
     `p50 ${fmt(run.p50)}, p99 ${fmt(run.p99)} (${(run.p99 / idle.p99).toFixed(2)}×), ${run.failed} failed`;
   console.log(
-    `\nnoisy neighbour (B runs \`echo hello\`, ${NOISY_SAMPLES} calls a figure; A attacks from 4 sessions: fork bomb, CPU spin, 1 GB output flood, fills its 256 MB disk cap)`,
+    `\nnoisy neighbour (B runs \`echo hello\`, ${NOISY_SAMPLES} calls a figure; A, under a policy, attacks with every attack below at once: in its sandbox a fork bomb, a CPU spin, a 1 GB output flood and a fill of its 256 MB disk cap; at the server 3.9 MB commands, catastrophic regexes, stalled bodies, bad keys and session churn)`,
   );
   line('B alone', `p50 ${fmt(idle.p50)}, p99 ${fmt(idle.p99)}, ${idle.failed} failed`);
   for (const [name, run] of alone) line(`B while A runs only its ${name}`, figures(run));
-  line('B while A attacks', figures(busy));
+  line('B while A does all of these at once', figures(busy));
   line('ratio of p99s', `${(busy.p99 / idle.p99).toFixed(2)} (target ≤ 3)`);
   await closeSession(victim);
 } finally {

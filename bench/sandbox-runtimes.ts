@@ -8,8 +8,8 @@
  *   8 sessions ÷ 1                 aggregate calls/s of 8 sessions over one's (median of pairs)
  *
  * Targets: a warm call under runsc ≤ 2× runc's, a new session ≤ 2× runc's.
- * The workspace belongs to the sandbox user: gVisor refuses a root-owned one
- * (no POSIX ACLs), and runc then takes the same path.
+ * The workspace belongs to an ordinary user (uid 10001), so commands run as
+ * that user on both runtimes, as for a user's own checkout.
  */
 import { chown, mkdtemp, open, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

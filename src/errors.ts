@@ -47,12 +47,16 @@ export const ToolErrorType = {
   EDIT_EXPECTED_OCCURRENCE_MISMATCH: 'edit_expected_occurrence_mismatch',
   EDIT_NO_CHANGE: 'edit_no_change',
   SEARCH_FAILED: 'search_failed',
+  /** A regular expression that only a backtracking engine could match (backreference, lookaround, …): patterns are matched in linear time (RE2); the message names what is refused. */
+  UNSUPPORTED_PATTERN: 'unsupported_pattern',
   ATTEMPT_TO_CREATE_EXISTING_FILE: 'attempt_to_create_existing_file',
   FILE_IS_BINARY: 'file_is_binary',
   /** A file tool tried to create or change something in toolcell's own state folder (`.toolcell/`). */
   TOOLCELL_STATE_READ_ONLY: 'toolcell_state_read_only',
   // Shell and sandbox
   SHELL_EXECUTE_ERROR: 'shell_execute_error',
+  /** A shell command longer than MAX_COMMAND_BYTES (131,071 UTF-8 bytes, Linux's limit on one argument of `bash -c`); it was not run or judged. */
+  COMMAND_TOO_LONG: 'command_too_long',
   /** A shell session id that is unknown or already open. */
   INVALID_SESSION: 'invalid_session',
   SANDBOX_UNAVAILABLE: 'sandbox_unavailable',
@@ -102,6 +106,9 @@ export const ToolErrorType = {
   INVALID_TENANTS_FILE: 'invalid_tenants_file',
   /** A tenant's limit (sessions, concurrentCalls, …) refused a session or a call; the message names the limit. */
   QUOTA_EXCEEDED: 'quota_exceeded',
+  // Secrets for sandboxed commands
+  /** A secret could not be given to the sandbox: its source is missing, its key file is absent or readable by others, or it does not decrypt; names the secret, never its value. */
+  SECRET_UNAVAILABLE: 'secret_unavailable',
 } as const;
 
 export type ToolErrorType = (typeof ToolErrorType)[keyof typeof ToolErrorType];

@@ -57,7 +57,7 @@ class Call:
         self.finished = False
         self.quota_base = None  # workspace filesystem sample at start (see quota.py)
         self.quota_window_end = None  # background calls: when the allowance renews
-        self.quota_attributed = (0, 0)  # bytes, files the last confirmation scan found
+        self.quota_last = None  # the previous sample: rises since it raise the baseline (quota.py, step 3)
         self.quota_killed = False
 
     # -- start ---------------------------------------------------------------
@@ -72,7 +72,7 @@ class Call:
             for fd in set(stdio or ()):
                 os.close(fd)
         if self.sup.quota.enabled:
-            self.quota_base = self.sup.quota.sample()
+            self.quota_base = self.quota_last = self.sup.quota.sample()
             if self.spec.get("background"):
                 self.quota_window_end = time.monotonic() + BACKGROUND_QUOTA_WINDOW
         selector = self.sup.selector

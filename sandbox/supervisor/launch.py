@@ -1,20 +1,26 @@
-"""Starting a command as the sandbox user, fast, with no moment at which a
-command could signal or trace its reaper, nor take over a process that
-holds privileges.
+"""Starting a command as its user, fast, with no moment at which a command
+could signal or trace its reaper, nor take over a process that holds
+privileges.
 
-The reaper stays root in its real and saved uid throughout. It takes the
-command's uid as its *effective* uid only (signals and ptrace check the real
-and saved ids, which stay 0) to enter the working directory and to create a
-background job's log, so access is checked as the command's user and a
-symlink planted in place of the log is never followed. Back as root, it
-starts `setpriv` with posix_spawn in a new session, with default signal
-dispositions, an empty signal mask and the command's stdio; setpriv sets the
-real, effective and saved uid and gid to the command's, drops every
-supplementary group and execs `bash -c`. At that execve the capability sets
-become empty (a non-root uid, no file capabilities, no-new-privileges). While
-setpriv runs as the command's uid it still holds CAP_SETUID/SETGID/KILL in
-its permitted set and is not dumpable, so a command of the session can
-neither ptrace it nor read or write its memory (both need a superset of the
+The reaper's real and saved uid are never the command's (identity.py: 0,
+or GUARD when commands run as uid 0). It takes the command's uid as its
+*effective* uid only (signals and ptrace check the real and saved ids) to
+enter the working directory and to create a background job's log, so
+access is checked as the command's user and a symlink planted in place of
+the log is never followed. Back to effective uid 0, it starts `setpriv`
+with posix_spawn in a new session, with default signal dispositions, an
+empty signal mask and the command's stdio; setpriv sets the real,
+effective and saved uid and gid to the command's, drops every
+supplementary group (or, where reapers are no subreapers, leaves the call
+group as the only one: proctree.py; without CAP_SETGID a command, uid 0
+included, can neither drop nor change it), empties the inheritable and bounding capability sets
+(CAP_SETPCAP) and execs `bash -c`. At that execve the capability sets
+become empty: a non-root uid gets none without file capabilities, and a
+uid-0 command, for which the kernel would grant root the bounding set,
+finds it empty (and no-new-privileges would refuse the gain anyway).
+While setpriv runs it still holds the supervisor's capabilities in its
+permitted set and is not dumpable, so a command of the session can neither
+ptrace it nor read or write its memory (both need a superset of the
 target's capabilities); signalling it can only stop or end the call it
 belongs to, as a command can do to any other command of its session. The
 extra syscall filter (syscall_filter.py) is already in place: the reaper
@@ -40,11 +46,15 @@ signal its reaper.)
 import os
 import signal
 
+import identity
+
 SHELL = "/bin/bash"
 SETPRIV = "/usr/bin/setpriv"
 # Python ignores or handles these; a command must start with the default
 # dispositions (e.g. `yes | head` relies on SIGPIPE killing `yes`).
 _DEFAULT_SIGNALS = (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGCHLD)
+# Empty before the exec, so that not even a uid-0 command starts with a capability.
+_NO_CAPABILITIES = ("--inh-caps=-all", "--bounding-set=-all")
 _LOG_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_APPEND | os.O_CLOEXEC
 
 
@@ -57,8 +67,8 @@ class SpawnError(Exception):
     """The command could not start; the message says which step failed."""
 
 
-def spawn_command(spec, identity, stdio, call_group=None):
-    """Starts `bash -c command` in its own session as `identity`; returns its
+def spawn_command(spec, user, stdio, call_group=None):
+    """Starts `bash -c command` in its own session as `user` (uid, gid); returns its
     pid (the caller reaps it).
 
     `stdio` is (stdin, stdout, stderr) fds, or None for a background call,
@@ -67,13 +77,11 @@ def spawn_command(spec, identity, stdio, call_group=None):
     supplementary group, the marker of its call (proctree.py); otherwise it
     has none. Raises SpawnError.
     """
-    uid, gid = identity
+    uid, gid = user
     opened = []
     step = "switch identity"
     try:
-        try:
-            os.setresgid(0, gid, 0)
-            os.setresuid(0, uid, 0)
+        with identity.acting_as(user):
             step = "chdir " + spec["cwd"]
             os.chdir(spec["cwd"])
             if stdio is None:
@@ -83,12 +91,9 @@ def spawn_command(spec, identity, stdio, call_group=None):
                 null_fd = os.open("/dev/null", os.O_RDONLY | os.O_CLOEXEC)
                 opened.append(null_fd)
                 stdio = (null_fd, log_fd, log_fd)
-        finally:
-            os.setresuid(0, 0, 0)
-            os.setresgid(0, 0, 0)
         step = "exec " + SETPRIV
         groups = "--clear-groups" if call_group is None else f"--groups={call_group}"
-        argv = [SETPRIV, f"--reuid={uid}", f"--regid={gid}", groups, "--", SHELL, "-c", spec["command"]]
+        argv = [SETPRIV, f"--reuid={uid}", f"--regid={gid}", groups, *_NO_CAPABILITIES, "--", SHELL, "-c", spec["command"]]
         stdio_actions = [(os.POSIX_SPAWN_DUP2, fd, target) for target, fd in enumerate(stdio)]
         return os.posix_spawn(
             SETPRIV,

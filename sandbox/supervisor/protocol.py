@@ -24,7 +24,7 @@ KILL = 0x04         # json: {graceMs}
 SHUTDOWN = 0x05     # no payload: kill everything and exit
 
 # supervisor -> host
-READY = 0x81        # json: {version, pid, uid, gid, workspace, acl}
+READY = 0x81        # json: {version, pid, uid, gid, workspace}
 SPAWNED = 0x82      # json: {pid, logPath?}
 STDOUT = 0x83       # raw bytes (the merged stream in pty mode)
 STDERR = 0x84       # raw bytes

@@ -12,7 +12,7 @@ Two steps keep this cheap and unevadable:
 2. When a call's sample shows more growth than the limit, the supervisor
    confirms it: as the command user, it sums the files changed since the
    call started (ctime, which commands cannot set back; whoever owns them,
-   since the ACL grant lets commands write root's files) in the workspace
+   since commands may write files of other owners that their modes open) in the workspace
    and the background-log folder, plus files the session's
    processes still hold open after deleting them. A folder it cannot read, a
    process it cannot inspect (the user hid them), descriptors in flight on a
@@ -21,8 +21,18 @@ Two steps keep this cheap and unevadable:
    The call's tree is frozen (SIGSTOP) while this runs, so it cannot keep
    writing meanwhile. Confirmed: the call is killed (SIGKILL to its tree).
    Not confirmed (another writer on the filesystem): the tree is thawed and
-   the call's baseline moves forward. The baseline also ratchets up whenever
-   free space rises above it, so space others free is no allowance.
+   the call's baseline moves forward.
+3. When free space rises (someone, the call or a neighbour, freed space),
+   the baseline rises with it, sample by sample, so the growth counted for
+   the call never shrinks between scans: what others free is no allowance,
+   however late the filesystem shows it (ext4 releases a deleted file's
+   blocks when its journal commits). Only a confirmation scan moves the
+   count down to what the call really holds, so a call that deletes its own
+   files is not killed for them: past the limit, the scan finds less.
+   What a sample cannot tell apart: when another writer frees space in the
+   same sample as the call writes, the net is all the sample shows, so the
+   call's writes hide behind that free (at most what was freed meanwhile;
+   a tenant's disk cap still bounds them all).
 
 A background job's allowance renews every BACKGROUND_QUOTA_WINDOW (calls.py):
 it runs for hours, during which the session's other commands, whose changes
@@ -32,6 +42,8 @@ step 2 cannot tell apart from the job's, also write.
 import os
 import stat
 import time
+
+import identity
 
 POLL_INTERVAL = 0.005
 
@@ -129,13 +141,12 @@ class WorkspaceQuota:
     def over(self, grown_bytes, grown_files):
         return (self.max_bytes > 0 and grown_bytes > self.max_bytes) or (self.max_files > 0 and grown_files > self.max_files)
 
-    def ratchet(self, base, attributed, now):
-        """Moves the baseline up when free space rises above it (less what the
-        call is known to have written), so space that others free never
-        becomes an allowance for the call."""
-        if base is None or now is None:
+    def follow_rise(self, base, last, now):
+        """Step 3: the baseline raised by whatever free bytes and inodes rose
+        from the `last` sample to `now`, so a rise never lowers the count."""
+        if base is None or last is None or now is None:
             return base
-        return (max(base[0], now[0] + attributed[0]), max(base[1], now[1] + attributed[1]), base[2])
+        return base[0] + max(0, now[0] - last[0]), base[1] + max(0, now[1] - last[1]), base[2]
 
     def grew_past(self, base, now):
         """Step 1: did the filesystem lose more than a limit since `base`?"""
@@ -165,17 +176,12 @@ class WorkspaceQuota:
     def scan(self, since):
         """Sums the user's changes since `since`, seen with the user's own rights."""
         usage = Usage()
-        os.setresgid(0, self.gid, 0)
-        os.setresuid(0, self.uid, 0)
-        try:
+        with identity.acting_as((self.uid, self.gid)):
             device = os.lstat(self.path).st_dev
             seen = set()
             for root in self.roots:
                 self._walk(root, device, since, usage, seen)
             self._open_unlinked(device, usage, seen)
-        finally:
-            os.setresuid(0, 0, 0)
-            os.setresgid(0, 0, 0)
         return usage
 
     def _walk(self, root, device, since, usage, seen):
@@ -256,9 +262,13 @@ class WorkspaceQuota:
         itself non-dumpable. A process that is exiting or a zombie has no
         memory map any more, which also makes the kernel show its /proc
         entries as root's; it holds nothing for long, so it is not hiding
-        (a command killed by SIGXFSZ is one while its shell is frozen)."""
+        (a command killed by SIGXFSZ is one while its shell is frozen). A
+        process holding capabilities is toolcell's (docker-init, which shares
+        uid 0 with commands of a root-owned workspace; a setpriv starting a
+        command): commands never hold any."""
         uid = None
         has_mm = False
+        capabilities = 0
         try:
             with open(f"/proc/{pid}/status") as f:
                 for line in f:
@@ -268,6 +278,8 @@ class WorkspaceQuota:
                         uid = int(line.split()[1])
                     elif line.startswith("VmSize:"):
                         has_mm = True
+                    elif line.startswith("CapPrm:"):
+                        capabilities = int(line.split()[1], 16)
         except OSError:
             return False
-        return uid == self.uid and has_mm
+        return uid == self.uid and has_mm and capabilities == 0

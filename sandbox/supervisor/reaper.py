@@ -13,9 +13,10 @@ is a background one), says "done" once nothing is left, and waits for the
 next call. It carries the commands' extra syscall filter (syscall_filter.py)
 itself, so that each command inherits it instead of installing it.
 
-A reaper stays root (real and saved uid 0) with CAP_KILL; the commands
-(another uid, no capabilities) can neither signal nor ptrace it, at any
-moment (see launch.py).
+A reaper keeps the supervisor's real and saved uid (0, or GUARD when
+commands run as uid 0: identity.py) and its capabilities; the commands
+(another real uid, no capabilities) can neither signal nor ptrace it, at
+any moment (see launch.py).
 
 Supervisor -> reaper (fdchannel messages on `sock`):
   {"t": "spawn", "spec": {...}} with the command's stdio fds (none for background)
@@ -35,6 +36,7 @@ import select
 import signal
 
 import fdchannel
+import identity
 import launch
 import proctree
 import syscall_filter
@@ -73,10 +75,10 @@ def _status(code):
 
 
 class Reaper:
-    def __init__(self, sock, identity, wake_r, subreaper):
+    def __init__(self, sock, user, wake_r, subreaper):
         self.sock = sock
         self.receiver = fdchannel.Receiver(sock)
-        self.identity = identity
+        self.user = user
         self.wake_r = wake_r
         self.me = os.getpid()
         # None: a subreaper keeps every process of its calls among its descendants.
@@ -105,7 +107,7 @@ class Reaper:
 
     def run_call(self, spec, fds):
         try:
-            pid = launch.spawn_command(spec, self.identity, tuple(fds) if fds else None, self.group)
+            pid = launch.spawn_command(spec, self.user, tuple(fds) if fds else None, self.group)
         except launch.SpawnError as error:
             # Nothing started, so nothing to wait for: the reaper is idle again.
             self.report({"t": "failed", "message": str(error)})
@@ -196,7 +198,7 @@ class _CallTree:
             self.reaper.report({"t": "exited", "exitCode": None, "signal": "SIGKILL"})
 
 
-def run_reaper(sock, identity):
+def run_reaper(sock, user):
     """Entry point in a child the supervisor forks; never returns."""
     code = 0
     try:
@@ -207,17 +209,16 @@ def run_reaper(sock, identity):
             f.write("1000")
         wake_r, wake_w = os.pipe()
         os.set_blocking(wake_w, False)
-        signal.signal(signal.SIGCHLD, lambda *_: None)
         # Commands inherit ignored dispositions and the mask through exec
-        # (Popen restores only what Python itself ignores): start them clean.
-        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT):
-            signal.signal(sig, signal.SIG_DFL)
+        # (the supervisor ignores what init could forward): start them clean.
+        identity.restore_defaults()
+        signal.signal(signal.SIGCHLD, lambda *_: None)
         signal.pthread_sigmask(signal.SIG_SETMASK, [])
         signal.set_wakeup_fd(wake_w)
         # Once per reaper rather than once per command: every command is
         # its child and inherits the filter (filters only ever stack).
-        syscall_filter.install()
-        Reaper(sock, identity, wake_r, subreaper).serve()
+        syscall_filter.install(root=user[0] == 0)
+        Reaper(sock, user, wake_r, subreaper).serve()
     except BaseException as error:  # noqa: BLE001
         try:
             sock.sendall((json.dumps({"t": "failed", "message": f"reaper: {error}"}) + "\n").encode())

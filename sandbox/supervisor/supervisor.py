@@ -1,11 +1,13 @@
 """toolcell's in-container supervisor: one per sandbox session.
 
 Started as the container's main process (under docker-init), as container
-root with only CAP_SETUID, CAP_SETGID and CAP_KILL, and no-new-privileges.
+root with only CAP_SETUID, CAP_SETGID, CAP_SETPCAP and CAP_KILL, and
+no-new-privileges; when commands run as uid 0 it moves its real and saved
+uid out of their reach first (identity.py).
 It speaks the framed protocol of protocol.py over the container's attached
 stdin/stdout. Each SPAWN goes to an idle reaper (reaper.py; a few are forked
-at start-up and reused), which starts the command as the unprivileged
-sandbox user in its own session, with a PTY (pty mode), pipes (pipes mode) or
+at start-up and reused), which starts the command as the workspace owner's
+uid and gid (or a hosting tenant's), without capabilities, in its own session, with a PTY (pty mode), pipes (pipes mode) or
 a log file (background), and owns its process tree.
 
 It never trusts command output: output is forwarded as length-prefixed bytes.
@@ -25,6 +27,7 @@ import sys
 import time
 
 import fdchannel
+import identity
 import mount_check
 import proctree
 import protocol as P
@@ -38,7 +41,8 @@ SHUTDOWN_TIMEOUT = 5.0
 IDLE_REAPERS = 2       # started ahead, so the first calls do not wait for a fork
 MAX_IDLE_REAPERS = 4   # more idle ones than this are retired
 # Under gVisor the pids limit is RLIMIT_NPROC in its kernel (hardening.ts),
-# which binds the commands' uid but not root's. The reapers (one a call) are
+# counted per real uid: the commands' tasks apart from the supervisor's and
+# the reapers' (never the commands' uid: identity.py). The reapers (one a call) are
 # held here to a quarter of it (64 calls at once for the default 256): a
 # call costs about 4.5 MB there against 1.6 MB under runc (measured), and a
 # gVisor sandbox at its memory limit can lose its Sentry, every process with it.
@@ -52,14 +56,13 @@ def parse_args(argv):
     parser.add_argument("--gid", type=int, required=True)
     parser.add_argument("--workspace", default="/workspace")
     parser.add_argument("--log-dir", default="/workspace/.toolcell/background")
-    parser.add_argument("--grant-acl", action="store_true")
     parser.add_argument("--workspace-bytes", type=int, default=0, help="per-call growth limit of the workspace filesystem (0: none)")
     parser.add_argument("--workspace-files", type=int, default=0, help="per-call limit of new inodes there (0: none)")
     parser.add_argument("--expect-workspace", type=mount_check.parse_identity, help="DEV:INO the workspace mount must be")
     parser.add_argument("--expect-log-dir", type=mount_check.parse_identity, help="DEV:INO the log folder mount must be")
     args = parser.parse_args(argv)
-    if args.uid == 0 or args.gid == 0:
-        parser.error("commands never run as root")
+    if args.uid < 0 or args.gid < 0:
+        parser.error("--uid and --gid must be ids")
     return args
 
 
@@ -228,15 +231,15 @@ class Supervisor:
         sample = self.quota.sample()
         for call in watched:
             if call.quota_window_end is not None and now >= call.quota_window_end:
-                call.quota_base = sample
-                call.quota_attributed = (0, 0)
+                call.quota_base = call.quota_last = sample
                 call.quota_window_end = now + BACKGROUND_QUOTA_WINDOW
                 continue
-            call.quota_base = self.quota.ratchet(call.quota_base, call.quota_attributed, sample)
+            call.quota_base = self.quota.follow_rise(call.quota_base, call.quota_last, sample)
+            call.quota_last = sample or call.quota_last
             if not self.quota.grew_past(call.quota_base, sample):
                 continue
             frozen = proctree.freeze(call.reaper_pid, call.group)
-            message, call.quota_base, call.quota_attributed = self.quota.confirm(call.quota_base, sample)
+            message, call.quota_base, _attributed = self.quota.confirm(call.quota_base, sample)
             if message:
                 call.kill_for_quota(message)  # the reaper kills the frozen tree
             else:
@@ -271,14 +274,15 @@ class Supervisor:
     def run(self):
         refused = self.refusal()
         if refused is not None:
-            # Before any reaper, command or ACL grant: nothing touches what was mounted by mistake.
+            # Before any reaper or command: nothing touches what was mounted by mistake.
             self.send_json(P.REFUSED, 0, {"type": "workspace_mismatch", "message": refused})
             return 3
         wake_r, wake_w = os.pipe()
         os.set_blocking(wake_w, False)
         os.set_blocking(wake_r, False)
         signal.signal(signal.SIGCHLD, lambda *_: None)
-        signal.signal(signal.SIGTERM, lambda *_: self.begin_shutdown(grace_ms=0))
+        for sig in identity.ignore_relayed(self.identity):
+            signal.signal(sig, lambda *_: self.begin_shutdown(grace_ms=0))
         signal.set_wakeup_fd(wake_w)
         os.set_blocking(0, False)
         self.selector.register(0, selectors.EVENT_READ, "host")
@@ -310,11 +314,6 @@ class Supervisor:
                 return 0
 
     def ready(self):
-        acl = None
-        if self.args.grant_acl:
-            import workspace_acl
-
-            acl = workspace_acl.grant(self.args.workspace, self.args.uid)
         self.send_json(
             P.READY,
             0,
@@ -324,13 +323,13 @@ class Supervisor:
                 "uid": self.args.uid,
                 "gid": self.args.gid,
                 "workspace": self.args.workspace,
-                "acl": acl,
             },
         )
 
 
 def main(argv):
     args = parse_args(argv)
+    identity.separate_from((args.uid, args.gid))
     # Orphans of a crashed reaper come back here rather than to init. gVisor
     # refuses this to all but its pid 1 (docker-init): there init adopts them,
     # and the dead reaper's call group finds them (calls.py, proctree.py).

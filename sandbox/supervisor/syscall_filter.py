@@ -27,6 +27,18 @@ everything a command starts, and filters only ever stack. It refuses:
   container without CAP_SYS_ADMIN; under gVisor, whose kernel does not load
   that profile, this keeps commands out of user namespaces (and the
   capabilities they hand out inside) all the same.
+- A set-user-ID or set-group-ID bit in a mode being set (chmod, fchmod,
+  fchmodat, fchmodat2, mknod, mknodat, creat, and open/openat creating a
+  file). The workspace is a host folder: a set-id file a command left there
+  would run as its owner (root, for a workspace root owns) for whoever on
+  the host can reach it. EPERM. openat2, whose mode sits in a struct, is
+  refused as absent (ENOSYS; glibc's open never uses it).
+- Only when commands run as uid 0 (`root`): inotify_init and inotify_init1,
+  as absent (ENOSYS, so tools fall back to polling). Without a user
+  namespace, uid 0 in the container is the host's root for the kernel's
+  per-user budgets, and inotify instances (128 per user by default) have no
+  per-process limit to hold a command to: a command holding them all would
+  break the host's root daemons that watch files.
 
 Only the low 32 bits of an argument are compared: the kernel truncates an
 `int` argument the same way, so high bits cannot smuggle a family past.
@@ -69,6 +81,27 @@ _NAMESPACE_CALLS = {
 _CLONE3 = 435  # on every architecture
 # CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET
 CLONE_NEW_FLAGS = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000
+
+# Per architecture: calls that set a file's mode, as (number, index of the
+# mode argument, index of the flags argument or None). open and openat use
+# their mode only with O_CREAT or O_TMPFILE, so only then is it checked.
+_MODE_CALLS = {
+    _AUDIT_ARCH_X86_64: ((90, 1, None), (91, 1, None), (268, 2, None), (452, 2, None), (85, 1, None), (2, 2, 1), (257, 3, 2), (133, 1, None), (259, 2, None)),
+    _AUDIT_ARCH_I386: ((15, 1, None), (94, 1, None), (306, 2, None), (452, 2, None), (8, 1, None), (5, 2, 1), (295, 3, 2), (14, 1, None), (297, 2, None)),
+    _AUDIT_ARCH_AARCH64: ((52, 1, None), (53, 2, None), (452, 2, None), (56, 3, 2), (33, 2, None)),
+    _AUDIT_ARCH_ARM: ((15, 1, None), (94, 1, None), (333, 2, None), (452, 2, None), (8, 1, None), (5, 2, 1), (322, 3, 2), (14, 1, None), (324, 2, None)),
+}
+_OPENAT2 = 437  # its mode sits in a struct a filter cannot read: refused as if absent (ENOSYS); glibc's open never uses it
+_SET_ID_BITS = 0o6000  # S_ISUID | S_ISGID
+_CREATE_FLAGS = 0o100 | 0o20000000  # O_CREAT | __O_TMPFILE
+
+# Per architecture: inotify_init and inotify_init1 (aarch64 has only the latter).
+_INOTIFY_CALLS = {
+    _AUDIT_ARCH_X86_64: (253, 294),
+    _AUDIT_ARCH_I386: (291, 332),
+    _AUDIT_ARCH_AARCH64: (26,),
+    _AUDIT_ARCH_ARM: (316, 360),
+}
 
 ALLOWED_FAMILIES = (socket.AF_UNIX, socket.AF_INET, socket.AF_INET6, socket.AF_NETLINK)
 NETLINK_ROUTE = 0
@@ -132,58 +165,85 @@ class _Assembler:
         return out
 
 
-def _family_checks(asm, prefix, allowed, netlink):
-    """Expects the family loaded; allows or refuses it."""
+def _family_checks(asm, prefix, allowed, netlink, allow):
+    """Expects the family loaded; allows (jumping to `allow`) or refuses it."""
     for family in allowed:
-        target = f"{prefix}_netlink" if netlink and family == socket.AF_NETLINK else "allow"
+        target = f"{prefix}_netlink" if netlink and family == socket.AF_NETLINK else allow
         asm.jump(asm.JEQ_K, family, target, None)
     asm.ret(_errno(errno.EAFNOSUPPORT))
     if netlink:
         asm.label(f"{prefix}_netlink")
         asm.load(_arg_low(2))
         for protocol in ALLOWED_NETLINK:
-            asm.jump(asm.JEQ_K, protocol, "allow", None)
+            asm.jump(asm.JEQ_K, protocol, allow, None)
         asm.ret(_errno(errno.EPROTONOSUPPORT))
 
 
-def program():
-    """The filter as (code, jt, jf, k) instructions."""
+def _mode_checks(asm, prefix, calls):
+    """Expects the syscall number loaded: refuses a set-id mode in the calls that set one."""
+    for index, (number, _, _) in enumerate(calls):
+        asm.jump(asm.JEQ_K, number, f"{prefix}_mode{index}", None)
+    asm.jump(asm.JEQ_K, _OPENAT2, f"{prefix}_absent", None)
+    asm.jump(asm.JEQ_K, 0, f"{prefix}_modes_done", f"{prefix}_modes_done")
+    for index, (_, mode_arg, flags_arg) in enumerate(calls):
+        asm.label(f"{prefix}_mode{index}")
+        if flags_arg is not None:
+            asm.load(_arg_low(flags_arg))
+            asm.jump(asm.JSET_K, _CREATE_FLAGS, None, f"{prefix}_allow")
+        asm.load(_arg_low(mode_arg))
+        asm.jump(asm.JSET_K, _SET_ID_BITS, f"{prefix}_deny", f"{prefix}_allow")
+    asm.label(f"{prefix}_absent")
+    asm.ret(_errno(errno.ENOSYS))
+    asm.label(f"{prefix}_modes_done")
+
+
+def program(root=False):
+    """The filter as (code, jt, jf, k) instructions. `root`: commands run as
+    uid 0, whose per-user kernel budgets are those of the host's root."""
     asm = _Assembler()
     asm.load(_ARCH)
     for arch in _SOCKET_CALLS:
         asm.jump(asm.JEQ_K, arch, f"arch_{arch:x}", None)
     asm.jump(asm.JEQ_K, 0, "common", "common")  # an architecture without socket rules
+    # Each architecture's block ends in returns of its own: a classic BPF jump reaches 255 instructions at most.
     for arch, (sock, pair, socketcall) in _SOCKET_CALLS.items():
+        prefix = f"a{arch:x}"
         asm.label(f"arch_{arch:x}")
         asm.load(_NR)
         if arch == _AUDIT_ARCH_X86_64:
-            asm.jump(asm.JSET_K, _X32_SYSCALL_BIT, "deny", None)
+            asm.jump(asm.JSET_K, _X32_SYSCALL_BIT, f"{prefix}_deny", None)
         asm.jump(asm.JEQ_K, sock, f"socket_{arch:x}", None)
         asm.jump(asm.JEQ_K, pair, f"pair_{arch:x}", None)
         if socketcall is not None:
-            asm.jump(asm.JEQ_K, socketcall, "deny", None)
+            asm.jump(asm.JEQ_K, socketcall, f"{prefix}_deny", None)
         clone, unshare, setns = _NAMESPACE_CALLS[arch]
-        asm.jump(asm.JEQ_K, unshare, "deny", None)
-        asm.jump(asm.JEQ_K, setns, "deny", None)
-        asm.jump(asm.JEQ_K, _CLONE3, "enosys", None)
+        asm.jump(asm.JEQ_K, unshare, f"{prefix}_deny", None)
+        asm.jump(asm.JEQ_K, setns, f"{prefix}_deny", None)
+        asm.jump(asm.JEQ_K, _CLONE3, f"{prefix}_absent", None)  # ENOSYS: glibc falls back to clone
         asm.jump(asm.JEQ_K, clone, f"clone_{arch:x}", None)
-        asm.jump(asm.JEQ_K, 0, "io_uring", "io_uring")
+        if root:
+            for number in _INOTIFY_CALLS[arch]:
+                asm.jump(asm.JEQ_K, number, f"{prefix}_absent", None)
+        _mode_checks(asm, prefix, _MODE_CALLS[arch])
+        asm.jump(asm.JGE_K, _IO_URING_FIRST, None, f"{prefix}_allow")
+        asm.jump(asm.JGT_K, _IO_URING_LAST, f"{prefix}_allow", f"{prefix}_deny")
         asm.label(f"clone_{arch:x}")
         asm.load(_arg_low(0))
-        asm.jump(asm.JSET_K, CLONE_NEW_FLAGS, "deny", "allow")
+        asm.jump(asm.JSET_K, CLONE_NEW_FLAGS, f"{prefix}_deny", f"{prefix}_allow")
         asm.label(f"socket_{arch:x}")
         asm.load(_arg_low(0))
-        _family_checks(asm, f"socket_{arch:x}", ALLOWED_FAMILIES, netlink=True)
+        _family_checks(asm, f"socket_{arch:x}", ALLOWED_FAMILIES, netlink=True, allow=f"{prefix}_allow")
         asm.label(f"pair_{arch:x}")
         asm.load(_arg_low(0))
-        _family_checks(asm, f"pair_{arch:x}", (socket.AF_UNIX,), netlink=False)
+        _family_checks(asm, f"pair_{arch:x}", (socket.AF_UNIX,), netlink=False, allow=f"{prefix}_allow")
+        asm.label(f"{prefix}_deny")
+        asm.ret(_errno(errno.EPERM))
+        asm.label(f"{prefix}_allow")
+        asm.ret(_RET_ALLOW)
     asm.label("common")
     asm.load(_NR)
-    asm.label("io_uring")
     asm.jump(asm.JGE_K, _IO_URING_FIRST, None, "allow")
     asm.jump(asm.JGT_K, _IO_URING_LAST, "allow", "deny")
-    asm.label("enosys")
-    asm.ret(_errno(errno.ENOSYS))
     asm.label("deny")
     asm.ret(_errno(errno.EPERM))
     asm.label("allow")
@@ -195,16 +255,16 @@ class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
 
-_PROGRAM = program()
-_CODE = b"".join(struct.pack("=HBBI", *instruction) for instruction in _PROGRAM)
 _LIBC = ctypes.CDLL(None, use_errno=True)
 
 
-def install():
-    """Installs the filter on the calling process. Raises OSError."""
+def install(root=False):
+    """Installs the filter on the calling process (see program). Raises OSError."""
     if _LIBC.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS)")
-    buffer = ctypes.create_string_buffer(_CODE, len(_CODE))
-    program_struct = _SockFprog(len(_PROGRAM), ctypes.addressof(buffer))
+    instructions = program(root)
+    code = b"".join(struct.pack("=HBBI", *instruction) for instruction in instructions)
+    buffer = ctypes.create_string_buffer(code, len(code))
+    program_struct = _SockFprog(len(instructions), ctypes.addressof(buffer))
     if _LIBC.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(program_struct), 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_SECCOMP)")

@@ -43,14 +43,6 @@ export function runtimeOption(): Option {
   ).argParser(parseRuntimeName);
 }
 
-/** `tenant add --runtime` (and any command that sets a tenant's runtime): the tenants file's `runtime`. */
-export function tenantRuntimeOption(): Option {
-  return new Option(
-    '--runtime <name>',
-    "OCI runtime of the tenant's sandboxes, e.g. runsc (gVisor); default: the defaults' runtime, else the server's (serve --runtime)",
-  ).argParser(parseRuntimeName);
-}
-
 export function timeoutOption(): Option {
   return new Option('--timeout <seconds>', 'wall-clock limit of one shell command').argParser((value: string) => {
     const seconds = Number(value);

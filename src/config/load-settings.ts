@@ -103,7 +103,9 @@ export function readSettingsFile(file: string, options: { required: boolean; ori
 
 function mergeInto(settings: Settings, file: SettingsFile, source: string): void {
   settings.tools = { ...settings.tools, ...file.tools };
-  settings.sandbox = { ...settings.sandbox, ...file.sandbox };
+  // Secrets are merged by name: a trusted workspace adds to the user's, it does not drop them.
+  const secrets = settings.sandbox.secrets || file.sandbox?.secrets ? { ...settings.sandbox.secrets, ...file.sandbox?.secrets } : undefined;
+  settings.sandbox = { ...settings.sandbox, ...file.sandbox, ...(secrets ? { secrets } : {}) };
   settings.shell = { ...settings.shell, ...file.shell };
   settings.mcpServers = { ...settings.mcpServers, ...file.mcpServers };
   settings.sources.push(source);

@@ -2,6 +2,7 @@ import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { ToolErrorType, ToolcellError, type ErrorCode } from '../errors.js';
 import { canResolveOpenFds, fdPath } from '../fs/fd-path.js';
+import { describeJsonSyntaxError } from './json-syntax-error.js';
 
 /** Settings files larger than this are refused: real ones are a few KiB, and a bound keeps memory bounded. */
 export const MAX_SETTINGS_BYTES = 1024 * 1024;
@@ -73,19 +74,13 @@ export function readSettingsText(file: string, origin: SettingsFileOrigin, kind:
 /**
  * Parses settings JSON. The engine's own message quotes the text around the
  * error, which for a file swapped for a link to a secret would print the
- * secret: the message here says only where the first error is.
+ * secret: the message here says only where the first error is (line and
+ * column) and what was expected there.
  */
 export function parseSettingsJson(file: string, text: string): unknown {
   try {
     return JSON.parse(text);
-  } catch (error) {
-    const position = /at position (\d+)/.exec((error as Error).message)?.[1];
-    let where = '';
-    if (position !== undefined) {
-      const before = text.slice(0, Number(position));
-      const line = before.split('\n').length;
-      where = ` (line ${line}, column ${Number(position) - before.lastIndexOf('\n')})`;
-    }
-    throw new ToolcellError(ToolErrorType.INVALID_SETTINGS, `Settings file ${file} is not valid JSON${where}.`);
+  } catch {
+    throw new ToolcellError(ToolErrorType.INVALID_SETTINGS, `Settings file ${file} is not valid JSON${describeJsonSyntaxError(text)}.`);
   }
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { sandboxRuntimeSchema } from '../contracts/sandbox-runtime.js';
 import { AllowList } from '../egress/allow-list.js';
+import { secretNameProblem } from '../secrets/secret-rules.js';
 
 /**
  * The shape of `.toolcell/settings.json`. Every object is strict: an unknown
@@ -86,6 +87,24 @@ function checkAllowEntries(entries: string[], context: z.RefinementCtx): void {
   }
 }
 
+/** Where one secret's value comes from on the host. */
+const secretSourceSchema = z.union(
+  [
+    z.strictObject({ env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'must be an environment variable name' }) }),
+    z.strictObject({
+      file: z.string().refine((path) => path.startsWith('/') || path.startsWith('~/'), { error: 'must be an absolute path or start with ~/' }),
+    }),
+  ],
+  { error: 'must be {"env": "HOST_VARIABLE"} or {"file": "/path/to/file"}' },
+);
+
+const secretsSchema = z.record(z.string(), secretSourceSchema).superRefine((secrets, context) => {
+  for (const name of Object.keys(secrets)) {
+    const problem = secretNameProblem(name);
+    if (problem) context.addIssue({ code: 'custom', path: [name], message: problem });
+  }
+});
+
 export const sandboxSettingsSchema = z.strictObject({
   /**
    * Where shell commands and discovered tools run (the `--sandbox` flag wins):
@@ -115,6 +134,15 @@ export const sandboxSettingsSchema = z.strictObject({
    * (runsc over runc), never a weaker one.
    */
   runtime: sandboxRuntimeSchema.optional(),
+  /**
+   * Secrets for sandboxed commands: environment variables every command (and
+   * discovered tool) of the sandbox gets, by name, with the value taken on
+   * the host from `{"env": "HOST_VARIABLE"}` or `{"file": "/path"}`. Never
+   * in the prompt, the model's answers, logs or saved outputs: a command
+   * that prints one (or its base64, hex, URL or JSON form) shows
+   * `[REDACTED:NAME]`. Ignored in an untrusted workspace's own file.
+   */
+  secrets: secretsSchema.optional(),
 });
 
 export const shellSettingsSchema = z.strictObject({

@@ -14,6 +14,8 @@ import type { SandboxNetworkSettings, SettingsFile } from './settings-schema.js'
  *   to the server;
  * - `tools.discoveryTrusted`: discovered tools would run without confirmation;
  * - `sandbox.image`: the sandbox would run an image the user did not choose;
+ * - `sandbox.secrets`: it would hand the host's variables and files to commands
+ *   the repository's author may have written;
  * - `sandbox.network`: applied only as far as it narrows the user's own
  *   (`narrowNetwork`): a repository must not open the sandbox's network;
  * - `sandbox.runtime` (trusted or not): only a stronger one than the user's
@@ -38,6 +40,11 @@ export function untrustedWorkspaceSettings(file: SettingsFile): { kept: Settings
   if (kept.sandbox?.image !== undefined) {
     ignored.push('sandbox.image');
     const { image: _dropped, ...sandbox } = kept.sandbox;
+    kept.sandbox = sandbox;
+  }
+  if (kept.sandbox?.secrets !== undefined) {
+    ignored.push('sandbox.secrets');
+    const { secrets: _dropped, ...sandbox } = kept.sandbox;
     kept.sandbox = sandbox;
   }
   delete kept.trustedWorkspaces;

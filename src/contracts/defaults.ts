@@ -10,3 +10,12 @@ export const DEFAULT_KILL_GRACE_MS = 200;
 
 /** The terminal commands see (COLUMNS/LINES) and the renderer's scrollback, in columns, rows and lines. */
 export const DEFAULT_TERMINAL = Object.freeze({ cols: 120, rows: 30, scrollback: 1000 });
+
+/**
+ * The longest shell command toolcell takes, in UTF-8 bytes: Linux's limit
+ * on one argument of execve (MAX_ARG_STRLEN, 32 pages = 131,072 bytes with
+ * the terminating NUL). Every command runs as `bash -c COMMAND`, so a longer
+ * one could never start (E2BIG); refusing it up front (`command_too_long`)
+ * also bounds what the policy engine parses for one call.
+ */
+export const MAX_COMMAND_BYTES = 131_071;

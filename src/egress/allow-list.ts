@@ -60,9 +60,32 @@ function splitPort(entry: string): { host: string; ports: readonly number[] } {
   return { host: entry, ports: DEFAULT_PORTS };
 }
 
+/** Ports a URL's scheme implies, for the entry a URL in the list meant. */
+const SCHEME_PORTS: Readonly<Record<string, number>> = { http: 80, https: 443, ws: 80, wss: 443, ftp: 21 };
+
+/**
+ * A URL where a host was expected (`http://example.com/path`): the message
+ * says what the list takes and which entry the URL meant, so the fix is a copy.
+ */
+function urlEntryError(entry: string): TypeError | undefined {
+  const url = /^([a-z][a-z0-9+.-]*):\/\/(?:[^@/?#]*@)?(\[[^\]]*\]|[^:/?#]*)(?::(\d*))?/i.exec(entry);
+  if (!url) return undefined;
+  const scheme = url[1]!.toLowerCase();
+  const host = url[2]!.toLowerCase();
+  const port = url[3] || (SCHEME_PORTS[scheme] !== undefined ? String(SCHEME_PORTS[scheme]) : '');
+  const meant = host === '' ? '' : ` (for this URL: "${port ? `${host}:${port}` : host}")`;
+  return new TypeError(`sandbox.network.allow: "${entry}" is a URL; an entry is a host name with an optional :port, not a URL${meant}`);
+}
+
 function parseEntry(text: string): AllowEntry {
   const entry = text.trim();
+  const asUrl = urlEntryError(entry);
+  if (asUrl) throw asUrl;
   const { host, ports } = splitPort(entry);
+  if (host.includes('/') && !/^[^/]+\/\d{1,3}$/.test(host)) {
+    const name = host.slice(0, host.indexOf('/'));
+    throw new TypeError(`sandbox.network.allow: "${entry}" has a path; an entry is a host name with an optional :port${name ? ` (here: "${name}")` : ''}`);
+  }
   if (host.includes('/')) {
     try {
       // Addresses are compared after IPv4-mapped IPv6 becomes IPv4, so an

@@ -1,5 +1,6 @@
 import { addressIsPublic } from './address-class.js';
 import { AllowList, normalizeHostName, parseAddress } from './allow-list.js';
+import { SETTINGS_WORDING, type EgressWording } from './egress-wording.js';
 import { type HostResolver, systemResolver } from './resolver.js';
 
 /** Where a permitted connection goes: the address is the one checked, so a second lookup cannot swap it (DNS rebinding). */
@@ -16,7 +17,7 @@ export interface EgressRefusal {
   allowed: false;
   host: string;
   port: number;
-  /** Why, in words the model can act on: `not in sandbox.network.allow`, `resolves to 127.0.0.1 (loopback)`. */
+  /** Why, in words the model can act on: `not in sandbox.network.allow` (the list as `wording` names it), `resolves to 127.0.0.1 (loopback)`. */
   reason: string;
 }
 
@@ -27,6 +28,8 @@ export interface EgressGateOptions {
   allow: readonly string[];
   /** Default: the system resolver (getaddrinfo). */
   resolver?: HostResolver;
+  /** How refusals name the list; default the settings' `sandbox.network.allow` (a hosting tenant's is its own, tenant-network.ts). */
+  wording?: Pick<EgressWording, 'list'>;
 }
 
 /**
@@ -41,10 +44,12 @@ export interface EgressGateOptions {
 export class EgressGate {
   readonly #allow: AllowList;
   readonly #resolve: HostResolver;
+  readonly #list: string;
 
   constructor(options: EgressGateOptions) {
     this.#allow = new AllowList(options.allow);
     this.#resolve = options.resolver ?? systemResolver;
+    this.#list = (options.wording ?? SETTINGS_WORDING).list;
   }
 
   async decide(host: string, port: number): Promise<EgressDecision> {
@@ -53,12 +58,12 @@ export class EgressGate {
     const literal = parseAddress(host);
     if (literal) {
       const entry = this.#allow.entryForAddress(literal, port);
-      return entry ? { allowed: true, host, port, address: literal.toString(), entry } : refuse('IP address not in sandbox.network.allow');
+      return entry ? { allowed: true, host, port, address: literal.toString(), entry } : refuse(`IP address not in ${this.#list}`);
     }
     const name = normalizeHostName(host);
     if (!name) return refuse('not a valid host name');
     const entry = this.#allow.entryForName(name, port);
-    if (!entry) return refuse('not in sandbox.network.allow');
+    if (!entry) return refuse(`not in ${this.#list}`);
     let addresses: string[];
     try {
       addresses = await this.#resolve(name);
@@ -74,6 +79,6 @@ export class EgressGate {
       }
       blocked.push(`${address.toString()} (${address.range()})`);
     }
-    return refuse(blocked.length > 0 ? `resolves only to non-public ${blocked.join(', ')}, not listed in sandbox.network.allow` : 'resolves to no address');
+    return refuse(blocked.length > 0 ? `resolves only to non-public ${blocked.join(', ')}, not listed in ${this.#list}` : 'resolves to no address');
   }
 }

@@ -2,7 +2,7 @@ import { createServer, request as httpRequest, type IncomingMessage, type Server
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { type EgressDecision, EgressGate, type EgressGateOptions } from './egress-gate.js';
-import type { EgressEvent } from './egress-event.js';
+import { egressEventOf, type EgressEvent } from './egress-event.js';
 import { RefusalLog } from './refusal-log.js';
 
 export interface EgressProxyOptions extends EgressGateOptions {
@@ -89,18 +89,7 @@ export class EgressProxy {
   }
 
   #report(client: string, via: EgressEvent['via'], decision: EgressDecision): void {
-    const event: EgressEvent = decision.allowed
-      ? {
-          time: new Date().toISOString(),
-          client,
-          action: 'allowed',
-          via,
-          host: decision.host,
-          port: decision.port,
-          address: decision.address,
-          entry: decision.entry,
-        }
-      : { time: new Date().toISOString(), client, action: 'refused', via, host: decision.host, port: decision.port, reason: decision.reason };
+    const event = egressEventOf(decision, client, via);
     if (!decision.allowed) this.refusals.record(event);
     this.#options.onEvent?.(event);
   }

@@ -6,12 +6,13 @@ import { Piscina } from 'piscina';
 import { ToolcellError, ToolErrorType, type ErrorCode } from '../errors.js';
 import { workerEntry } from '../paths.js';
 import type { AnyToolDefinition, WorkspaceInfo } from '../tools/define-tool.js';
-import { DefinedTool, type RunOptions, type ToolRunner } from '../tools/defined-tool.js';
+import { DefinedTool, type CallerOptions, type RunOptions, type ToolRunner } from '../tools/defined-tool.js';
 import { toolErrorResult } from '../tools/results.js';
 import type { Tool, ToolConfirmationDetails, ToolKind, ToolResult, ToolResultError, UpdateOutput } from '../tools/tool.js';
 import { builtinToolModuleUrl } from './builtin-module.js';
 import { AbortFanout } from './abort-fanout.js';
 import { CancelBoard } from './cancel-board.js';
+import { FairShare } from './fair-share.js';
 import { TaskBatcher } from './task-batcher.js';
 import { loadToolModule } from './tool-module.js';
 import type { PortMessage, ToolTask, ToolTaskResult, ToolWorkerData, WorkerMessage } from './worker-protocol.js';
@@ -29,7 +30,10 @@ const workerPoolOptionsSchema = z.object({
     .default(() => availableParallelism()),
   /** V8 old-generation heap limit per worker, in MB. A tool that exceeds it gets `worker_out_of_memory`. Default 512. */
   maxHeapMb: integerOption(1, 512),
-  /** Per-call time limit in ms of execution (queueing excluded), checked every quarter of it (at most every second); the call then ends with `execution_timeout`. Default 120,000. */
+  /**
+   * Per-call time limit in ms of execution (queueing excluded), checked every quarter of it (at most every second); the call then ends
+   * with `execution_timeout`. Default 120,000. Tools made by `createTools` with their own `callTimeoutMs` use theirs.
+   */
   callTimeoutMs: integerOption(1, 120_000),
   /** How long a cancelled call may take to stop by itself before its worker is terminated. Default 1,000 ms. */
   cancelGraceMs: integerOption(1, 1_000),
@@ -67,6 +71,11 @@ const REPOSTS = 3;
  * that ends no other running call; a call posted to it that had not started
  * yet is posted again, and so is a read-only call of a group (TaskBatcher)
  * that had ended but whose result was lost with the worker.
+ *
+ * Calls with an owner (a hosting server's tenant, see `createTools`) are
+ * admitted by FairShare: one at a time per worker, each owner at most its
+ * share, the last free worker kept for an owner with nothing running, so
+ * one tenant's slow calls never make another's wait behind them.
  */
 export class WorkerPool implements ToolRunner {
   readonly #piscina: Piscina<WorkerMessage, ToolTaskResult | ToolTaskResult[]>;
@@ -77,8 +86,10 @@ export class WorkerPool implements ToolRunner {
   readonly #maxCallsInFlight: number;
   readonly #board: CancelBoard;
   readonly #aborts = new AbortFanout();
-  /** Calls in flight, checked against the time limit by one sweeper timer rather than a timer per call. */
-  readonly #timeLimits = new Set<{ slot: number; expire: () => void }>();
+  /** Calls in flight, checked against their time limit by one sweeper timer rather than a timer per call. */
+  readonly #timeLimits = new Set<{ slot: number; timeoutMs: number; expire: () => void }>();
+  /** Admission of calls with an owner: one per worker, shared fairly (see the class comment). */
+  readonly #fair: FairShare;
   readonly #sweeper: NodeJS.Timeout;
   #closed = false;
 
@@ -88,6 +99,7 @@ export class WorkerPool implements ToolRunner {
     this.#cancelGraceMs = cancelGraceMs;
     this.#maxCallsInFlight = maxCallsInFlight;
     this.#board = new CancelBoard({ slots: this.#maxCallsInFlight });
+    this.#fair = new FairShare(threads);
     this.#toolModules = [builtinToolModuleUrl, ...toolModules.map(String)];
     this.#piscina = new Piscina<WorkerMessage, ToolTaskResult | ToolTaskResult[]>({
       filename: workerEntry('tools').href,
@@ -108,7 +120,7 @@ export class WorkerPool implements ToolRunner {
       () => {
         for (const limit of this.#timeLimits) {
           const elapsed = this.#board.executingFor(limit.slot);
-          if (elapsed !== undefined && elapsed >= this.#callTimeoutMs) {
+          if (elapsed !== undefined && elapsed >= limit.timeoutMs) {
             this.#timeLimits.delete(limit);
             limit.expire();
           }
@@ -123,13 +135,23 @@ export class WorkerPool implements ToolRunner {
 
   /**
    * Tools for every definition of the built-ins and the extra tool modules,
-   * executing in this pool and confined to `workspace`.
+   * executing in this pool and confined to `workspace`. With an `owner` (a
+   * hosting server's tenant), their calls get that owner's fair share of the
+   * workers; with `callTimeoutMs`, that time limit instead of the pool's.
    */
-  async createTools(options: { workspace: WorkspaceInfo }): Promise<Tool<unknown>[]> {
+  async createTools(options: { workspace: WorkspaceInfo; owner?: string; callTimeoutMs?: number }): Promise<Tool<unknown>[]> {
+    if (options.callTimeoutMs !== undefined && !(Number.isInteger(options.callTimeoutMs) && options.callTimeoutMs >= 1))
+      throw new RangeError('WorkerPool.createTools: options.callTimeoutMs must be a positive integer');
+    const caller: CallerOptions = {
+      ...(options.owner !== undefined ? { owner: options.owner } : {}),
+      ...(options.callTimeoutMs !== undefined ? { timeoutMs: options.callTimeoutMs } : {}),
+    };
     const tools: Tool<unknown>[] = [];
     for (const [index, url] of this.#toolModules.entries()) {
       for (const definition of await loadToolModule(url)) {
-        tools.push(new DefinedTool({ definition, runner: this, workspace: options.workspace, source: index === 0 ? { type: 'builtin' } : { type: 'local' } }));
+        tools.push(
+          new DefinedTool({ definition, runner: this, workspace: options.workspace, source: index === 0 ? { type: 'builtin' } : { type: 'local' }, caller }),
+        );
       }
     }
     return tools;
@@ -147,18 +169,45 @@ export class WorkerPool implements ToolRunner {
     return outcome.kind === 'result' ? outcome.result : toolErrorResult(ToolErrorType.EXECUTION_FAILED, 'worker returned no result');
   }
 
-  async #run(input: {
-    op: ToolTask['op'];
-    definition: AnyToolDefinition;
-    params: unknown;
-    signal: AbortSignal;
-    workspace: WorkspaceInfo;
-    updateOutput?: UpdateOutput;
-  }): Promise<
+  async #run(
+    input: RunOptions & {
+      op: ToolTask['op'];
+      definition: AnyToolDefinition;
+      params: unknown;
+      updateOutput?: UpdateOutput;
+    },
+  ): Promise<
     { kind: 'result'; result: ToolResult } | { kind: 'details'; details: ToolConfirmationDetails | false } | { kind: 'error'; error: ToolResultError }
   > {
     if (this.#closed) throw new Error('WorkerPool is closed');
     const name = input.definition.name;
+    const fail = (type: ErrorCode, message: string) => ({ kind: 'error' as const, error: { type, message } });
+    if (input.owner === undefined) return this.#admitted(input);
+    let release: () => void;
+    try {
+      release = await this.#fair.acquire(input.owner, input.signal);
+    } catch {
+      return fail(ToolErrorType.CANCELLED, `Tool "${name}" was cancelled while it waited for a worker.`);
+    }
+    try {
+      return await this.#admitted(input);
+    } finally {
+      release();
+    }
+  }
+
+  async #admitted(
+    input: RunOptions & {
+      op: ToolTask['op'];
+      definition: AnyToolDefinition;
+      params: unknown;
+      updateOutput?: UpdateOutput;
+    },
+  ): Promise<
+    { kind: 'result'; result: ToolResult } | { kind: 'details'; details: ToolConfirmationDetails | false } | { kind: 'error'; error: ToolResultError }
+  > {
+    const name = input.definition.name;
+    const timeoutMs = input.timeoutMs ?? this.#callTimeoutMs;
     const fail = (type: ErrorCode, message: string) => ({ kind: 'error' as const, error: { type, message } });
     const slot = this.#board.acquire();
     if (slot === undefined) return fail(ToolErrorType.EXECUTION_FAILED, `Too many tool calls in flight (${this.#maxCallsInFlight}); "${name}" was not run.`);
@@ -193,6 +242,7 @@ export class WorkerPool implements ToolRunner {
     };
     const timeLimit = {
       slot,
+      timeoutMs,
       expire: () => {
         timedOut = true;
         requestCancel();
@@ -238,12 +288,11 @@ export class WorkerPool implements ToolRunner {
       if (reply === undefined) return fail(ToolErrorType.CANCELLED, `Tool "${name}" was cancelled before it started.`);
       // Deliver every live update before the result (bounded: a worker that died sends no `end`).
       if (channel) await Promise.race([outputEnded, new Promise((resolve) => setTimeout(resolve, 1_000).unref())]);
-      if (timedOut) return fail(ToolErrorType.EXECUTION_TIMEOUT, `Tool "${name}" exceeded its time limit of ${this.#callTimeoutMs} ms and was stopped.`);
+      if (timedOut) return fail(ToolErrorType.EXECUTION_TIMEOUT, `Tool "${name}" exceeded its time limit of ${timeoutMs} ms and was stopped.`);
       if (!reply.ok) return fail(reply.code, reply.message);
       return reply.op === 'confirm' ? { kind: 'details', details: reply.details } : { kind: 'result', result: reply.result };
     } catch (error) {
-      if (timedOut)
-        return fail(ToolErrorType.EXECUTION_TIMEOUT, `Tool "${name}" exceeded its time limit of ${this.#callTimeoutMs} ms; its worker was terminated.`);
+      if (timedOut) return fail(ToolErrorType.EXECUTION_TIMEOUT, `Tool "${name}" exceeded its time limit of ${timeoutMs} ms; its worker was terminated.`);
       if (terminated)
         return fail(ToolErrorType.CANCELLED, `Tool "${name}" did not stop within ${this.#cancelGraceMs} ms of being cancelled; its worker was terminated.`);
       const code = (error as { code?: unknown }).code;

@@ -5,7 +5,7 @@ import { basename, dirname, isAbsolute } from 'node:path';
 import { ToolErrorType, ToolcellError } from '../errors.js';
 import type { WorkspaceInfo } from '../contracts/workspace-info.js';
 import { assertNotToolcellState } from './toolcell-state.js';
-import { openWritableDirectory } from './writable-directory.js';
+import { giveToOwner, openWritableDirectory } from './writable-directory.js';
 
 export interface AtomicWriteOptions {
   /** Abort before the final rename leaves the old file untouched and no temp file behind. */
@@ -30,7 +30,9 @@ const TEMP_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | c
  * Replaces the file at `realPath` (from `resolveWorkspacePath(...).real`) with
  * `data`, all or nothing: a temp file is created beside it (O_EXCL|O_NOFOLLOW,
  * so never through a planted symlink), written, fsynced, given the old file's
- * permission bits, and renamed over the target. rename replaces a symlink at
+ * permission bits (and, toolcell being root, its owner and group, or for a
+ * new file the workspace's owner: WorkspaceInfo.owner), and renamed over the
+ * target. ACL entries of a replaced file are not carried over. rename replaces a symlink at
  * the target instead of following it. Readers see the old content or the new,
  * never a mix; an abort or error before the rename removes the temp file.
  *
@@ -59,12 +61,16 @@ export async function writeFileAtomic(
   let tempCreated = false;
   let renamed = false;
   try {
-    const existingMode = await modeOfExisting(target, realPath);
+    const existing = await existingFile(target, realPath);
+    const existingMode = existing === undefined ? undefined : existing.mode & 0o7777;
     const mode = options.mode ?? existingMode;
     // An explicit mode is also the create mode, so the file is never more open than asked, not even briefly.
     const handle = await open(temp, TEMP_FLAGS, mode ?? 0o666);
     tempCreated = true;
     try {
+      // The replaced file's owner, or for a new one the workspace's (toolcell as root); before the
+      // chmod, since a chown clears set-id bits.
+      await giveToOwner(handle, existing ?? workspace.owner);
       // The create mode was cut by the umask; the wanted bits are restored exactly.
       if (mode !== undefined) await handle.chmod(mode);
       await writeAll(handle, bytes, signal);
@@ -77,21 +83,21 @@ export async function writeFileAtomic(
     await rename(temp, target);
     renamed = true;
     await directory.sync();
-    return { created: existingMode === undefined };
+    return { created: existing === undefined };
   } finally {
     if (tempCreated && !renamed) await unlink(temp).catch(() => {});
     await directory.close();
   }
 }
 
-/** Permission bits of the file being replaced; undefined when there is none (or only a symlink). */
-async function modeOfExisting(target: string, realPath: string): Promise<number | undefined> {
+/** Mode and owner of the file being replaced; undefined when there is none (or only a symlink). */
+async function existingFile(target: string, realPath: string): Promise<{ mode: number; uid: number; gid: number } | undefined> {
   try {
     const stats = await lstat(target);
     if (stats.isDirectory()) {
       throw new ToolcellError(ToolErrorType.PATH_IS_DIRECTORY, `Path is a directory, not a file: ${realPath}`);
     }
-    return stats.isFile() ? stats.mode & 0o7777 : undefined;
+    return stats.isFile() ? { mode: stats.mode, uid: stats.uid, gid: stats.gid } : undefined;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;

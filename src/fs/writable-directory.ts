@@ -43,7 +43,7 @@ export async function openWritableDirectory(workspace: WorkspaceInfo, directory:
     for (const name of relative(root, directory)
       .split(sep)
       .filter((part) => part !== '')) {
-      const next = await openChild(current, name, options.create, directory);
+      const next = await openChild(current, name, options.create, directory, workspace.owner);
       await current.close();
       current = next;
     }
@@ -64,17 +64,25 @@ export async function openWritableDirectory(workspace: WorkspaceInfo, directory:
   return held;
 }
 
-async function openChild(parent: FileHandle, name: string, create: boolean, target: string): Promise<FileHandle> {
+async function openChild(parent: FileHandle, name: string, create: boolean, target: string, owner: WorkspaceInfo['owner']): Promise<FileHandle> {
   const path = `${fdPath(parent.fd)}/${name}`;
+  let made = false;
   for (let attempt = 0; ; attempt += 1) {
     try {
-      return await open(path, DIRECTORY_FLAGS);
+      const handle = await open(path, DIRECTORY_FLAGS);
+      // A folder made here belongs to the workspace's owner (given through its descriptor: whatever its path names now).
+      if (made) await giveToOwner(handle, owner);
+      return handle;
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code === 'ENOENT' && create && attempt === 0) {
-        await mkdir(path).catch((mkdirError: NodeJS.ErrnoException) => {
-          if (mkdirError.code !== 'EEXIST') throw mkdirError;
-        });
+        made = await mkdir(path).then(
+          () => true,
+          (mkdirError: NodeJS.ErrnoException) => {
+            if (mkdirError.code !== 'EEXIST') throw mkdirError;
+            return false;
+          },
+        );
         continue;
       }
       if (code === 'ENOENT') throw new ToolcellError(ToolErrorType.FILE_NOT_FOUND, `No such directory: ${target}`);
@@ -87,6 +95,12 @@ async function openChild(parent: FileHandle, name: string, create: boolean, targ
       throw error;
     }
   }
+}
+
+/** Gives a file or folder toolcell made to the workspace's owner, when toolcell is root (WorkspaceInfo.owner). */
+export async function giveToOwner(handle: FileHandle, owner: WorkspaceInfo['owner']): Promise<void> {
+  if (owner === undefined || process.geteuid?.() !== 0) return;
+  await handle.chown(owner.uid, owner.gid);
 }
 
 /** Without /proc: plain paths, re-checked with realpath. Narrower guarantee (see SECURITY.md). */

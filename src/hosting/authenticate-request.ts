@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Admission } from '../mcp/server/serve-http.js';
 import type { HostingObserver } from './hosting-events.js';
-import type { AuthFailureReason, Authenticator, Principal } from './principal.js';
+import { refusalLabel, type AuthFailureReason, type Authenticator, type Principal } from './principal.js';
 
 export interface RequestAuthOptions {
   authenticators: readonly Authenticator[];
@@ -20,8 +20,10 @@ export interface RequestAuthOptions {
  */
 export function requestAuthenticator(options: RequestAuthOptions): (req: IncomingMessage) => Promise<Admission<Principal>> {
   const challenge = options.challenge ?? 'Bearer realm="toolcell"';
-  const refuse = async (req: IncomingMessage, reason: AuthFailureReason, tenant?: string): Promise<Admission<Principal>> => {
-    await options.observer?.record({ event: 'auth_failure', remoteAddress: req.socket.remoteAddress ?? 'unknown', reason, ...(tenant ? { tenant } : {}) });
+  const refuse = async (req: IncomingMessage, reason: AuthFailureReason, detail?: string): Promise<Admission<Principal>> => {
+    // `invalid_token:expired`: the authenticator's detail from its closed set, never the credential.
+    const label = refusalLabel({ reason, ...(detail !== undefined ? { detail } : {}) });
+    await options.observer?.record({ event: 'auth_failure', remoteAddress: req.socket.remoteAddress ?? 'unknown', reason: label });
     const error = reason === 'missing_credentials' ? '' : ', error="invalid_token"';
     return {
       refusal: {
@@ -40,7 +42,7 @@ export function requestAuthenticator(options: RequestAuthOptions): (req: Incomin
     const authenticator = options.authenticators.find((candidate) => candidate.recognises(bearer));
     if (!authenticator) return refuse(req, 'malformed_credentials');
     const outcome = await authenticator.authenticate(bearer, req);
-    if (!outcome.ok) return refuse(req, outcome.reason);
+    if (!outcome.ok) return refuse(req, outcome.reason, outcome.detail);
     if (!options.tenantExists(outcome.principal.tenant)) return refuse(req, 'unknown_tenant');
     return { caller: outcome.principal };
   };

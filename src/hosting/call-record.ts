@@ -1,6 +1,21 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolCallRun } from '../mcp/server/create-tool-server.js';
+import type { ToolCallDecision } from '../contracts/tool-call-decision.js';
 import type { CallOutcome, HostingEvent } from './hosting-events.js';
+
+/**
+ * The audit line's `decision`: `allow` when the call was let run (by a policy
+ * rule or the approval mode), `deny` when it was refused before it ran (a
+ * policy deny, a confirmation nobody can give, a limit, a call that was not
+ * valid). The scheduler's finer values (`auto`, `accept`, `denied`, …) are
+ * telemetry's; an operator reading the audit log asks only which of the two.
+ */
+export type AuditDecision = 'allow' | 'deny';
+
+function auditDecision(decision: ToolCallDecision | undefined, outcome: CallOutcome): AuditDecision {
+  if (outcome === 'denied' || decision === 'denied' || decision === 'reject') return 'deny';
+  return decision === undefined ? (outcome === 'cancelled' ? 'deny' : 'allow') : 'allow';
+}
 
 /** Error types that mean the call was refused before it ran. */
 const REFUSALS = new Set(['policy_denied', 'policy_violation', 'confirmation_required', 'quota_exceeded']);
@@ -29,7 +44,7 @@ export function toolCallEvent(fields: {
     callId: fields.callId,
     tool: fields.tool,
     args: fields.args,
-    decision: fields.run?.completed.decision ?? (outcome === 'denied' ? 'deny' : 'unknown'),
+    decision: auditDecision(fields.run?.completed.decision, outcome),
     outcome,
     ...(errorType !== undefined ? { errorType } : {}),
     ...(exit ? { exitCode: Number(exit[1]) } : {}),

@@ -2,6 +2,7 @@ import { watch, type FSWatcher } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { StringDecoder } from 'node:string_decoder';
 import type { EgressEvent } from '../egress/egress-event.js';
+import type { LogVolume } from '../telemetry/log-line.js';
 
 const POLL_MS = 250;
 
@@ -14,6 +15,7 @@ const POLL_MS = 250;
 export class EgressLogTail {
   readonly #file: string;
   readonly #onEvent: (event: EgressEvent) => void;
+  readonly #volume: LogVolume | undefined;
   #offset = 0;
   #rest = '';
   /** A character split across two reads is completed by the next. */
@@ -23,13 +25,15 @@ export class EgressLogTail {
   #reading: Promise<void> = Promise.resolve();
   #closed = false;
 
-  static start(file: string, onEvent: (event: EgressEvent) => void): EgressLogTail {
-    return new EgressLogTail(file, onEvent);
+  /** `volume`, when given, is added to as lines are read: what the proxy wrote (the log-volume metric). */
+  static start(file: string, onEvent: (event: EgressEvent) => void, volume?: LogVolume): EgressLogTail {
+    return new EgressLogTail(file, onEvent, volume);
   }
 
-  private constructor(file: string, onEvent: (event: EgressEvent) => void) {
+  private constructor(file: string, onEvent: (event: EgressEvent) => void, volume: LogVolume | undefined) {
     this.#file = file;
     this.#onEvent = onEvent;
+    this.#volume = volume;
     this.#poller = setInterval(() => this.#wake(), POLL_MS);
     this.#poller.unref();
   }
@@ -71,6 +75,7 @@ export class EgressLogTail {
         const { bytesRead } = await handle.read(buffer, 0, buffer.length, this.#offset);
         if (bytesRead === 0) break;
         this.#offset += bytesRead;
+        if (this.#volume) this.#volume.bytes += bytesRead;
         const lines = (this.#rest + this.#decoder.write(buffer.subarray(0, bytesRead))).split('\n');
         this.#rest = lines.pop() ?? '';
         for (const line of lines) this.#deliver(line);
@@ -83,7 +88,12 @@ export class EgressLogTail {
   #deliver(line: string): void {
     if (line.trim() === '') return;
     try {
-      this.#onEvent(JSON.parse(line) as EgressEvent);
+      const event = JSON.parse(line) as EgressEvent;
+      if (this.#volume) {
+        this.#volume.lines++;
+        if (typeof event.count === 'number') this.#volume.counted += event.count;
+      }
+      this.#onEvent(event);
     } catch {
       // Not an event (a torn write cannot happen: each line is one append); skipped.
     }

@@ -4,13 +4,15 @@
  * audited refusal is always a counted one. Fields never hold a presented
  * secret; tool arguments are redacted by the audit log before they are written.
  */
-export type SessionCloseReason = 'client' | 'idle' | 'max_lifetime' | 'tenant_removed' | 'key_revoked' | 'admin' | 'shutdown' | 'error';
+/** `abandoned`: no request and no open stream for abandonedSeconds (its client is gone); `tenant`: closed by its tenant (DELETE /sessions/<id>). */
+export type SessionCloseReason =
+  'client' | 'idle' | 'abandoned' | 'max_lifetime' | 'tenant' | 'tenant_removed' | 'key_revoked' | 'admin' | 'shutdown' | 'error';
 
 export type CallOutcome = 'success' | 'error' | 'cancelled' | 'denied';
 
 export type HostingEvent =
   | { event: 'auth_failure'; remoteAddress: string; reason: string; tenant?: string }
-  | { event: 'session_open'; tenant: string; subject: string; session: string }
+  | { event: 'session_open'; tenant: string; subject: string; via: 'api_key' | 'oidc'; session: string }
   | { event: 'session_close'; tenant: string; session: string; reason: SessionCloseReason }
   | {
       event: 'tool_call';
@@ -19,8 +21,8 @@ export type HostingEvent =
       callId: string;
       tool: string;
       args: Record<string, unknown>;
-      /** The policy or confirmation decision (`allow`, `deny`, …). */
-      decision: string;
+      /** `allow` (the call was let run, by a policy rule or the approval mode) or `deny` (refused before it ran). */
+      decision: 'allow' | 'deny';
       outcome: CallOutcome;
       errorType?: string;
       exitCode?: number | null;
@@ -30,15 +32,15 @@ export type HostingEvent =
   | { event: 'quota_refusal'; tenant: string; limit: string; session?: string }
   | { event: 'admin'; action: string; target?: string; tenant?: string }
   | {
-      /** A connection a tenant's sandbox made through its egress proxy (tenant-network.ts). */
+      /** A connection a tenant's sandbox made through its egress proxy, or its web_fetch made from the host (tenant-network.ts). */
       event: 'egress';
       tenant: string;
       action: 'allowed' | 'refused';
-      /** `connect` (a CONNECT tunnel, HTTPS) or `http` (a forwarded plain HTTP request). */
-      via: 'connect' | 'http';
+      /** `connect` (a CONNECT tunnel, HTTPS), `http` (a forwarded plain HTTP request) or `web_fetch` (one hop of a fetched URL). */
+      via: 'connect' | 'http' | 'web_fetch';
       host: string;
       port: number;
-      /** The sandbox's address on the tenant's egress network. */
+      /** The sandbox's address on the tenant's egress network; `host` for web_fetch. */
       client: string;
       /** The address connected to (allowed only). */
       address?: string;
@@ -46,6 +48,10 @@ export type HostingEvent =
       entry?: string;
       /** Why it was refused, or why an allowed connection then failed. */
       reason?: string;
+      /** A count record of the tenant's egress log: this many more like it between `since` and `until` (egress-log.ts). */
+      count?: number;
+      since?: string;
+      until?: string;
     };
 
 /** The `event` names, for exhaustive handling. */

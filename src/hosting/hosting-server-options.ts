@@ -1,6 +1,7 @@
 import type { ServeHttpOptions } from '../mcp/server/serve-http.js';
 import { z } from 'zod';
 import type { Runtime } from '../runtime/runtime.js';
+import { bodyBudgetOptionsSchema } from './http/body-budget.js';
 import type { HostingObserver } from './hosting-events.js';
 import type { Authenticator } from './principal.js';
 import type { TenantStore } from './tenant-store.js';
@@ -42,6 +43,12 @@ export const hostingServerOptionsSchema = z.object({
   otherPaths: fn<NonNullable<ServeHttpOptions['otherPaths']>>().optional(),
   /** The listening server: TLS and the timeouts of `createHostingHttpServer` (serveHttp's `createListener`). */
   createListener: fn<NonNullable<ServeHttpOptions['createListener']>>().optional(),
+  /**
+   * How request bodies are read (body-budget.ts): at most 4 MiB each, 16 MiB
+   * held per tenant and 64 MiB server-wide (past them 503 with Retry-After),
+   * each within 30 s (408).
+   */
+  requestBodies: bodyBudgetOptionsSchema.prefault({}),
   /** Names the tenants' egress proxies resolve from this map instead of DNS (tests; an operator pinning names). */
   egressHosts: z.record(z.string().min(1), z.union([z.string().min(1), z.array(z.string().min(1))])).optional(),
   onLog: fn<(message: string) => void>().optional(),

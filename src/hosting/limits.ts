@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { MIN_LOOP_IMAGE_BYTES } from '../backends/docker/disk-cap/loop-image.js';
+import { cpusSchema, memoryBytesSchema, pidsSchema } from '../backends/docker/session-limits.js';
 
 /**
  * A tenant's limits: what each one bounds, its default and why. The tenants
@@ -17,15 +19,26 @@ export function parseSize(text: string): number | undefined {
   return Number.isSafeInteger(bytes) && bytes > 0 ? bytes : undefined;
 }
 
-/** A size written as `512m` (or a number of bytes), kept as written so the file stays readable. */
-const size = (min: number) =>
-  z.union([z.number().int(), z.string()]).refine(
+/**
+ * A size written as `512m` (or a number of bytes), kept as written so the
+ * file stays readable, whose bytes must pass `bytes`: the schema of the
+ * layer that uses the value (the container's memory, the disk image), so
+ * that the tenants file refuses, when it is read, what every session open
+ * would refuse later.
+ */
+const size = (bytes: z.ZodNumber) => {
+  const range =
+    bytes.maxValue !== null && bytes.maxValue < Number.MAX_SAFE_INTEGER
+      ? `from ${formatSize(bytes.minValue ?? 1)} to ${formatSize(bytes.maxValue)}`
+      : `of at least ${formatSize(bytes.minValue ?? 1)}`;
+  return z.union([z.number().int(), z.string()]).refine(
     (value) => {
-      const bytes = typeof value === 'number' ? value : parseSize(value);
-      return bytes !== undefined && bytes >= min;
+      const parsed = typeof value === 'number' ? value : parseSize(value);
+      return parsed !== undefined && bytes.safeParse(parsed).success;
     },
-    { error: `must be a size of at least ${min} bytes, such as 512m or 1g (k, m, g suffixes)` },
+    { error: `must be a size ${range}, such as 512m or 1g (k, m, g suffixes)` },
   );
+};
 
 const count = (max: number) => z.number().int().min(1).max(max);
 
@@ -33,22 +46,28 @@ const count = (max: number) => z.number().int().min(1).max(max);
 export const limitsSchema = z.strictObject({
   /** MCP sessions open at once (each holds a container). */
   sessions: count(10_000).optional(),
+  /** New sessions per minute (each starts a container): a token bucket holding this many, refilled evenly over a minute. */
+  sessionsPerMinute: count(100_000).optional(),
   /** Tool calls running at once, across the tenant's sessions. */
   concurrentCalls: count(10_000).optional(),
   /** Tool calls per minute: a token bucket holding this many tokens, refilled evenly over a minute. */
   callsPerMinute: count(1_000_000).optional(),
-  /** Memory of each session's container (swap off). */
-  memory: size(16 * 1024 ** 2).optional(),
+  /** Memory of each session's container (swap off): the bounds of the container's own (session-limits.ts). */
+  memory: size(memoryBytesSchema).optional(),
   /** CPUs each session's container may use. */
-  cpus: z.number().min(0.01).max(1024).optional(),
+  cpus: cpusSchema.optional(),
   /** Processes and threads in each session's container. */
-  pids: z.number().int().min(16).max(1_000_000).optional(),
-  /** The tenant's workspace in total; enforced by the workspace preparer (a capped filesystem), not here. */
-  diskBytes: size(1024 ** 2).optional(),
+  pids: pidsSchema.optional(),
+  /** The tenant's workspace in total; enforced by the workspace preparer (a capped filesystem, at least its smallest image), not here. */
+  diskBytes: size(z.number().int().min(MIN_LOOP_IMAGE_BYTES)).optional(),
   /** Wall time of one shell command. */
   commandTimeoutSeconds: count(86_400).optional(),
+  /** Wall time of one file tool call (read_file, grep_search, glob, …) in the worker threads all tenants share. */
+  fileToolTimeoutSeconds: count(3_600).optional(),
   /** A session with no request for this long is closed and its container removed. */
   idleSeconds: count(7 * 86_400).optional(),
+  /** A session with no request and no open event stream for this long is closed: its client is gone (it never sent a DELETE). */
+  abandonedSeconds: count(7 * 86_400).optional(),
   /** A session older than this is closed, busy or not. */
   maxSessionSeconds: count(30 * 86_400).optional(),
 });
@@ -60,6 +79,7 @@ export const LIMIT_NAMES = Object.keys(limitsSchema.shape) as LimitName[];
 /** Limits with every value filled in, sizes in bytes. */
 export interface TenantLimits {
   sessions: number;
+  sessionsPerMinute: number;
   concurrentCalls: number;
   callsPerMinute: number;
   memoryBytes: number;
@@ -67,7 +87,9 @@ export interface TenantLimits {
   pids: number;
   diskBytes: number;
   commandTimeoutSeconds: number;
+  fileToolTimeoutSeconds: number;
   idleSeconds: number;
+  abandonedSeconds: number;
   maxSessionSeconds: number;
 }
 
@@ -78,10 +100,18 @@ export interface TenantLimits {
  * parallel. 600 calls a minute: ten a second, far above a model's pace,
  * low enough to stop a script hammering the server. Memory 512 MiB, 1 CPU,
  * 256 pids: the sandbox's own defaults made a little tighter for sharing.
- * Disk 1 GiB. Commands 10 minutes; idle 30 minutes; a session at most a day.
+ * Disk 1 GiB. Commands 10 minutes; a file tool call 30 s (a search of a
+ * full 1 GiB workspace takes a few seconds; the workers are shared, so a
+ * call's time is everybody's); idle 30 minutes; a session at most a day.
+ * A session whose client is gone (no request, no event stream) 2 minutes:
+ * clients that leave without a DELETE (the MCP Inspector's CLI does) would
+ * otherwise hold a tenant's sessions for the 30 idle minutes.
+ * 30 new sessions a minute: an agent opens one and keeps it; a tenant
+ * opening and closing sessions in a loop starts containers for the machine.
  */
 export const DEFAULT_TENANT_LIMITS: Readonly<TenantLimits> = Object.freeze({
   sessions: 4,
+  sessionsPerMinute: 30,
   concurrentCalls: 4,
   callsPerMinute: 600,
   memoryBytes: 512 * 1024 ** 2,
@@ -89,7 +119,9 @@ export const DEFAULT_TENANT_LIMITS: Readonly<TenantLimits> = Object.freeze({
   pids: 256,
   diskBytes: 1024 ** 3,
   commandTimeoutSeconds: 600,
+  fileToolTimeoutSeconds: 30,
   idleSeconds: 1800,
+  abandonedSeconds: 120,
   maxSessionSeconds: 86_400,
 });
 
@@ -101,6 +133,7 @@ export function resolveLimits(defaults: LimitsInput | undefined, own: LimitsInpu
   const base = DEFAULT_TENANT_LIMITS;
   return {
     sessions: merged.sessions ?? base.sessions,
+    sessionsPerMinute: merged.sessionsPerMinute ?? base.sessionsPerMinute,
     concurrentCalls: merged.concurrentCalls ?? base.concurrentCalls,
     callsPerMinute: merged.callsPerMinute ?? base.callsPerMinute,
     memoryBytes: bytesOf(merged.memory) ?? base.memoryBytes,
@@ -108,7 +141,9 @@ export function resolveLimits(defaults: LimitsInput | undefined, own: LimitsInpu
     pids: merged.pids ?? base.pids,
     diskBytes: bytesOf(merged.diskBytes) ?? base.diskBytes,
     commandTimeoutSeconds: merged.commandTimeoutSeconds ?? base.commandTimeoutSeconds,
+    fileToolTimeoutSeconds: merged.fileToolTimeoutSeconds ?? base.fileToolTimeoutSeconds,
     idleSeconds: merged.idleSeconds ?? base.idleSeconds,
+    abandonedSeconds: merged.abandonedSeconds ?? base.abandonedSeconds,
     maxSessionSeconds: merged.maxSessionSeconds ?? base.maxSessionSeconds,
   };
 }

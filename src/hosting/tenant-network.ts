@@ -3,6 +3,8 @@ import { mkdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { EgressEvent } from '../egress/egress-event.js';
+import type { EgressWording } from '../egress/egress-wording.js';
+import type { LogVolume } from '../telemetry/log-line.js';
 import { ShellService, type ShellServiceOptions } from '../shell/shell-service.js';
 import { EgressLogTail } from './egress-log-tail.js';
 import type { Tool } from '../tools/tool.js';
@@ -32,7 +34,19 @@ export interface TenantNetwork {
    * file, read as they are appended. Default: the OS temp folder.
    */
   logDir?: string | undefined;
+  /** Added to as the proxy's event file is read: the egress log's volume, for its metric. */
+  logVolume?: LogVolume | undefined;
 }
+
+/**
+ * Refusals as a tenant reads them: its list is not a setting of its own but
+ * kept by the server's operator (`toolcell tenant set NAME --network-allow`),
+ * so they say so instead of naming the operator's `sandbox.network.allow`.
+ */
+export const TENANT_WORDING: Readonly<EgressWording> = Object.freeze({
+  list: "this tenant's network allow list (kept by the server's operator)",
+  none: "This tenant's sandboxes have no network: the server's operator decides which hosts a tenant may reach.",
+});
 
 /** True when the tenant needs a shell service of its own (its own egress network and proxy). */
 export function needsOwnShell(network: TenantNetwork): boolean {
@@ -53,7 +67,13 @@ export function tenantShellOptions(operator: ShellServiceOptions, network: Tenan
   const base = withoutOperatorEgress(operator);
   // No onEvent here: the options cross into the shell service's thread, where a function cannot go (openTenantEgress).
   const { allow, hosts } = network;
-  return { ...base, docker: { ...base.docker, ...(allow !== undefined ? { egress: { allow: [...allow], ...(hosts ? { hosts } : {}) } } : {}) } };
+  return {
+    ...base,
+    docker: {
+      ...base.docker,
+      ...(allow !== undefined ? { egress: { allow: [...allow], wording: { list: TENANT_WORDING.list }, ...(hosts ? { hosts } : {}) } } : {}),
+    },
+  };
 }
 
 /** The operator's shell service options without its `sandbox.network` egress: what no tenant inherits. */
@@ -62,9 +82,20 @@ export function withoutOperatorEgress(operator: ShellServiceOptions): ShellServi
   return { ...operator, docker };
 }
 
-/** `web_fetch` held to the tenant's allow list (it fetches on the host, so the operator's list must not apply). */
+/**
+ * `web_fetch` held to the tenant's allow list (it fetches on the host, so the
+ * operator's list must not apply); its connections, allowed and refused, are
+ * told to `onEvent` with the tenant's name, as its proxy's are.
+ */
 export function tenantWebFetch(network: TenantNetwork): Tool<unknown> {
-  return new WebFetchTool({ allow: network.allow ?? [], ...(network.hosts ? { hosts: network.hosts } : {}) }) as Tool<unknown>;
+  const { onEvent } = network;
+  return new WebFetchTool({
+    allow: network.allow ?? [],
+    owner: network.tenant,
+    wording: TENANT_WORDING,
+    ...(network.hosts ? { hosts: network.hosts } : {}),
+    ...(onEvent ? { onEgress: (event) => onEvent(network.tenant, event) } : {}),
+  }) as Tool<unknown>;
 }
 
 /** A tenant's shell service options, and what must be closed after the service is. */
@@ -82,12 +113,12 @@ export interface TenantEgress {
  * they come and hands each to `onEvent` with the tenant's name.
  */
 export async function openTenantEgress(operator: ShellServiceOptions, network: TenantNetwork): Promise<TenantEgress> {
-  const { onEvent, ...rest } = network;
+  const { onEvent, logVolume, ...rest } = network;
   if (network.allow === undefined || !onEvent) return { options: tenantShellOptions(operator, rest), close: async () => {} };
   const dir = network.logDir ?? join(tmpdir(), 'toolcell-egress');
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const file = join(dir, `${network.tenant}-${randomUUID()}.jsonl`);
-  const tail = EgressLogTail.start(file, (event) => onEvent(network.tenant, event));
+  const tail = EgressLogTail.start(file, (event) => onEvent(network.tenant, event), logVolume);
   const options = tenantShellOptions(operator, rest);
   (options.docker as { egress: { logFile?: string } }).egress.logFile = file;
   return {

@@ -57,10 +57,10 @@ export class TenantPolicies {
   }
 
   engineFor(rules: readonly PolicyRule[]): Promise<PolicyEngine> {
-    if (rules.length === 0) return Promise.resolve(this.#operator);
     let engine = this.#engines.get(rules);
     if (!engine) {
-      engine = PolicyEngine.layered(this.#operator, rules);
+      // Named in the tenant's terms: a denial shown to a tenant never names the operator's policy files.
+      engine = PolicyEngine.forTenant(this.#operator, rules);
       this.#engines.set(rules, engine);
     }
     return engine;

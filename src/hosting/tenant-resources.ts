@@ -12,14 +12,27 @@ import { tenantSlug } from './disk/tenant-slug.js';
 import type { TenantLimits } from './limits.js';
 import { networkKey, tenantWebFetch, type TenantEgress, type TenantNetwork } from './tenant-network.js';
 import type { PrepareWorkspace, PreparedWorkspace } from './tenant-workspace.js';
+import { tenantUser } from './tenant-uid.js';
 
-/** The limits, network and runtime a tenant's sessions are made with: a change needs new resources. */
-function containerKey(limits: TenantLimits, allow: readonly string[] | undefined, runtime: string | undefined): string {
-  return [limits.memoryBytes, limits.cpus, limits.pids, limits.commandTimeoutSeconds, networkKey(allow), runtime ?? ''].join('/');
+/** The limits, network, uid, image and runtime a tenant's sessions and file tools are made with: a change needs new resources. */
+function containerKey(limits: TenantLimits, allow: readonly string[] | undefined, uid: number, image?: string, runtime?: string): string {
+  return [
+    limits.memoryBytes,
+    limits.cpus,
+    limits.pids,
+    limits.commandTimeoutSeconds,
+    limits.fileToolTimeoutSeconds,
+    networkKey(allow),
+    uid,
+    image ?? 'toolcell',
+    runtime ?? '',
+  ].join('/');
 }
 
 export interface TenantResourcesOptions {
   tenant: string;
+  /** The tenant's own uid (tenant-uid.ts): its commands run as it, its workspace belongs to it. */
+  uid: number;
   limits: TenantLimits;
   runtime: Runtime;
   prepareWorkspace: PrepareWorkspace;
@@ -36,8 +49,21 @@ export interface TenantResourcesOptions {
   egress?: TenantEgress;
   /** What its sandboxes and web_fetch may reach (tenant-network.ts); absent: nothing. */
   network?: TenantNetwork;
+  /** The key of the tenant's own image (tenant-image.ts), when it has one: a changed image needs new resources. */
+  imageKey?: string;
   /** The OCI runtime of its sandboxes (tenant-runtime.ts); absent: the shell service's (the operator's). */
   sandboxRuntime?: string;
+}
+
+/**
+ * Whom a tenant's commands run as: the owner its workspace was prepared
+ * for; as root, the tenant's uid even when a preparer of the embedder's said
+ * nothing (never the workspace folder's owner, which may be root, shared
+ * by every tenant); not root, the folder's owner (no uid of its own).
+ */
+function commandUser(prepared: PreparedWorkspace, uid: number): { uid: number; gid: number } | undefined {
+  if (prepared.owner !== undefined) return prepared.owner;
+  return process.geteuid?.() === 0 ? tenantUser(uid) : undefined;
 }
 
 /**
@@ -55,20 +81,30 @@ export class TenantResources {
   readonly sandboxRuntime: string | undefined;
   readonly key: string;
   readonly workspace: WorkspaceInfo;
-  readonly createSession: ServeSessionFactory;
+  /** Opens a session's registry and sandbox; `secrets` are its commands' (the tenant's, opened by the server). */
+  readonly createSession: (sessionId: string, secrets?: Readonly<Record<string, string>>) => ReturnType<ServeSessionFactory>;
   readonly #shell: ShellService | undefined;
   readonly #egress: TenantEgress | undefined;
   readonly #prepared: PreparedWorkspace;
   #users = 0;
+  #openingSecrets: Readonly<Record<string, string>> | undefined;
   #retired = false;
   #closed: Promise<void> | undefined;
 
   static async create(options: TenantResourcesOptions): Promise<TenantResources> {
-    const prepared = await options.prepareWorkspace(options.tenant, options.limits);
-    const workspace: WorkspaceInfo = { roots: [prepared.path], stateDir: join(prepared.path, '.toolcell') };
+    const prepared = await options.prepareWorkspace(options.tenant, options.limits, tenantUser(options.uid));
+    const user = commandUser(prepared, options.uid);
+    // A tenant knows its workspace as its sandbox shows it, /workspace: no host path in what its tools answer.
+    const workspace: WorkspaceInfo = {
+      roots: [prepared.path],
+      stateDir: join(prepared.path, '.toolcell'),
+      hideHostPaths: true,
+      ...(user ? { owner: user } : {}),
+    };
     try {
-      const tools = await options.runtime.pool.createTools({ workspace });
-      return new TenantResources(options, workspace, prepared, tools);
+      // The worker threads are every tenant's: each gets its fair share of them, and its calls its own time limit.
+      const tools = await options.runtime.pool.createTools({ workspace, owner: options.tenant, callTimeoutMs: options.limits.fileToolTimeoutSeconds * 1000 });
+      return new TenantResources(options, workspace, prepared, tools, user);
     } catch (error) {
       if (options.ownsShell) await options.shell.close().catch(() => {});
       await options.egress?.close().catch(() => {});
@@ -77,11 +113,17 @@ export class TenantResources {
     }
   }
 
-  private constructor(options: TenantResourcesOptions, workspace: WorkspaceInfo, prepared: PreparedWorkspace, fileTools: Tool<unknown>[]) {
+  private constructor(
+    options: TenantResourcesOptions,
+    workspace: WorkspaceInfo,
+    prepared: PreparedWorkspace,
+    fileTools: Tool<unknown>[],
+    user: { uid: number; gid: number } | undefined,
+  ) {
     this.tenant = options.tenant;
     this.limits = options.limits;
     this.sandboxRuntime = options.sandboxRuntime;
-    this.key = containerKey(options.limits, options.network?.allow, options.sandboxRuntime);
+    this.key = containerKey(options.limits, options.network?.allow, options.uid, options.imageKey, options.sandboxRuntime);
     this.workspace = workspace;
     this.#shell = options.ownsShell ? options.shell : undefined;
     this.#egress = options.egress;
@@ -98,25 +140,37 @@ export class TenantResources {
       workspace,
       baseRegistry,
       // One CPU group per tenant: however many sessions it runs, a busy tenant gets one share of the CPU under contention.
+      // The tenant's own uid: tenants never share the kernel's per-user budgets (tenant-uid.ts).
       limits: {
         memoryBytes: options.limits.memoryBytes,
         cpus: options.limits.cpus,
         pids: options.limits.pids,
         cpuGroup: tenantSlug(options.tenant),
+        ...(user ? { user } : {}),
         ...(options.sandboxRuntime !== undefined ? { runtime: options.sandboxRuntime } : {}),
       },
       // The MCP handshake does not wait for the container: a burst of new sessions would hold each
       // initialize for every container start before it; the session's first command waits instead.
       awaitSandbox: false,
+      secrets: () => this.#openingSecrets,
       wallTimeoutMs: options.limits.commandTimeoutSeconds * 1000,
       ...(options.runtime.settings.shell.inactivityTimeoutMs !== undefined ? { inactivityTimeoutMs: options.runtime.settings.shell.inactivityTimeoutMs } : {}),
     });
-    this.createSession = createSessionFactory({ baseRegistry, openSandbox });
+    const factory = createSessionFactory({ baseRegistry, openSandbox });
+    this.createSession = async (sessionId, secrets) => {
+      // Read by openSandbox, synchronously, when the factory starts: no other session's opening comes between.
+      this.#openingSecrets = secrets;
+      try {
+        return await factory(sessionId);
+      } finally {
+        this.#openingSecrets = undefined;
+      }
+    };
   }
 
-  /** True when new sessions should use fresh resources for these limits, allow list and runtime. */
-  matches(limits: TenantLimits, allow?: readonly string[], sandboxRuntime?: string): boolean {
-    return !this.#retired && this.key === containerKey(limits, allow, sandboxRuntime);
+  /** True when new sessions should use fresh resources for these limits, allow list, uid, image and runtime. */
+  matches(limits: TenantLimits, allow: readonly string[] | undefined, uid: number, imageKey?: string, sandboxRuntime?: string): boolean {
+    return !this.#retired && this.key === containerKey(limits, allow, uid, imageKey, sandboxRuntime);
   }
 
   use(): void {

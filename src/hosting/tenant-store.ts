@@ -2,18 +2,22 @@ import { EventEmitter } from 'node:events';
 import { watch, type FSWatcher } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
-import { errorMessage } from '../errors.js';
+import { errorMessage, ToolcellError, ToolErrorType } from '../errors.js';
 import type { KeyDirectory, StoredKey } from './api-key.js';
 import type { PolicyRule } from '../policy/policy-rule.js';
 import { resolveLimits, type TenantLimits } from './limits.js';
 import { resolveTenantNetwork } from './tenant-policy-fields.js';
 import { resolveTenantRuntime } from './tenant-runtime.js';
 import { loadTenantPolicies } from './tenant-policy.js';
-import { readTenantsFile, type TenantsFile } from './tenants-file.js';
+import { readTenantsFile, writeTenantsFile, type TenantsFile } from './tenants-file.js';
+import { assignTenantUids } from './tenant-uid.js';
+import { workspaceOverlap } from './workspace-overlap.js';
 
 /** One tenant as the server sees it: limits resolved, workspace as the file says (undefined: the data dir's). */
 export interface TenantView {
   name: string;
+  /** The uid and gid its commands run as (tenant-uid.ts). */
+  uid: number;
   workspace?: string;
   limits: TenantLimits;
   /** The rules of the defaults' and the tenant's policy files, read when the tenants file was (tenant-policy.ts). */
@@ -22,6 +26,10 @@ export interface TenantView {
   network?: readonly string[];
   /** The OCI runtime of its sandboxes (the tenant's `runtime`, else the defaults'); undefined: the operator's. */
   runtime?: string;
+  /** The Dockerfile of the tenant's own sandbox image (tenant-image.ts); undefined: toolcell's image. */
+  dockerfile?: string;
+  /** The tenant's secrets, still sealed (name → sealed value); opened per session (tenant-secrets.ts). */
+  secrets?: Readonly<Record<string, string>>;
 }
 
 export interface TenantStoreEvents {
@@ -43,6 +51,12 @@ export interface TenantStoreOptions {
   pollMs?: number;
   /** One line per problem (a bad edit), never per poll. */
   onLog?: (message: string) => void;
+  /**
+   * The server's data directory: a tenant's own workspace that lies in it
+   * (where the default workspaces are) or contains it is refused, as is one
+   * that meets another's after symlinks (workspace-overlap.ts).
+   */
+  dataDir?: string;
 }
 
 /**
@@ -55,6 +69,7 @@ export class TenantStore extends EventEmitter<TenantStoreEvents> implements KeyD
   readonly file: string;
   readonly #pollMs: number;
   readonly #log: (message: string) => void;
+  readonly #dataDir: string | undefined;
   #tenants = new Map<string, TenantView>();
   #keys = new Map<string, StoredKey>();
   #watcher: FSWatcher | undefined;
@@ -67,9 +82,9 @@ export class TenantStore extends EventEmitter<TenantStoreEvents> implements KeyD
   /** Reads the file (it must exist and be valid) and starts watching it. */
   static async open(options: TenantStoreOptions): Promise<TenantStore> {
     const store = new TenantStore(options);
-    const content = await readTenantsFile(options.file);
+    const content = await store.#read();
     store.#signature = await signature(options.file);
-    store.#apply(content!);
+    store.#apply(content);
     store.#watch();
     return store;
   }
@@ -79,6 +94,7 @@ export class TenantStore extends EventEmitter<TenantStoreEvents> implements KeyD
     this.file = options.file;
     this.#pollMs = options.pollMs ?? 1000;
     this.#log = options.onLog ?? (() => {});
+    this.#dataDir = options.dataDir;
   }
 
   findKey(id: string): StoredKey | undefined {
@@ -117,7 +133,7 @@ export class TenantStore extends EventEmitter<TenantStoreEvents> implements KeyD
     const now = await signature(this.file);
     if (now === this.#signature) return;
     try {
-      const content = await readTenantsFile(this.file);
+      const content = await this.#read();
       this.#signature = now;
       this.#lastProblem = '';
       this.#apply(content!);
@@ -131,6 +147,23 @@ export class TenantStore extends EventEmitter<TenantStoreEvents> implements KeyD
     }
   }
 
+  /**
+   * The file, read and checked whole: its schema, then where its workspaces
+   * lie on disk. A tenant written without a uid (by hand, or before tenants
+   * had one) gets the next one, recorded in the file at once, so that it
+   * keeps it across restarts.
+   */
+  async #read(): Promise<TenantsFile> {
+    const content = (await readTenantsFile(this.file))!;
+    const overlap = await workspaceOverlap(content, { dataDir: this.#dataDir, tenantsFile: this.file });
+    if (overlap !== undefined) throw new ToolcellError(ToolErrorType.INVALID_TENANTS_FILE, `Tenants file ${this.file}: ${overlap}`);
+    if (assignTenantUids(content)) {
+      await writeTenantsFile(this.file, content);
+      this.#log(`recorded tenant uids in ${this.file} (next ${content.nextUid})`);
+    }
+    return content;
+  }
+
   #apply(content: TenantsFile): void {
     const tenants = new Map<string, TenantView>();
     const keys = new Map<string, StoredKey>();
@@ -141,11 +174,14 @@ export class TenantStore extends EventEmitter<TenantStoreEvents> implements KeyD
       const runtime = resolveTenantRuntime(content.defaults?.runtime, entry.runtime);
       tenants.set(name, {
         name,
+        uid: entry.uid!,
         ...(entry.workspace ? { workspace: entry.workspace } : {}),
         limits: resolveLimits(content.defaults?.limits, entry.limits),
         policy: policies.get(name) ?? [],
         ...(network !== undefined ? { network } : {}),
         ...(runtime !== undefined ? { runtime } : {}),
+        ...(entry.image ? { dockerfile: entry.image.dockerfile } : {}),
+        ...(entry.secrets ? { secrets: Object.fromEntries(Object.entries(entry.secrets).map(([name, secret]) => [name, secret.sealed])) } : {}),
       });
       for (const key of entry.keys) keys.set(key.id, { tenant: name, hash: key.hash, revoked: key.revokedAt !== undefined });
     }

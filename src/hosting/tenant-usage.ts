@@ -9,6 +9,7 @@ export class TenantUsage {
   readonly #sessions = new Map<string, number>();
   readonly #calls = new Map<string, number>();
   readonly #buckets = new Map<string, TokenBucket>();
+  readonly #sessionBuckets = new Map<string, TokenBucket>();
 
   /** Counts a session in when the tenant is under `limit`. */
   openSession(tenant: string, limit: number): boolean {
@@ -28,20 +29,30 @@ export class TenantUsage {
     decrement(this.#calls, tenant);
   }
 
-  /** One token of the tenant's bucket; a changed limit starts a new, full bucket. */
+  /** One token of the tenant's call bucket; a changed limit starts a new, full bucket. */
   takeCallToken(tenant: string, perMinute: number): ReturnType<TokenBucket['take']> {
-    let bucket = this.#buckets.get(tenant);
-    if (bucket?.perMinute !== perMinute) {
-      bucket = new TokenBucket({ perMinute });
-      this.#buckets.set(tenant, bucket);
-    }
-    return bucket.take();
+    return take(this.#buckets, tenant, perMinute);
   }
 
-  /** A removed tenant's bucket goes (its counters reach 0 as its sessions close). */
+  /** One token of the tenant's session-open bucket; a changed limit starts a new, full bucket. */
+  takeSessionToken(tenant: string, perMinute: number): ReturnType<TokenBucket['take']> {
+    return take(this.#sessionBuckets, tenant, perMinute);
+  }
+
+  /** A removed tenant's buckets go (its counters reach 0 as its sessions close). */
   forget(tenant: string): void {
     this.#buckets.delete(tenant);
+    this.#sessionBuckets.delete(tenant);
   }
+}
+
+function take(buckets: Map<string, TokenBucket>, tenant: string, perMinute: number): ReturnType<TokenBucket['take']> {
+  let bucket = buckets.get(tenant);
+  if (bucket?.perMinute !== perMinute) {
+    bucket = new TokenBucket({ perMinute });
+    buckets.set(tenant, bucket);
+  }
+  return bucket.take();
 }
 
 function increment(counts: Map<string, number>, tenant: string, limit: number): boolean {

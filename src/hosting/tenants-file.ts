@@ -2,10 +2,13 @@ import { readFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { z } from 'zod';
 import { ToolErrorType, ToolcellError } from '../errors.js';
+import { describeJsonSyntaxError } from '../config/json-syntax-error.js';
 import { writeFileAtomic } from '../fs/atomic-write.js';
 import { limitsSchema } from './limits.js';
 import { tenantNetworkSchema, tenantPoliciesSchema } from './tenant-policy-fields.js';
 import { tenantRuntimeSchema } from './tenant-runtime.js';
+import { tenantSecretsSchema } from './tenant-secrets.js';
+import { assignTenantUids, TENANT_UID_FIRST, TENANT_UID_LAST, tenantUidSchema } from './tenant-uid.js';
 
 /**
  * The tenants file: who may use a hosting server, with which keys, in which
@@ -13,7 +16,8 @@ import { tenantRuntimeSchema } from './tenant-runtime.js';
  * nobody edits hashes by hand; the server reloads it when it changes.
  *
  * {"version": 1, "defaults": {"limits": {…}, "policies"?: [...], "network"?: …, "runtime"?: "runsc"},
- *  "tenants": {"acme": {"workspace"?: "/srv/acme", "limits"?: {…},
+ *  "nextUid": 1900000001,
+ *  "tenants": {"acme": {"uid": 1900000000, "workspace"?: "/srv/acme", "limits"?: {…},
  *              "policies"?: ["/srv/policies/acme.toml"], "network"?: "none" | {"allow": [...]},
  *              "runtime"?: "runsc",
  *              "keys": [{"id", "hash", "createdAt", "revokedAt"?}]}}}
@@ -32,7 +36,10 @@ const keySchema = z.strictObject({
   revokedAt: z.iso.datetime().optional(),
 });
 
-const tenantSchema = z.strictObject({
+/** One tenant's entry; `toolcell tenant add|set` check a field's value with its part of this. */
+export const tenantSchema = z.strictObject({
+  /** The uid (and gid) its commands run as, its own (tenant-uid.ts); given by `toolcell tenant add`, or by the server when missing. */
+  uid: tenantUidSchema.optional(),
   /** An absolute folder; default `<data-dir>/tenants/<name>/workspace`. */
   workspace: z
     .string()
@@ -45,6 +52,13 @@ const tenantSchema = z.strictObject({
   network: tenantNetworkSchema.optional(),
   /** The OCI runtime of this tenant's sandboxes, e.g. `runsc`; replaces the defaults' (see tenant-runtime.ts). */
   runtime: tenantRuntimeSchema.optional(),
+  /**
+   * The tenant's own sandbox image: a Dockerfile (an absolute path) built FROM
+   * toolcell's image by the operator (`toolcell tenant image build`), never by the server.
+   */
+  image: z.strictObject({ dockerfile: z.string().refine((path) => path.startsWith('/'), { error: 'must be an absolute path' }) }).optional(),
+  /** Secrets for the tenant's commands, sealed with the server's key (`toolcell tenant secret set`, secret-box.ts). */
+  secrets: tenantSecretsSchema.optional(),
   keys: z.array(keySchema),
 });
 
@@ -59,6 +73,13 @@ export const tenantsFileSchema = z
         runtime: tenantRuntimeSchema.optional(),
       })
       .optional(),
+    /** The next tenant uid to hand out: it only grows, so a removed tenant's uid is never given again. */
+    nextUid: z
+      .number()
+      .int()
+      .min(TENANT_UID_FIRST)
+      .max(TENANT_UID_LAST + 1)
+      .optional(),
     tenants: z.record(z.string().regex(TENANT_NAME, { error: TENANT_NAME_RULE }), tenantSchema),
   })
   .superRefine((file, context) => {
@@ -68,6 +89,14 @@ export const tenantsFileSchema = z
       const other = folders.find(([otherName, otherFolder]) => otherName !== name && (folder === otherFolder || folder.startsWith(`${otherFolder}/`)));
       if (other)
         context.addIssue({ code: 'custom', path: ['tenants', name, 'workspace'], message: `must not be or lie inside tenant ${other[0]}'s workspace` });
+    }
+    // Two tenants with one uid would share the kernel's per-user budgets and each other's files.
+    const owners = new Map<number, string>();
+    for (const [name, tenant] of Object.entries(file.tenants)) {
+      if (tenant.uid === undefined) continue;
+      const other = owners.get(tenant.uid);
+      if (other !== undefined) context.addIssue({ code: 'custom', path: ['tenants', name, 'uid'], message: `must not be tenant ${other}'s uid too` });
+      owners.set(tenant.uid, name);
     }
     // The key id finds the tenant in one lookup, so it must be unique across the file.
     const seen = new Set<string>();
@@ -117,8 +146,8 @@ export async function readTenantsFile(file: string, options: { missingOk?: boole
   let value: unknown;
   try {
     value = JSON.parse(text);
-  } catch (error) {
-    throw new ToolcellError(ToolErrorType.INVALID_TENANTS_FILE, `Tenants file ${file} is not valid JSON: ${(error as Error).message}`);
+  } catch {
+    throw new ToolcellError(ToolErrorType.INVALID_TENANTS_FILE, `Tenants file ${file} is not valid JSON${describeJsonSyntaxError(text)}.`);
   }
   return parseTenantsFile(file, value);
 }
@@ -126,9 +155,11 @@ export async function readTenantsFile(file: string, options: { missingOk?: boole
 /**
  * Writes the file whole and atomically (readers, the server's watcher
  * included, see the old content or the new), mode 0600: it holds hashes
- * only, but who may log in is nobody else's business.
+ * only, but who may log in is nobody else's business. A tenant without a
+ * uid is given the next one first (in `content` itself: tenant-uid.ts).
  */
 export async function writeTenantsFile(file: string, content: TenantsFile): Promise<void> {
+  assignTenantUids(content);
   // Checked before it is written: the commands never leave a file the server would refuse.
   parseTenantsFile(file, content);
   const folder = dirname(file);

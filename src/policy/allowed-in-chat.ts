@@ -1,11 +1,10 @@
 import { mkdir, readFile, realpath } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Parser } from 'web-tree-sitter';
 import { writeFileAtomic } from '../fs/atomic-write.js';
 import { loadPolicyFile, parsePolicyText } from './load-policy-file.js';
 import type { PolicyRule } from './policy-rule.js';
 import { ALLOWED_IN_CHAT_FILE, userPoliciesDir } from './policy-sources.js';
-import { splitCommand } from './split-command.js';
+import type { SimpleCommand } from './split-command.js';
 
 /** A second word that names a subcommand (`git status`, `npm test`), not an option or a path. */
 const SUBCOMMAND = /^[a-z][a-z0-9-]*$/u;
@@ -18,9 +17,9 @@ const SUBCOMMAND = /^[a-z][a-z0-9-]*$/u;
  * variable: nothing short of the whole command could be allowed then, so
  * the answer is remembered for the session only.
  */
-export function alwaysAllowPrefixes(parser: Parser, command: string): string[] | undefined {
+export function alwaysAllowPrefixes(commands: readonly SimpleCommand[]): string[] | undefined {
   const prefixes = new Set<string>();
-  for (const simple of splitCommand(parser, command)) {
+  for (const simple of commands) {
     if (simple.uncertain !== undefined || simple.words.length === 0) return undefined;
     if (simple.redirects.some((redirect) => redirect.writes) || simple.assignments.length > 0) return undefined;
     const [name, next] = simple.words;

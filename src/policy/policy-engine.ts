@@ -1,46 +1,15 @@
-import type { Parser } from 'web-tree-sitter';
 import { SHELL_TOOL_NAME } from '../contracts/tool-names.js';
-import { alwaysAllowPrefixes } from './allowed-in-chat.js';
-import { loadBashParser } from './bash-parser.js';
-import { DECISION_STRENGTH, hasCommandCondition, type PolicyDecision, type PolicyRule, type PolicyRuleSource } from './policy-rule.js';
-import { matchesCall, matchesCommand, stableJson, type PolicyCall } from './rule-match.js';
-import { splitCommand, type SimpleCommand } from './split-command.js';
+import type { PolicyRule } from './policy-rule.js';
+import { judgeLayer, shownAs, type LayerRequest, type PolicyVerdict } from './policy-verdict.js';
+import { matchesCall, stableJson, type PolicyCall } from './rule-match.js';
+import { sharedCommandSplitter, type CommandSplitter } from './split-thread.js';
 import { stricterVerdict } from './stricter-verdict.js';
 
 export type { PolicyCall } from './rule-match.js';
+export type { PolicyVerdict } from './policy-verdict.js';
 
-/**
- * What the policy says about one call. `default` means no rule spoke: the
- * approval mode decides, exactly as without a policy.
- */
-export interface PolicyVerdict {
-  decision: PolicyDecision | 'default';
-  /** The rule that decided; absent for `default` and for a command the engine could not judge. */
-  rule?: PolicyRuleSource;
-  /** The rule's `denyMessage`, for the model. */
-  denyMessage?: string;
-  /** One sentence on why, for people and the model. */
-  reason: string;
-  /** For a shell command: the simple command that decided (its canonical text). */
-  command?: string;
-}
-
-const DEFAULT: PolicyVerdict = { decision: 'default', reason: 'no policy rule matches; the approval mode decides' };
-
-function better(a: PolicyRule | undefined, b: PolicyRule): PolicyRule {
-  if (!a) return b;
-  if (b.priority !== a.priority) return b.priority > a.priority ? b : a;
-  return DECISION_STRENGTH[b.decision] > DECISION_STRENGTH[a.decision] ? b : a;
-}
-
-function verdictOf(rule: PolicyRule, reason: string, command?: string): PolicyVerdict {
-  return {
-    decision: rule.decision,
-    rule: rule.source,
-    ...(rule.denyMessage !== undefined ? { denyMessage: rule.denyMessage } : {}),
-    reason,
-    ...(command !== undefined ? { command } : {}),
-  };
+function relabel(verdict: PolicyVerdict, label: string | undefined): PolicyVerdict {
+  return label !== undefined && verdict.rule && verdict.rule.shownAs === undefined ? { ...verdict, rule: shownAs(verdict.rule, label) } : verdict;
 }
 
 /**
@@ -57,18 +26,24 @@ function verdictOf(rule: PolicyRule, reason: string, command?: string): PolicyVe
  */
 export class PolicyEngine {
   readonly #rules: PolicyRule[];
-  #parser: Parser | undefined;
+  readonly #splitter: CommandSplitter;
   /** The layer under this one (`layered`): its verdict is kept unless this one's is stricter. */
   #base: PolicyEngine | undefined;
+  /** How rules are named to someone who must not see the operator's file paths (`forTenant`): this layer's, the base's. */
+  #labels: { own: string; base: string } | undefined;
 
-  private constructor(rules: readonly PolicyRule[], parser: Parser | undefined) {
+  private constructor(rules: readonly PolicyRule[], splitter: CommandSplitter) {
     this.#rules = [...rules];
-    this.#parser = parser;
+    this.#splitter = splitter;
   }
 
-  /** An engine over checked rules (`loadPolicySources`, `checkRules`); loads the bash grammar when there are rules. */
-  static async create(rules: readonly PolicyRule[] = []): Promise<PolicyEngine> {
-    return new PolicyEngine(rules, rules.length > 0 ? await loadBashParser() : undefined);
+  /**
+   * An engine over checked rules (`loadPolicySources`, `checkRules`). Shell
+   * commands are split in `options.splitter` (default: the process's shared
+   * parse threads, started on first use).
+   */
+  static async create(rules: readonly PolicyRule[] = [], options: { splitter?: CommandSplitter } = {}): Promise<PolicyEngine> {
+    return new PolicyEngine(rules, options.splitter ?? sharedCommandSplitter());
   }
 
   /**
@@ -79,8 +54,21 @@ export class PolicyEngine {
    */
   static async layered(base: PolicyEngine, rules: readonly PolicyRule[]): Promise<PolicyEngine> {
     if (rules.length === 0) return base;
-    const engine = await PolicyEngine.create(rules);
+    const engine = new PolicyEngine(rules, base.#splitter);
     engine.#base = base;
+    return engine;
+  }
+
+  /**
+   * A hosting tenant's engine: `layered(operator, rules)`, whose verdicts
+   * name rules in the tenant's terms ("the operator's policy, rule 3
+   * (\"no-rm\")", "your tenant policy, rule 1") and never by the operator's
+   * file paths.
+   */
+  static async forTenant(operator: PolicyEngine, rules: readonly PolicyRule[]): Promise<PolicyEngine> {
+    const engine = new PolicyEngine(rules, operator.#splitter);
+    engine.#base = operator;
+    engine.#labels = { own: 'your tenant policy', base: "the operator's policy" };
     return engine;
   }
 
@@ -91,82 +79,54 @@ export class PolicyEngine {
 
   /** Adds rules (`allow always` in chat); they take part from the next call on. */
   async addRules(rules: readonly PolicyRule[]): Promise<void> {
-    this.#parser ??= await loadBashParser();
     this.#rules.push(...rules);
   }
 
   /** The prefixes "allow always" would save for a shell command (see alwaysAllowPrefixes), or undefined. */
   async alwaysAllowPrefixes(command: string): Promise<string[] | undefined> {
-    this.#parser ??= await loadBashParser();
-    return alwaysAllowPrefixes(this.#parser, command);
+    return this.#splitter.prefixes(command);
   }
 
-  /** The verdict on one call. */
-  decide(call: PolicyCall): PolicyVerdict {
-    const own = this.#decideOwn(call);
-    return this.#base ? stricterVerdict(this.#base.decide(call), own) : own;
+  /** This engine, then the layers under it. */
+  #stack(): PolicyEngine[] {
+    const stack: PolicyEngine[] = [this];
+    for (let base = this.#base; base; base = base.#base) stack.push(base);
+    return stack;
   }
 
-  #decideOwn(call: PolicyCall): PolicyVerdict {
-    if (this.#rules.length === 0) return DEFAULT;
+  /**
+   * The verdict on one call. A shell command is split and judged off the
+   * main thread (in the parse thread, within its budget and size cap),
+   * once for every layer.
+   */
+  async decide(call: PolicyCall): Promise<PolicyVerdict> {
     let json: string | undefined;
     const argsJson = () => (json ??= stableJson(call.args) ?? 'null');
-    const applicable = this.#rules.filter((rule) => matchesCall(rule, call, argsJson));
-    if (applicable.length === 0) return DEFAULT;
+    const layers: Array<{ engine: PolicyEngine; request: LayerRequest }> = [];
+    for (const engine of this.#stack()) {
+      const applicable = engine.#rules.filter((rule) => matchesCall(rule, call, argsJson));
+      // Plan mode counts an allow rule only when it lists plan: the others are kept to say why they did not count.
+      const planIgnored =
+        call.mode === 'plan'
+          ? engine.#rules.filter((rule) => rule.decision === 'allow' && rule.modes === undefined && matchesCall(rule, { ...call, mode: 'default' }, argsJson))
+          : [];
+      const label = engine === this ? this.#labels?.own : (this.#labels?.base ?? engine.#labels?.own);
+      layers.push({ engine, request: { applicable, planIgnored, ...(label !== undefined ? { label } : {}) } });
+    }
     const command = call.toolName === SHELL_TOOL_NAME ? (call.args as { command?: unknown } | null)?.command : undefined;
-    if (typeof command !== 'string') return this.#decideWhole(applicable.filter((rule) => !hasCommandCondition(rule)));
-    const commands = splitCommand(this.#parser!, command);
-    if (commands.length === 0) return this.#decideWhole(applicable.filter((rule) => !hasCommandCondition(rule)));
-    return this.#decideCommands(applicable, commands);
-  }
-
-  #decideWhole(rules: readonly PolicyRule[]): PolicyVerdict {
-    let best: PolicyRule | undefined;
-    for (const rule of rules) best = better(best, rule);
-    return best ? verdictOf(best, `policy rule says ${best.decision}`) : DEFAULT;
-  }
-
-  #decideCommands(rules: readonly PolicyRule[], commands: readonly SimpleCommand[]): PolicyVerdict {
-    let ask: PolicyVerdict | undefined;
-    let fallback: PolicyVerdict | undefined;
-    let allow: PolicyVerdict | undefined;
-    for (const command of commands) {
-      const verdict = this.#decideCommand(rules, command);
-      if (verdict.decision === 'deny') return verdict;
-      if (verdict.decision === 'ask_user') ask ??= verdict;
-      else if (verdict.decision === 'default') fallback ??= verdict;
-      else allow ??= verdict;
+    const needsCommands = typeof command === 'string' && layers.some(({ request }) => request.applicable.length > 0 || request.planIgnored.length > 0);
+    const verdicts = needsCommands
+      ? await this.#splitter.judge(
+          command,
+          layers.map(({ request }) => request),
+        )
+      : layers.map(({ request }) => judgeLayer(request, []));
+    // The bottom layer first; each layer above is kept only where it is stricter (stricterVerdict).
+    let verdict: PolicyVerdict | undefined;
+    for (let i = layers.length - 1; i >= 0; i--) {
+      const own = relabel(verdicts[i]!, layers[i]!.request.label);
+      verdict = verdict === undefined ? own : stricterVerdict(verdict, own);
     }
-    return ask ?? fallback ?? allow!;
-  }
-
-  #decideCommand(rules: readonly PolicyRule[], command: SimpleCommand): PolicyVerdict {
-    let best: PolicyRule | undefined;
-    for (const rule of rules) if (!hasCommandCondition(rule) || matchesCommand(rule, command)) best = better(best, rule);
-    const shown = command.text || '(unparsed part)';
-    if (best?.decision === 'deny') return verdictOf(best, `policy rule denies \`${shown}\``, command.text);
-    if (command.uncertain !== undefined) {
-      // Only a policy that speaks about this tool makes the engine ask; without one the approval mode decides, as before.
-      return best?.decision === 'ask_user'
-        ? verdictOf(best, `\`${shown}\` needs confirmation: ${command.uncertain}`, command.text)
-        : { decision: 'ask_user', reason: `cannot judge \`${shown}\` with confidence: ${command.uncertain}`, command: command.text };
-    }
-    if (!best) return { ...DEFAULT, command: command.text };
-    if (best.decision === 'allow' && hasCommandCondition(best) && !best.allowRedirection) {
-      const write = command.redirects.find((redirect) => redirect.writes);
-      if (write)
-        return verdictOf(
-          { ...best, decision: 'ask_user' },
-          `\`${shown}\` writes to ${write.target.text}; the rule that allows it does not set allowRedirection`,
-          command.text,
-        );
-      if (command.assignments.length > 0)
-        return verdictOf(
-          { ...best, decision: 'ask_user' },
-          `\`${shown}\` sets ${command.assignments.join(' ')}; the rule that allows it does not set allowRedirection`,
-          command.text,
-        );
-    }
-    return verdictOf(best, `policy rule says ${best.decision} for \`${shown}\``, command.text);
+    return verdict!;
   }
 }

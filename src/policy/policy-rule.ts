@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { APPROVAL_MODES, type ApprovalMode } from '../contracts/approval-mode.js';
+import { SHELL_TOOL_NAME } from '../contracts/tool-names.js';
+import { globMatches } from './tool-name-glob.js';
 
 /** What a rule decides. At equal priority `deny` beats `ask_user` beats `allow`. */
 export type PolicyDecision = 'allow' | 'deny' | 'ask_user';
@@ -59,7 +61,24 @@ export const policyRuleSchema = z
   })
   .refine((rule) => rule.toolName !== undefined || rule.mcpName !== undefined || rule.commandPrefix !== undefined || rule.commandRegex !== undefined, {
     error: 'must name toolName, mcpName, commandPrefix or commandRegex (a rule for every tool must say toolName = "*")',
+  })
+  .superRefine((rule, ctx) => {
+    // A shell-only condition on a rule for other tools would never match: the rule would silently do nothing.
+    const field = SHELL_ONLY_FIELDS.find((name) => rule[name] !== undefined);
+    if (field === undefined) return;
+    const tools = rule.toolName === undefined ? undefined : Array.isArray(rule.toolName) ? rule.toolName : [rule.toolName];
+    if (rule.mcpName !== undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: [field],
+        message: `must not be set on a rule with mcpName: it applies only to ${SHELL_TOOL_NAME}, which is no MCP tool`,
+      });
+    else if (tools !== undefined && !tools.some((pattern) => globMatches(pattern, SHELL_TOOL_NAME)))
+      ctx.addIssue({ code: 'custom', path: [field], message: `must not be set on a rule for ${tools.join(', ')}: it applies only to ${SHELL_TOOL_NAME}` });
   });
+
+/** Fields that only mean something for shell commands. */
+const SHELL_ONLY_FIELDS = ['commandPrefix', 'commandRegex', 'allowRedirection', 'allow_redirection'] as const;
 
 /** A rule as written in a file or passed to `createRuntime({ policy })`. */
 export type PolicyRuleInput = z.input<typeof policyRuleSchema>;
@@ -71,6 +90,8 @@ export interface PolicyRuleSource {
   /** 1-based position among the file's `[[rule]]` tables. */
   index: number;
   name?: string;
+  /** Set where the reader must not see the file's path (a hosting tenant): how the rule's file is named instead, also in `file`. */
+  shownAs?: string;
 }
 
 /** A checked rule, normalised: lists everywhere, compiled expressions, prefixes split into words. */
@@ -118,7 +139,8 @@ export function hasCommandCondition(rule: PolicyRule): boolean {
   return rule.commandPrefixes !== undefined || rule.commandRegexes !== undefined;
 }
 
-/** `~/.toolcell/policies/git.toml rule 3 ("no-force-push")`. */
+/** `~/.toolcell/policies/git.toml rule 3 ("no-force-push")`; `the operator's policy, rule 3 ("no-force-push")`. */
 export function describeRuleSource(source: PolicyRuleSource): string {
-  return `${source.file} rule ${source.index}${source.name !== undefined ? ` (${JSON.stringify(source.name)})` : ''}`;
+  const name = source.name !== undefined ? ` (${JSON.stringify(source.name)})` : '';
+  return source.shownAs !== undefined ? `${source.shownAs}, rule ${source.index}${name}` : `${source.file} rule ${source.index}${name}`;
 }

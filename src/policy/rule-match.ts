@@ -2,6 +2,7 @@ import type { ApprovalMode } from '../contracts/approval-mode.js';
 import { SHELL_TOOL_NAME } from '../contracts/tool-names.js';
 import { hasCommandCondition, type PolicyRule } from './policy-rule.js';
 import type { SimpleCommand } from './split-command.js';
+import { globMatches } from './tool-name-glob.js';
 
 /** What a rule is matched against: one tool call. */
 export interface PolicyCall {
@@ -10,22 +11,6 @@ export interface PolicyCall {
   /** The MCP server of an MCP tool (its `mcpName`). */
   mcpServer?: string;
   mode: ApprovalMode;
-}
-
-const globCache = new Map<string, RegExp>();
-
-/** `mcp_github_*` → /^mcp_github_.*$/: `*` any run of characters, `?` one; nothing else is special. */
-export function globMatches(pattern: string, value: string): boolean {
-  let regex = globCache.get(pattern);
-  if (!regex) {
-    const body = pattern
-      .replace(/[.+^${}()|[\]\\]/gu, '\\$&')
-      .replace(/\*/gu, '.*')
-      .replace(/\?/gu, '.');
-    regex = new RegExp(`^${body}$`, 'su');
-    globCache.set(pattern, regex);
-  }
-  return regex.test(value);
 }
 
 /** The arguments as JSON with object keys sorted at every level, so `argsPattern` does not depend on key order. */

@@ -1,13 +1,16 @@
-import type { Node, Parser } from 'web-tree-sitter';
+import { parseProgram } from './bash/parser.js';
+import type { Assignment, Command, Program, Redirect, Word } from './bash/syntax.js';
 import { splitWrapper } from './command-wrappers.js';
-import { resolveRedirect, resolveWord, type ShellRedirect, type ShellWord } from './shell-words.js';
+import { arithRisk, assignmentRisk, runtimeCode, type Arg } from './runtime-code.js';
+import { shellRedirect, shellWord, type ShellRedirect, type ShellWord } from './shell-words.js';
+import { VariableTaint } from './variable-taint.js';
 
 /**
  * One simple command of a command line: what one program run looks like,
  * after wrappers (`sudo`, `env`, `bash -c`, `find -exec`…) are unwrapped.
  */
 export interface SimpleCommand {
-  /** argv: the command name and its arguments. Empty for a bare assignment (`A=1`) or a parse failure. */
+  /** argv: the command name and its arguments. Empty for a bare assignment (`A=1`) or a part that cannot be judged. */
   words: ShellWord[];
   /** `NAME=value` set for this command (or for the rest of the shell, when `words` is empty or the command is `export`). */
   assignments: string[];
@@ -24,12 +27,6 @@ const MAX_SHELL_DEPTH = 8;
 const MAX_WRAPPER_DEPTH = 16;
 const MAX_COMMANDS = 10_000;
 
-/** Builtins whose arguments are code bash runs later: nothing can be said about what they run. */
-const CODE_RUNNERS = new Set(['eval', 'alias', 'trap']);
-const REDIRECT_TYPES = new Set(['file_redirect', 'heredoc_redirect', 'herestring_redirect']);
-/** Nodes whose commands run as commands of their own (inside words, redirections, heredocs). */
-const SUBSTITUTIONS = new Set(['command_substitution', 'process_substitution']);
-
 function quote(word: ShellWord): string {
   return word.literal && word.text !== '' && /^[\w@%+=:,./-]+$/u.test(word.text)
     ? word.text
@@ -43,180 +40,192 @@ function commandText(words: readonly ShellWord[], redirects: readonly ShellRedir
 }
 
 interface Context {
-  parser: Parser;
   out: SimpleCommand[];
+  taint: VariableTaint;
 }
 
-/** What wrappers around a command carry down to it. */
+/** What compound commands and wrappers around a command carry down to it. */
 interface Carried {
   redirects: ShellRedirect[];
   assignments: string[];
 }
 
-function emit(ctx: Context, words: ShellWord[], carried: Carried, uncertain?: string): void {
-  if (ctx.out.length >= MAX_COMMANDS) {
-    if (ctx.out.length === MAX_COMMANDS) ctx.out.push({ words: [], assignments: [], redirects: [], text: '', uncertain: `more than ${MAX_COMMANDS} commands` });
+const FRESH: Carried = { redirects: [], assignments: [] };
+
+function push(ctx: Context, command: SimpleCommand): void {
+  if (ctx.out.length > MAX_COMMANDS) return;
+  if (ctx.out.length === MAX_COMMANDS) {
+    ctx.out.push({ words: [], assignments: [], redirects: [], text: '', uncertain: `more than ${MAX_COMMANDS} commands` });
     return;
   }
+  ctx.out.push(command);
+}
+
+/** A part of the line that cannot be judged, shown by its source text. */
+function cannotJudge(ctx: Context, what: string, reason: string): void {
+  push(ctx, { words: [], assignments: [], redirects: [], text: what.length > 200 ? `${what.slice(0, 200)}…` : what, uncertain: reason });
+}
+
+function emit(ctx: Context, words: Arg[], carried: Carried, depth: number, uncertain?: string): void {
   let reason = uncertain;
   const name = words[0];
+  if (reason === undefined && name !== undefined && !name.literal)
+    reason = `the command name ${name.text} is not a fixed word (a variable, substitution or expansion)`;
+  for (const assignment of carried.assignments) reason ??= assignmentRisk(assignment);
   if (reason === undefined && name !== undefined) {
-    if (!name.literal) reason = `the command name ${name.text} is not a fixed word (a variable, substitution or expansion)`;
-    else if (CODE_RUNNERS.has(name.text)) reason = `${name.text} runs a string as shell code`;
+    const runtime = runtimeCode(words, ctx.taint);
+    reason = runtime.uncertain;
+    for (const word of runtime.evaluated) walkWord(ctx, word, depth);
+    // `eval 'code'`, `trap 'code' EXIT` do nothing but run the code: judged by it, as `bash -c` is.
+    if (runtime.code !== undefined) return walkCode(ctx, words, runtime.code, carried, depth, 'bash');
   }
-  ctx.out.push({
-    words,
+  const plain: ShellWord[] = words.map((word) => ({ text: word.text, literal: word.literal }));
+  push(ctx, {
+    words: plain,
     assignments: carried.assignments,
     redirects: carried.redirects,
-    text: commandText(words, carried.redirects),
+    text: commandText(plain, carried.redirects),
     ...(reason !== undefined ? { uncertain: reason } : {}),
   });
 }
 
 /** Emits a command, unwrapping wrappers (and parsing `bash -c` code) down to what actually runs. */
-function emitUnwrapped(ctx: Context, words: ShellWord[], carried: Carried, depth: number, wrapperDepth = 0): void {
-  if (wrapperDepth > MAX_WRAPPER_DEPTH) return emit(ctx, words, carried, 'wrappers are nested too deeply');
+function emitUnwrapped(ctx: Context, words: Arg[], carried: Carried, depth: number, wrapperDepth = 0): void {
+  if (wrapperDepth > MAX_WRAPPER_DEPTH) return emit(ctx, words, carried, depth, 'wrappers are nested too deeply');
   const split = words.length > 0 ? splitWrapper(words) : undefined;
-  if (!split) return emit(ctx, words, carried);
+  if (!split) return emit(ctx, words, carried, depth);
   const inner: Carried = { redirects: carried.redirects, assignments: [...carried.assignments, ...split.assignments] };
-  if (split.checked || (split.inner.length === 0 && split.code === undefined) || split.uncertain) emit(ctx, words, carried, split.uncertain);
-  for (const command of split.inner) emitUnwrapped(ctx, command, inner, depth, wrapperDepth + 1);
+  if (split.checked || (split.inner.length === 0 && split.code === undefined) || split.uncertain) emit(ctx, words, carried, depth, split.uncertain);
+  for (const command of split.inner) {
+    if (
+      split.appendsWords &&
+      (splitWrapper(command) !== undefined || command.length === 0 || !command[0]!.literal || runtimeCode(command, ctx.taint).code !== undefined)
+    )
+      emit(ctx, command, inner, depth, `${words[0]!.text} adds words from its input to ${command[0]?.text ?? 'a command'}, which runs other commands`);
+    emitUnwrapped(ctx, command, inner, depth, wrapperDepth + 1);
+  }
   if (split.code !== undefined) {
-    if (!split.code.literal) emit(ctx, words, carried, `the code given to ${words[0]!.text} is not a fixed string`);
-    else if (depth >= MAX_SHELL_DEPTH) emit(ctx, words, carried, 'shells are nested too deeply');
-    else walkSource(ctx, split.code.text, inner, depth + 1);
+    if (!split.code.literal) emit(ctx, words, carried, depth, `the code given to ${words[0]!.text} is not a fixed string`);
+    else walkCode(ctx, words, split.code.text, inner, depth, split.codeShell ?? 'bash');
   }
-}
-
-function parseCommandNode(node: Node): { words: ShellWord[]; assignments: string[]; redirects: ShellRedirect[] } {
-  const words: ShellWord[] = [];
-  const assignments: string[] = [];
-  const redirects: ShellRedirect[] = [];
-  for (const child of node.namedChildren) {
-    if (child === null) continue;
-    if (child.type === 'variable_assignment') assignments.push(child.text);
-    else if (REDIRECT_TYPES.has(child.type)) redirects.push(...redirectsOf(child));
-    else if (child.type === 'command_name') {
-      const parts = child.namedChildren.filter((part): part is Node => part !== null);
-      words.unshift(parts.length === 1 ? resolveWord(parts[0]!) : { text: child.text, literal: false });
-    } else words.push(resolveWord(child));
-  }
-  return { words, assignments, redirects };
-}
-
-/** A redirection node's redirections: a heredoc's line may carry more (`cat <<EOF >out`). */
-function redirectsOf(node: Node): ShellRedirect[] {
-  const nested = node.type === 'heredoc_redirect' ? node.namedChildren.filter((c): c is Node => c !== null && c.type === 'file_redirect') : [];
-  return [resolveRedirect(node), ...nested.map(resolveRedirect)];
-}
-
-/** The keyword of a `declaration_command` (`export`, `declare`, `local`, `readonly`, `typeset`) or `unset`. */
-function keywordOf(node: Node): string {
-  return node.children.find((c) => c !== null && !c.isNamed)?.text ?? node.type;
-}
-
-interface Frame {
-  node: Node;
-  carried: Carried;
-  /** Inside a command's words: only substitutions there are commands of their own. */
-  scan: boolean;
-}
-
-/** Walks one syntax tree without recursion: a 1 MB `a && a && …` nests 200,000 deep. */
-function walkTree(ctx: Context, root: Node, carried: Carried, depth: number): void {
-  const stack: Frame[] = [{ node: root, carried, scan: false }];
-  const pushChildren = (node: Node, frame: Omit<Frame, 'node'>) => {
-    const children = node.namedChildren;
-    for (let i = children.length - 1; i >= 0; i--) if (children[i]) stack.push({ node: children[i]!, ...frame });
-  };
-  const fresh: Carried = { redirects: [], assignments: [] };
-  while (stack.length > 0) {
-    // Past the bound the line is already uncertain; walking the rest would only cost time.
-    if (ctx.out.length > MAX_COMMANDS) return;
-    const { node, carried: around, scan } = stack.pop()!;
-    if (scan) {
-      if (SUBSTITUTIONS.has(node.type)) pushChildren(node, { carried: fresh, scan: false });
-      else pushChildren(node, { carried: fresh, scan: true });
-      continue;
-    }
-    switch (node.type) {
-      case 'command': {
-        const { words, assignments, redirects } = parseCommandNode(node);
-        emitUnwrapped(ctx, words, { redirects: [...redirects, ...around.redirects], assignments: [...around.assignments, ...assignments] }, depth);
-        pushChildren(node, { carried: fresh, scan: true });
-        break;
-      }
-      case 'redirected_statement': {
-        const redirectNodes = node.namedChildren.filter((c): c is Node => c !== null && REDIRECT_TYPES.has(c.type));
-        const redirects = [...redirectNodes.flatMap(redirectsOf), ...around.redirects];
-        const body = node.childForFieldName('body');
-        // `>file` alone truncates a file: a command with no words, judged by its redirection.
-        for (const r of redirectNodes) stack.push({ node: r, carried: fresh, scan: true });
-        if (body) stack.push({ node: body, carried: { redirects, assignments: around.assignments }, scan: false });
-        else emit(ctx, [], { redirects, assignments: around.assignments });
-        break;
-      }
-      case 'declaration_command':
-      case 'unset_command': {
-        const words: ShellWord[] = [{ text: keywordOf(node), literal: true }];
-        const assignments: string[] = [];
-        for (const child of node.namedChildren) {
-          if (child === null) continue;
-          if (child.type === 'variable_assignment') {
-            assignments.push(child.text);
-            const value = child.childForFieldName('value');
-            const name = child.childForFieldName('name')?.text ?? '';
-            const resolved = value ? resolveWord(value) : { text: '', literal: true };
-            words.push({ text: `${name}=${resolved.text}`, literal: resolved.literal });
-          } else words.push(resolveWord(child));
-        }
-        emit(ctx, words, { redirects: around.redirects, assignments: [...around.assignments, ...assignments] });
-        pushChildren(node, { carried: fresh, scan: true });
-        break;
-      }
-      case 'variable_assignment':
-      case 'variable_assignments':
-        // A bare `PATH=/tmp/x:$PATH` changes what later commands run.
-        emit(ctx, [], { redirects: around.redirects, assignments: [...around.assignments, node.text] });
-        pushChildren(node, { carried: fresh, scan: true });
-        break;
-      case 'ERROR':
-        emit(ctx, [], around, 'part of the command could not be parsed (unbalanced quotes or brackets?)');
-        pushChildren(node, { carried: around, scan: false });
-        break;
-      default:
-        if (SUBSTITUTIONS.has(node.type)) pushChildren(node, { carried: fresh, scan: false });
-        else if (REDIRECT_TYPES.has(node.type) || node.type === 'heredoc_body') pushChildren(node, { carried: fresh, scan: true });
-        else pushChildren(node, { carried: around, scan: false });
-    }
-  }
-}
-
-function walkSource(ctx: Context, source: string, carried: Carried, depth: number): void {
-  const tree = ctx.parser.parse(source);
-  if (!tree) return emit(ctx, [], carried, 'the command could not be parsed');
-  try {
-    // A missing token (an unclosed quote or `$(`) is not an ERROR node; hasError covers both.
-    if (tree.rootNode.hasError && !hasErrorNode(tree.rootNode)) emit(ctx, [], carried, 'the command is incomplete (an unclosed quote, bracket or heredoc?)');
-    walkTree(ctx, tree.rootNode, carried, depth);
-  } finally {
-    tree.delete();
-  }
-}
-
-function hasErrorNode(root: Node): boolean {
-  return root.descendantsOfType('ERROR').length > 0;
 }
 
 /**
- * Splits a command line into the simple commands bash would run: through
- * pipelines, `&&`, `||`, `;`, newlines, subshells, `{ }`, control flow,
- * function bodies, `$(…)`, backticks, `<(…)`/`>(…)`, heredocs, and
- * wrappers (`bash -c`, `sudo`, `env`, `xargs`, `find -exec`…). A part that
- * cannot be parsed becomes a command marked `uncertain`, never dropped.
+ * Code a command runs (`bash -c`, `eval`, `trap`): parsed and judged like
+ * the line itself. Code for `sh` (dash on Debian) is parsed as bash only
+ * when it uses nothing that dash reads differently; other shells' code is
+ * parsed for deny rules but never trusted.
  */
-export function splitCommand(parser: Parser, command: string): SimpleCommand[] {
-  const ctx: Context = { parser, out: [] };
-  walkSource(ctx, command, { redirects: [], assignments: [] }, 0);
+function walkCode(ctx: Context, words: Arg[], code: string, carried: Carried, depth: number, shell: 'bash' | 'sh' | 'other'): void {
+  if (depth >= MAX_SHELL_DEPTH) return emit(ctx, words, carried, depth, 'shells are nested too deeply');
+  if (shell === 'other') cannotJudge(ctx, code, `${words[0]!.text} is not bash; its code is read as bash only to find denied commands`);
+  else if (shell === 'sh' && BASH_ONLY.test(code)) cannotJudge(ctx, code, `${words[0]!.text} is not bash (dash reads this code differently)`);
+  walkSource(ctx, code, carried, depth + 1);
+}
+
+/** Syntax that dash (Debian's sh) reads otherwise than bash: quoting, redirections, keywords, expansions. */
+const BASH_ONLY = /\$'|\$"|<<<|\[\[|\(\(|[<>]\(|\|&|&>|;;&|;&|\bfunction\b|\bcoproc\b|\bselect\b|\$\{[^}]*[/^,:@]|[a-zA-Z_]=\(|\{[^}\s]*(?:,|\.\.)[^}\s]*\}/u;
+
+function walkSource(ctx: Context, source: string, carried: Carried, depth: number): void {
+  const program = parseProgram(source);
+  ctx.taint.collect(program);
+  walkProgram(ctx, program, carried, depth);
+}
+
+function walkProgram(ctx: Context, program: Program, carried: Carried, depth: number): void {
+  for (const problem of program.problems) cannotJudge(ctx, '(unparsed part)', problem);
+  for (const command of program.commands) {
+    if (ctx.out.length > MAX_COMMANDS) return;
+    walkCommand(ctx, command, carried, depth);
+  }
+}
+
+/** Everything a word's expansion runs or evaluates. */
+function walkWord(ctx: Context, word: Word, depth: number): void {
+  for (const program of word.programs) walkProgram(ctx, program, FRESH, depth);
+  for (const problem of word.problems) cannotJudge(ctx, word.raw, problem);
+  for (const arith of word.arith) {
+    const risk = arithRisk(arith, ctx.taint);
+    if (risk) cannotJudge(ctx, word.raw, risk);
+  }
+  for (const ref of word.vars)
+    if (ref.indirect && ctx.taint.has(ref.name)) cannotJudge(ctx, word.raw, `\${!${ref.name}} expands a variable named by a value that is not known`);
+  if (word.assignment) walkAssignment(ctx, word.assignment, depth);
+}
+
+function walkAssignment(ctx: Context, assignment: Assignment, depth: number): void {
+  for (const part of [assignment.value, assignment.subscript, ...(assignment.elements ?? [])]) if (part) walkWord(ctx, part, depth);
+  const risk = assignmentRisk(assignment.raw);
+  if (risk) cannotJudge(ctx, assignment.raw, risk);
+}
+
+function walkRedirects(ctx: Context, redirects: readonly Redirect[], depth: number): ShellRedirect[] {
+  for (const redirect of redirects) {
+    walkWord(ctx, redirect.target, depth);
+    if (redirect.heredoc) walkWord(ctx, redirect.heredoc.body, depth);
+  }
+  return redirects.map(shellRedirect);
+}
+
+function walkCommand(ctx: Context, command: Command, carried: Carried, depth: number): void {
+  switch (command.type) {
+    case 'simple': {
+      const redirects = [...walkRedirects(ctx, command.redirects, depth), ...carried.redirects];
+      for (const assignment of command.assignments) walkAssignment(ctx, assignment, depth);
+      for (const word of command.words) walkWord(ctx, word, depth);
+      const assignments = [...carried.assignments, ...command.assignments.map((a) => a.raw)];
+      const words: Arg[] = command.words.map((word) => ({ text: word.value, literal: word.literal, word }));
+      // `>file` alone truncates a file, `A=1` alone sets a variable: commands with no words, judged by those.
+      if (words.length === 0) return emit(ctx, [], { redirects, assignments }, depth);
+      for (const word of command.words) if (word.assignment) assignments.push(word.assignment.raw);
+      return emitUnwrapped(ctx, words, { redirects, assignments }, depth);
+    }
+    case 'compound': {
+      const redirects = [...walkRedirects(ctx, command.redirects, depth), ...carried.redirects];
+      for (const word of command.words) walkWord(ctx, word, depth);
+      for (const arith of command.arith) {
+        const risk = arithRisk(arith, ctx.taint);
+        if (risk) cannotJudge(ctx, command.kind === 'arith' ? (command.words[0]?.raw ?? '((…))') : 'for ((…))', risk);
+      }
+      for (const word of command.arithWords) walkArithWord(ctx, word, depth);
+      for (const body of command.bodies) walkProgram(ctx, body, { redirects, assignments: carried.assignments }, depth);
+      return;
+    }
+    case 'function':
+      // The body runs wherever the function is called: judged where it is defined.
+      return walkCommand(ctx, command.body, carried, depth);
+    case 'coproc':
+      return walkCommand(ctx, command.body, carried, depth);
+  }
+}
+
+/** An operand `[[ ]]` evaluates as arithmetic or as a variable name (`-eq`, `-v`). */
+function walkArithWord(ctx: Context, word: Word, depth: number): void {
+  if (word.literal) {
+    const scanned = runtimeCode(
+      [
+        { text: 'let', literal: true },
+        { ...shellWord(word), word },
+      ],
+      ctx.taint,
+    );
+    for (const evaluated of scanned.evaluated) walkWord(ctx, evaluated, depth);
+    if (scanned.uncertain) cannotJudge(ctx, word.raw, scanned.uncertain);
+  } else if (word.fromData || word.programs.length > 0 || word.vars.some((v) => ctx.taint.has(v.name))) {
+    cannotJudge(ctx, word.raw, `[[ ]] evaluates ${word.raw}, whose value is not known, as arithmetic or a variable name`);
+  }
+}
+
+/**
+ * Splits a command line into the simple commands bash would run, parsed
+ * as bash 5.2 parses it (bash/parser.ts): through pipelines, lists,
+ * compound commands, function bodies, substitutions, here-documents
+ * (their bodies read where bash reads them), `coproc`, and wrappers
+ * (`bash -c`, `sudo`, `env`, `xargs`, `find -exec`…). A part the engine
+ * cannot be sure of becomes a command marked `uncertain`, never dropped.
+ */
+export function splitCommand(command: string): SimpleCommand[] {
+  const ctx: Context = { out: [], taint: new VariableTaint() };
+  walkSource(ctx, command, FRESH, 0);
   return ctx.out;
 }

@@ -21,13 +21,15 @@ export class LazyShellSession {
   readonly #sandbox: SandboxMode;
   readonly #workspaceRoot: string;
   readonly #serviceOptions: ShellServiceOptions;
+  readonly #secrets: Record<string, string> | undefined;
   #service: Promise<ShellService> | undefined;
   #opening: Promise<ShellSessionHandle> | undefined;
   #opened: ShellSessionHandle | undefined;
   #closed = false;
 
-  constructor(options: { sandbox: SandboxMode; workspaceRoot: string; service?: ShellServiceOptions }) {
+  constructor(options: { sandbox: SandboxMode; workspaceRoot: string; service?: ShellServiceOptions; secrets?: Record<string, string> }) {
     this.#sandbox = options.sandbox;
+    this.#secrets = options.secrets;
     this.#workspaceRoot = options.workspaceRoot;
     this.#serviceOptions = options.service ?? {};
   }
@@ -61,7 +63,11 @@ export class LazyShellSession {
       this.#service = ShellService.create(this.#serviceOptions);
       const service = await this.#service;
       try {
-        const session = await service.openSession({ sandbox: this.#sandbox, workspaceRoot: this.#workspaceRoot });
+        const session = await service.openSession({
+          sandbox: this.#sandbox,
+          workspaceRoot: this.#workspaceRoot,
+          ...(this.#secrets ? { secrets: this.#secrets } : {}),
+        });
         this.#opened = session;
         return session;
       } catch (error) {

@@ -13,7 +13,11 @@ import { registerExtensionTools } from './extensions.js';
 import { WebFetchTool, type WebFetchToolOptions } from '../tools/web/web-fetch-tool.js';
 import { registerShellTool } from '../tools/shell/register-shell-tool.js';
 import { LazyShellSession } from './lazy-shell-session.js';
-import { resolveSandboxMode, shellServiceOptions, type SandboxMode } from './shell-settings.js';
+import { localEgressLogFile, resolveSandboxMode, shellServiceOptions, type SandboxMode } from './shell-settings.js';
+import { openEgressLog, type EgressLog } from '../egress/egress-log.js';
+import { resolveLocalSecrets } from '../secrets/local-secrets.js';
+import { workspaceSandboxDockerfile } from './sandbox-dockerfile.js';
+import { SecretRedactor } from '../secrets/secret-redactor.js';
 import { WorkerPool, type WorkerPoolOptions } from '../exec/worker-pool.js';
 import { ToolRegistry } from '../registry/tool-registry.js';
 import type { ApprovalMode } from '../contracts/approval-mode.js';
@@ -79,6 +83,16 @@ export interface Runtime {
   readonly pool: WorkerPool;
   /** The settings that apply to the workspace. */
   readonly settings: Settings;
+  /**
+   * Removes the values of `sandbox.secrets` (and their encoded forms) from a
+   * text; every scheduler of this runtime applies it to every tool result.
+   * Undefined when there are no secrets.
+   */
+  readonly redactor: SecretRedactor | undefined;
+  /** The values of `sandbox.secrets` read on the host, for shell sessions this runtime's caller opens itself (`serve`). */
+  readonly sandboxSecrets: Readonly<Record<string, string>>;
+  /** A trusted workspace's `.toolcell/sandbox.Dockerfile`, which its sandbox sessions run the image of. */
+  readonly sandboxDockerfile: string | undefined;
   /** Where this runtime's shell commands run. */
   readonly sandbox: SandboxMode;
   /** The policy rules every scheduler of this runtime consults. */
@@ -99,13 +113,17 @@ export interface Runtime {
 /** Resolves a workspace folder to its real path, or throws `invalid_workspace`. */
 export async function resolveWorkspace(dir: string): Promise<WorkspaceInfo> {
   let root: string;
+  let owner: { uid: number; gid: number };
   try {
     root = await realpath(dir);
-    if (!(await stat(root)).isDirectory()) throw new Error('not a directory');
+    const info = await stat(root);
+    if (!info.isDirectory()) throw new Error('not a directory');
+    owner = { uid: info.uid, gid: info.gid };
   } catch (error) {
     throw new ToolcellError(ToolErrorType.INVALID_WORKSPACE, `Workspace ${JSON.stringify(dir)} is not an existing folder (${(error as Error).message}).`);
   }
-  return { roots: [root], stateDir: join(root, '.toolcell') };
+  // What the file tools create belongs to the workspace's owner, as what its sandboxed commands create does.
+  return { roots: [root], stateDir: join(root, '.toolcell'), owner };
 }
 
 /** Saved full outputs older than this many days are deleted when a runtime starts (`tools.savedOutputRetentionDays`). */
@@ -144,6 +162,11 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     ...(options.policy ? checkRules(options.policy, 'options.policy') : []),
   ]);
   await pruneSavedOutputs(workspace, settings.tools.savedOutputRetentionDays ?? DEFAULT_SAVED_OUTPUT_RETENTION_DAYS, onWarning);
+  // Read on the host now; the values go to the sandbox session only, and are redacted from every result.
+  const secrets = resolveLocalSecrets(settings.sandbox.secrets);
+  for (const problem of secrets.problems) onWarning(problem);
+  const redactor = SecretRedactor.of(secrets.values);
+  const sandboxDockerfile = workspaceSandboxDockerfile(root, workspaceTrusted, onWarning);
   const sandbox = resolveSandboxMode(options.sandbox, settings, onWarning);
   if (options.sandboxRuntime !== undefined) {
     const { sandboxRuntime } = parseOptions(z.object({ sandboxRuntime: sandboxRuntimeSchema }), { sandboxRuntime: options.sandboxRuntime }, 'createRuntime');
@@ -162,6 +185,9 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     registry,
     pool,
     settings,
+    redactor,
+    sandboxSecrets: secrets.values,
+    sandboxDockerfile,
     sandbox,
     telemetry,
     policy,
@@ -176,6 +202,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         telemetry,
         policy,
         output: { saveDir: savedOutputsFolder(workspace), workspace },
+        ...(redactor ? { redact: (text: string) => redactor.redact(text) } : {}),
         ...schedulerOptions,
       }),
     onClose: (closer) => closers.push(closer),
@@ -187,15 +214,24 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
 
   try {
     for (const tool of await pool.createTools({ workspace })) registry.register(tool);
-    // The host-side fetch is held to the sandbox's egress allowlist.
+    // The host-side fetch is held to the sandbox's egress allowlist, and its connections go to the
+    // same egress log as the proxy's (opened on the first one: most runs never fetch).
+    let egressLog: EgressLog | undefined;
+    closers.push(async () => egressLog?.close());
     registry.register(
       new WebFetchTool({
         allow: sandboxAllowList(settings.sandbox) ?? [],
         ...(options.webFetchSummarizer ? { summarize: options.webFetchSummarizer } : {}),
+        onEgress: (event) => (egressLog ??= openEgressLog(localEgressLogFile())).write(event),
       }),
     );
     // One sandbox session per runtime, opened on the first command; fail closed (see ShellService.openSession).
-    const shellSession = new LazyShellSession({ sandbox, workspaceRoot: root, service: shellServiceOptions(settings) });
+    const shellSession = new LazyShellSession({
+      sandbox,
+      workspaceRoot: root,
+      service: shellServiceOptions(settings, sandboxDockerfile),
+      ...(redactor ? { secrets: secrets.values } : {}),
+    });
     closers.push(() => shellSession.close());
     const wallTimeoutMs = options.timeoutSeconds !== undefined ? options.timeoutSeconds * 1000 : undefined;
     registerShellTool(registry, {

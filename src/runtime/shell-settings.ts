@@ -22,13 +22,18 @@ export function resolveSandboxMode(fromFlag: SandboxMode | undefined, settings: 
   return fromSettings ?? 'auto';
 }
 
+/** Where a local run appends every connection its sandbox's proxy and its web_fetch allowed or refused. */
+export function localEgressLogFile(): string {
+  return join(homedir(), '.toolcell', 'egress.log');
+}
+
 /**
  * ShellService options from settings (`shell.*`, `sandbox.image`, `sandbox.network`, `sandbox.runtime`). Without a
  * named image, the first sandboxed command builds this version's image when
  * it is missing (progress on stderr), as Gemini CLI pulls its sandbox image
  * on first use; a named image is the user's and must exist.
  */
-export function shellServiceOptions(settings: Settings): ShellServiceOptions {
+export function shellServiceOptions(settings: Settings, sandboxDockerfile?: string): ShellServiceOptions {
   const allow = sandboxAllowList(settings.sandbox);
   return {
     ...(settings.shell.liveUpdateIntervalMs !== undefined ? { liveUpdateIntervalMs: settings.shell.liveUpdateIntervalMs } : {}),
@@ -36,7 +41,9 @@ export function shellServiceOptions(settings: Settings): ShellServiceOptions {
     docker: {
       ...(settings.sandbox.image !== undefined ? { image: settings.sandbox.image } : { buildIfMissing: true }),
       ...(settings.sandbox.runtime !== undefined ? { runtime: settings.sandbox.runtime } : {}),
-      ...(allow !== undefined ? { egress: { allow: [...allow], logFile: join(homedir(), '.toolcell', 'egress.log') } } : {}),
+      // A trusted workspace's .toolcell/sandbox.Dockerfile, built FROM that image on first use (sandbox-dockerfile.ts).
+      ...(sandboxDockerfile !== undefined ? { dockerfile: sandboxDockerfile, buildIfMissing: true } : {}),
+      ...(allow !== undefined ? { egress: { allow: [...allow], logFile: localEgressLogFile() } } : {}),
     },
   };
 }

@@ -6,6 +6,33 @@ function functionResponsePart(callId: string, name: string, response: Record<str
   return { functionResponse: { id: callId, name, response } };
 }
 
+/** The output of the functionResponse that leads a list of parts: Gemini wants a functionResponse first, and it has nothing to say. */
+const LIST_LEAD_OUTPUT = 'Tool execution succeeded.';
+
+function binaryLeadOutput(mimeType: string): string {
+  return `Binary content of type ${mimeType} was processed.`;
+}
+
+/**
+ * True when `parts` starts with the functionResponse convertToFunctionResponse
+ * put before a list of parts or a media part only because Gemini's API wants
+ * one first (`Tool execution succeeded.`, `Binary content of type … was
+ * processed.`): it is no output of the tool, and a consumer that is not
+ * Gemini (an MCP client) shows the parts after it alone.
+ */
+export function startsWithLeadResponse(parts: readonly Part[]): boolean {
+  const [first, second] = parts;
+  if (!first?.functionResponse || !second) return false;
+  const response = first.functionResponse.response;
+  if (!response || Object.keys(response).length !== 1 || typeof response['output'] !== 'string') return false;
+  const output = response['output'];
+  const mimeType = second.inlineData?.mimeType ?? second.fileData?.mimeType ?? 'unknown';
+  return (
+    output === LIST_LEAD_OUTPUT ||
+    (parts.length === 2 && (second.inlineData !== undefined || second.fileData !== undefined) && output === binaryLeadOutput(mimeType))
+  );
+}
+
 function toPart(value: string | Part): Part {
   return typeof value === 'string' ? { text: value } : value;
 }
@@ -25,7 +52,7 @@ export function convertToFunctionResponse(toolName: string, callId: string, llmC
     return [functionResponsePart(callId, toolName, { output: single })];
   }
   if (Array.isArray(single)) {
-    return [functionResponsePart(callId, toolName, { output: 'Tool execution succeeded.' }), ...single.map(toPart)];
+    return [functionResponsePart(callId, toolName, { output: LIST_LEAD_OUTPUT }), ...single.map(toPart)];
   }
   if (single.functionResponse) {
     const existing = single.functionResponse;
@@ -33,22 +60,28 @@ export function convertToFunctionResponse(toolName: string, callId: string, llmC
   }
   if (single.inlineData || single.fileData) {
     const mimeType = single.inlineData?.mimeType ?? single.fileData?.mimeType ?? 'unknown';
-    return [functionResponsePart(callId, toolName, { output: `Binary content of type ${mimeType} was processed.` }), single];
+    return [functionResponsePart(callId, toolName, { output: binaryLeadOutput(mimeType) }), single];
   }
   if (typeof single.text === 'string') {
     return [functionResponsePart(callId, toolName, { output: single.text })];
   }
-  return [functionResponsePart(callId, toolName, { output: 'Tool execution succeeded.' }), single];
+  return [functionResponsePart(callId, toolName, { output: LIST_LEAD_OUTPUT }), single];
 }
 
-/** The response for a call that failed before or during execution (`{error: message}`, as Gemini CLI sends it). */
+/**
+ * The response for a call that failed before or during execution:
+ * `{error: message, errorType}`. Gemini CLI sends `{error: message}`; the
+ * stable type is added so that whoever reads the parts (the model, `toolcell
+ * exec --json`) can tell a policy refusal from a timeout without parsing
+ * words, as the MCP `_meta`, stream-json, telemetry and audit lines can.
+ */
 export function createErrorResponse(
   request: ToolCallRequest,
   error: { message: string; type: ErrorCode },
   /** What the tool told the model beyond the message (e.g. a failed command's stdout, stderr and exit code). */
   output?: string,
 ): ToolCallResponse & { error: { message: string; type: ErrorCode } } {
-  const response: Record<string, unknown> = { error: error.message };
+  const response: Record<string, unknown> = { error: error.message, errorType: error.type };
   if (output) response['output'] = output;
   return {
     callId: request.callId,
@@ -60,7 +93,7 @@ export function createErrorResponse(
 
 /** The response for a cancelled call; partial output, when there was some, is kept for the model. */
 export function createCancelledResponse(request: ToolCallRequest, reason: string, partialOutput?: string): ToolCallResponse {
-  const response: Record<string, unknown> = { error: `[Operation Cancelled] ${reason}` };
+  const response: Record<string, unknown> = { error: `[Operation Cancelled] ${reason}`, errorType: 'cancelled' };
   if (partialOutput) response['output'] = partialOutput;
   return {
     callId: request.callId,

@@ -18,13 +18,13 @@ export type PolicyGate =
  * nobody can be asked; `ask_user` asks, and is refused with
  * `confirmation_required` when nobody can be asked.
  */
-export function consultPolicy(
+export async function consultPolicy(
   policy: PolicyEngine | undefined,
   input: { tool: Tool<unknown>; params: unknown; mode: ApprovalMode; canAsk: boolean },
-): PolicyGate {
+): Promise<PolicyGate> {
   if (!policy) return { kind: 'default' };
   const { tool, params, mode } = input;
-  const verdict = policy.decide({
+  const verdict = await policy.decide({
     toolName: tool.name,
     args: params,
     mode,
@@ -48,7 +48,8 @@ export function consultPolicy(
 }
 
 function whose(verdict: PolicyVerdict): string {
-  return verdict.rule ? `rule ${describeRuleSource(verdict.rule)}` : 'the policy engine';
+  if (!verdict.rule) return 'the policy engine';
+  return verdict.rule.shownAs !== undefined ? describeRuleSource(verdict.rule) : `rule ${describeRuleSource(verdict.rule)}`;
 }
 
 /** `Denied by policy rule /home/u/.toolcell/policies/git.toml rule 2 ("no-push"): …`. */

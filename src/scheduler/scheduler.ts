@@ -17,6 +17,7 @@ import type { PolicyEngine } from '../policy/policy-engine.js';
 import type { CompletedToolCall, ScheduledToolCall, ToolCall, ToolCallDecision, ToolCallRequest, ToolCallUpdate } from './tool-call.js';
 import { isCompleted } from './tool-call.js';
 import { DEFAULT_MAX_OUTPUT_CHARS, savedOutputPath, truncateForModel } from './truncate-output.js';
+import { redactLiveOutput, redactToolResult, type Redact } from './redact-result.js';
 
 export interface SchedulerOptions {
   registry: ToolRegistry;
@@ -48,6 +49,12 @@ export interface SchedulerOptions {
   alwaysAllow?: { file: string; save(prefixes: string[]): Promise<void> };
   /** Truncation of long outputs for the model; without `saveDir` and its `workspace` outputs are never cut. */
   output?: { maxChars?: number; saveDir?: string; workspace?: WorkspaceInfo };
+  /**
+   * Removes the sandbox's secrets from every tool's result, live output and
+   * failure message before they reach the model, people, logs or a saved
+   * output (SecretRedactor.redact).
+   */
+  redact?: Redact;
 }
 
 const CANCELLED_BY_USER = 'User cancelled tool execution.';
@@ -152,9 +159,15 @@ export class Scheduler {
     const { request, tool } = call;
     const validation = tool.validateParams(request.args);
     if (!validation.ok)
-      return this.#fail(call, tool, ToolErrorType.INVALID_TOOL_PARAMS, `Invalid parameters for ${request.name}: ${validation.error}`, 'denied');
+      return this.#fail(
+        call,
+        tool,
+        validation.type ?? ToolErrorType.INVALID_TOOL_PARAMS,
+        `Invalid parameters for ${request.name}: ${validation.error}`,
+        'denied',
+      );
     const params = validation.params;
-    const gate = consultPolicy(this.#options.policy, { tool, params, mode: this.#approvalMode, canAsk: this.#options.confirm !== undefined });
+    const gate = await consultPolicy(this.#options.policy, { tool, params, mode: this.#approvalMode, canAsk: this.#options.confirm !== undefined });
     if (gate.kind === 'refuse') return this.#fail(call, tool, gate.code, gate.message, 'denied');
     if (gate.kind === 'allow') return void this.#table.set({ status: 'scheduled', request, tool, params, startTime: call.startTime, decision: 'auto' });
     if (!allowedByMode(this.#approvalMode, tool)) {
@@ -239,8 +252,10 @@ export class Scheduler {
       if (signal.aborted) return this.#cancel(scheduled, 'Tool call cancelled before execution.');
       if (!this.#table.set({ ...scheduled, status: 'executing' })) return;
       const onOutput = this.#options.onOutput;
+      const redact = this.#options.redact;
       const updateOutput = tool.canUpdateOutput
-        ? (output: LiveOutput) => {
+        ? (raw: LiveOutput) => {
+            const output = redact ? redactLiveOutput(raw, redact) : raw;
             this.#table.setLiveOutput(request.callId, output);
             onOutput?.(request.callId, output);
           }
@@ -248,9 +263,11 @@ export class Scheduler {
       let result: ToolResult;
       try {
         result = await tool.execute(params, signal, updateOutput, this.#executeContext(request.callId));
+        if (redact) result = redactToolResult(result, redact);
       } catch (error) {
         if (signal.aborted) return this.#cancel(scheduled, CANCELLED_BY_USER);
-        return this.#fail(scheduled, tool, ToolErrorType.EXECUTION_FAILED, `Tool "${request.name}" failed: ${errorMessage(error)}`);
+        const message = `Tool "${request.name}" failed: ${errorMessage(error)}`;
+        return this.#fail(scheduled, tool, ToolErrorType.EXECUTION_FAILED, redact ? redact(message) : message);
       }
       if (signal.aborted)
         return this.#cancel(scheduled, CANCELLED_BY_USER, textOf(await this.#limitOutput(request.callId, result.llmContent, result.savedOutput)));

@@ -3,6 +3,7 @@ import { basename, join } from 'node:path';
 import type { WorkspaceInfo } from '../contracts/workspace-info.js';
 import { errorMessage } from '../errors.js';
 import { openWritableDirectory } from '../fs/writable-directory.js';
+import { shownPath } from '../fs/workspace-paths.js';
 import type { SavedOutput } from '../tools/tool.js';
 
 export interface OutputLimitOptions {
@@ -47,14 +48,14 @@ export async function truncateForModel(
   let savedPath: string | undefined;
   if (options.saved) {
     savedPath = options.saved.path;
-    note = `The middle of the output is omitted here: ${toolSavedNote(options.saved)}`;
+    note = `The middle of the output is omitted here: ${toolSavedNote(options.saved, options.workspace)}`;
   } else {
     savedPath = savedOutputPath(options.saveDir, options.callId);
     const omitted = text.slice(head.length, text.length - tail.length);
     note = `${lines(countLines(omitted))} (${omitted.length} characters) omitted here: the output was ${text.length} characters in ${lines(countLines(text))}. `;
     try {
       await saveOutput(options.workspace, options.saveDir, basename(savedPath), text);
-      note += `The full output is saved at ${savedPath}; read it with read_file and a line range.`;
+      note += `The full output is saved at ${shownPath(options.workspace, savedPath)}; read it with read_file and a line range.`;
     } catch (error) {
       savedPath = undefined;
       note += `The full output could not be saved: ${errorMessage(error)}`;
@@ -64,17 +65,18 @@ export async function truncateForModel(
   return savedPath !== undefined ? { text: cut, savedPath } : { text: cut };
 }
 
-/** The whole output's size and where the tool saved it. */
-function toolSavedNote(saved: SavedOutput): string {
+/** The whole output's size and where the tool saved it (in the caller's terms). */
+function toolSavedNote(saved: SavedOutput, workspace: WorkspaceInfo): string {
   const size = `the whole output was ${saved.bytes} bytes in ${lines(saved.lines)}.`;
   if (saved.path === undefined) return `${size} The full output could not be saved: ${saved.error ?? 'unknown error'}.`;
+  const where = shownPath(workspace, saved.path);
   if (saved.cut) {
     return (
-      `${size} Its first ${lines(saved.savedLines)} (${saved.savedBytes} bytes) are saved at ${saved.path}, ` +
+      `${size} Its first ${lines(saved.savedLines)} (${saved.savedBytes} bytes) are saved at ${where}, ` +
       'where the size cap for saved outputs stopped it; read them with read_file and a line range.'
     );
   }
-  return `${size} The full output is saved at ${saved.path}; read it with read_file and a line range.`;
+  return `${size} The full output is saved at ${where}; read it with read_file and a line range.`;
 }
 
 /** Half the budget from the start, half from the end, each cut where a line ends unless that loses over half of it. */

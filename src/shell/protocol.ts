@@ -54,7 +54,17 @@ export interface RunRequest {
 }
 
 export type ThreadRequest =
-  | { type: 'open'; id: number; sessionId: string; sandbox: SandboxMode; workspaceRoot: string; limits?: SessionLimits; awaitSandbox: boolean }
+  | {
+      type: 'open';
+      id: number;
+      sessionId: string;
+      sandbox: SandboxMode;
+      workspaceRoot: string;
+      limits?: SessionLimits;
+      /** Environment values every command of the session gets, and which are redacted from its output (OpenSessionOptions.secrets). */
+      secrets?: Record<string, string>;
+      awaitSandbox: boolean;
+    }
   | { type: 'run'; sessionId: string; port: MessagePort; run: RunRequest }
   | { type: 'close-session'; id: number; sessionId: string }
   | { type: 'shutdown'; id: number };

@@ -4,6 +4,7 @@ import { DEFAULT_KILL_GRACE_MS, DEFAULT_TERMINAL } from '../contracts/defaults.j
 import { integerOption } from '../contracts/parse-options.js';
 import { SANDBOX_MODES } from '../contracts/sandbox-mode.js';
 import { sessionLimitsSchema } from '../backends/docker/session-limits.js';
+import { secretNameProblem, secretValueProblem } from '../secrets/secret-rules.js';
 import { DEFAULT_RENDER_BUDGET_MS } from './output/parse-budget.js';
 
 /** Default size cap of a saved output's file. */
@@ -95,6 +96,21 @@ export const openSessionOptionsSchema = z
      * does not hold each handshake for a container start.
      */
     awaitSandbox: z.boolean().default(true),
+    /**
+     * Secrets for this session's commands: set in each command's environment
+     * (over everything else), and redacted from everything the session's
+     * commands print (live output, the result, the saved output file), in the
+     * shell thread, before it leaves it. Values never appear in an error.
+     */
+    secrets: z
+      .record(z.string(), z.string())
+      .superRefine((secrets, context) => {
+        for (const [name, value] of Object.entries(secrets)) {
+          const problem = secretNameProblem(name) ?? (typeof value === 'string' ? secretValueProblem(value) : 'must be a string');
+          if (problem) context.addIssue({ code: 'custom', path: [name], message: problem });
+        }
+      })
+      .optional(),
   })
   // The host has no container to hold limits: asking for them there must not silently run without them.
   .refine((options) => options.limits === undefined || options.sandbox !== 'none', {

@@ -50,9 +50,17 @@ export class ShellService {
    * `awaitSandbox: false` resolves before the container is up (see its doc).
    */
   async openSession(raw: OpenSessionOptions): Promise<ShellSessionHandle> {
-    const { sandbox, workspaceRoot, sessionId = randomUUID(), limits, awaitSandbox } = parseOptions(openSessionOptionsSchema, raw, 'openSession');
+    const { sandbox, workspaceRoot, sessionId = randomUUID(), limits, awaitSandbox, secrets } = parseOptions(openSessionOptionsSchema, raw, 'openSession');
     if (this.#closing) throw new ToolcellError(ToolErrorType.SHELL_EXECUTE_ERROR, 'The shell service is closed.');
-    const opened = await this.#client.request<OpenedSession>({ type: 'open', sessionId, sandbox, workspaceRoot, ...(limits ? { limits } : {}), awaitSandbox });
+    const opened = await this.#client.request<OpenedSession>({
+      type: 'open',
+      sessionId,
+      sandbox,
+      workspaceRoot,
+      ...(limits ? { limits } : {}),
+      ...(secrets && Object.keys(secrets).length > 0 ? { secrets } : {}),
+      awaitSandbox,
+    });
     const handle: ShellSessionHandle = new ShellSessionHandle({
       client: this.#client,
       opened,

@@ -16,15 +16,23 @@ export interface ToolRunner {
 export interface RunOptions {
   signal: AbortSignal;
   workspace: WorkspaceInfo;
+  /** Who the call is for (a hosting server's tenant): a shared runner gives each owner its fair share. */
+  owner?: string;
+  /** This call's time limit in ms, instead of the runner's own. */
+  timeoutMs?: number;
 }
+
+/** What a DefinedTool passes with every call besides its workspace: the owner and time limit of RunOptions. */
+export type CallerOptions = Pick<RunOptions, 'owner' | 'timeoutMs'>;
 
 /** A Tool made from a definition; where it executes is up to its runner. */
 export class DefinedTool extends BaseTool<unknown> {
   readonly #definition: AnyToolDefinition;
   readonly #runner: ToolRunner;
   readonly #workspace: WorkspaceInfo;
+  readonly #caller: CallerOptions;
 
-  constructor(options: { definition: AnyToolDefinition; runner: ToolRunner; workspace: WorkspaceInfo; source?: ToolSource }) {
+  constructor(options: { definition: AnyToolDefinition; runner: ToolRunner; workspace: WorkspaceInfo; source?: ToolSource; caller?: CallerOptions }) {
     const { definition } = options;
     super({
       name: definition.name,
@@ -40,6 +48,7 @@ export class DefinedTool extends BaseTool<unknown> {
     this.#definition = definition;
     this.#runner = options.runner;
     this.#workspace = options.workspace;
+    this.#caller = options.caller ?? {};
   }
 
   validateParams(raw: unknown): ValidationResult<unknown> {
@@ -56,11 +65,11 @@ export class DefinedTool extends BaseTool<unknown> {
 
   override shouldConfirmExecute(params: unknown, signal: AbortSignal): Promise<ToolConfirmationDetails | false> {
     if (!this.#definition.confirm) return Promise.resolve(false);
-    return this.#runner.confirm(this.#definition, params, { signal, workspace: this.#workspace });
+    return this.#runner.confirm(this.#definition, params, { ...this.#caller, signal, workspace: this.#workspace });
   }
 
   execute(params: unknown, signal: AbortSignal, updateOutput?: UpdateOutput): Promise<ToolResult> {
-    return this.#runner.execute(this.#definition, params, { signal, workspace: this.#workspace, ...(updateOutput ? { updateOutput } : {}) });
+    return this.#runner.execute(this.#definition, params, { ...this.#caller, signal, workspace: this.#workspace, ...(updateOutput ? { updateOutput } : {}) });
   }
 }
 

@@ -130,7 +130,8 @@ export type ToolConfirmationOutcome = 'proceed_once' | 'proceed_always' | 'proce
 /** The JSON Schema of a tool's parameters (an object schema). */
 export type JsonSchema = Record<string, unknown>;
 
-export type ValidationResult<TParams> = { ok: true; params: TParams } | { ok: false; error: string };
+/** A validation: the parameters, or why not (with a code more precise than `invalid_tool_params` where one applies). */
+export type ValidationResult<TParams> = { ok: true; params: TParams } | { ok: false; error: string; type?: ErrorCode };
 
 /**
  * Lets the user edit a proposed change before it is applied

@@ -59,7 +59,9 @@ test('a file argument works like stdin, and Gemini functionCall parts are accept
   writeFileSync(file, JSON.stringify([{ functionCall: { name: 'nope', args: {}, id: 'c1' } }]));
   const result = await runCli(['exec', file, '--workspace', workspace, '--json']);
   t.is(result.code, 0);
-  t.deepEqual(JSON.parse(result.stdout), [{ functionResponse: { id: 'c1', name: 'nope', response: { error: 'Tool "nope" not found in registry.' } } }]);
+  t.deepEqual(JSON.parse(result.stdout), [
+    { functionResponse: { id: 'c1', name: 'nope', response: { error: 'Tool "nope" not found in registry.', errorType: 'tool_not_registered' } } },
+  ]);
 });
 
 test('unknown tools, missing, wrongly typed and extra params are responses, not exit codes', async (t) => {

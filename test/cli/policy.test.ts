@@ -102,3 +102,44 @@ test('exec --policy: an allowed command runs headless; a denied one is refused w
   t.regex(denied, /Denied by policy rule/);
   t.regex(denied, /sample\.toml rule 4 \(\\"no-rm\\"\)/);
 });
+
+test('policy check --approval plan says which allow rule plan mode set aside, instead of "no policy rule matches"', async (t) => {
+  const dir = tempDir(t);
+  const file = join(dir, 'edits.toml');
+  writeFileSync(file, '[[rule]]\nname = "edits ok"\ntoolName = "write_file"\ndecision = "allow"\n');
+  const result = await cli(t, [
+    'policy',
+    'check',
+    '--tool',
+    'write_file',
+    '--args',
+    '{"file_path":"a","content":""}',
+    '--policy',
+    file,
+    '--approval',
+    'plan',
+    '--json',
+  ]);
+  t.is(result.code, 0, result.stderr);
+  const out = JSON.parse(result.stdout);
+  t.is(out.decision, 'deny');
+  t.regex(out.reason, /plan mode refuses edit tools/);
+  t.regex(out.reason, /edits\.toml rule 1 \("edits ok"\) allows this call outside plan mode; plan mode counts an allow rule only when its modes list "plan"/);
+  t.notRegex(out.reason, /no policy rule matches/);
+  // Listing plan in modes makes the rule count.
+  writeFileSync(file, '[[rule]]\nname = "edits ok"\ntoolName = "write_file"\ndecision = "allow"\nmodes = ["plan"]\n');
+  const counted = JSON.parse(
+    (await cli(t, ['policy', 'check', '--tool', 'write_file', '--args', '{"file_path":"a","content":""}', '--policy', file, '--approval', 'plan', '--json']))
+      .stdout,
+  );
+  t.is(counted.decision, 'allow');
+});
+
+test('policy check: a commandPrefix on a rule for read_file is invalid_policy (exit 2)', async (t) => {
+  const dir = tempDir(t);
+  const file = join(dir, 'bad.toml');
+  writeFileSync(file, '[[rule]]\ntoolName = "read_file"\ncommandPrefix = "cat"\ndecision = "deny"\n');
+  const result = await cli(t, ['policy', 'check', '--tool', 'read_file', '--args', '{"file_path":"a"}', '--policy', file]);
+  t.is(result.code, 2);
+  t.regex(result.stderr, /rule 1: commandPrefix must not be set on a rule for read_file/);
+});

@@ -274,3 +274,12 @@ test('sandbox.runtime must be a runtime name', async (t) => {
     /sandbox\.runtime: must be a runtime name such as runsc or runc/,
   );
 });
+
+test('a URL in sandbox.network.allow is refused saying a host name is expected, and which one it meant', async (t) => {
+  const env = await setup({ home: { sandbox: { network: { allow: ['https://registry.npmjs.org/'] } } } });
+  t.teardown(env.cleanup);
+  t.regex(
+    invalidSettings(t, () => loadSettings({ workspace: env.workspace, homeDir: env.home })),
+    /sandbox\.network\.allow: "https:\/\/registry\.npmjs\.org\/" is a URL; an entry is a host name with an optional :port, not a URL \(for this URL: "registry\.npmjs\.org:443"\)/,
+  );
+});

@@ -66,9 +66,24 @@ test('a settings file larger than the bound is refused', (t) => {
 test('malformed JSON is reported by line and column, never by quoting the text', (t) => {
   const { workspace, home } = folders(t);
   writeFileSync(join(workspace, '.toolcell', 'settings.json'), `{\n  "a": ${SECRET}\n}\n`);
-  t.regex(settingsError(t, workspace, home).message, /settings\.json is not valid JSON( \(line \d+, column \d+\))?\.$/);
+  const unquoted = settingsError(t, workspace, home).message;
+  t.regex(
+    unquoted,
+    /settings\.json is not valid JSON \(line 2, column 8: this is not a JSON value \(strings need double quotes; true, false and null are lower case\)\)\.$/,
+  );
+  t.false(unquoted.includes(SECRET));
   writeFileSync(join(workspace, '.toolcell', 'settings.json'), '{\n  "shell": {}\n');
-  t.regex(settingsError(t, workspace, home).message, /is not valid JSON \(line 3, column 1\)\.$/);
+  t.regex(settingsError(t, workspace, home).message, /is not valid JSON \(line 3, column 1: a closing \} is expected\)\.$/);
+  // Node 20's message for these has no position at all.
+  for (const [text, where] of [
+    ['{\n  "shell": {},\n}\n', 'line 3, column 1: a property name in double quotes is expected'],
+    ['{\n  "a": 1\n  "b": 2\n}', 'line 3, column 3: a comma is expected'],
+    ['{"a": }', 'line 1, column 7: a value is expected'],
+    ['// mine\n{}', 'line 1, column 1: comments are not JSON'],
+  ] as const) {
+    writeFileSync(join(workspace, '.toolcell', 'settings.json'), text);
+    t.true(settingsError(t, workspace, home).message.endsWith(`is not valid JSON (${where}).`), text);
+  }
 });
 
 test("the user's own settings file may be a link (dotfiles), and a missing one is no error", (t) => {

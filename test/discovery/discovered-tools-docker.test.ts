@@ -1,12 +1,14 @@
 import anyTest from 'ava';
+import { statSync } from 'node:fs';
 import { ShellService } from '../../src/shell/shell-service.js';
 import { requireDocker } from '../helpers/docker.js';
 import { discoverInSession } from './discovery-scripts.js';
 
 /**
  * Discovered tools in the real Docker sandbox: discovery and calls run in
- * the session's container (workspace mounted at /workspace, not root), and a
- * call that hangs leaves no process behind when its time runs out.
+ * the session's container (workspace mounted at /workspace, commands run as
+ * its owner), and a call that hangs leaves no process behind when its time
+ * runs out.
  */
 const test = await requireDocker(anyTest, 'discovery in the docker sandbox');
 
@@ -23,7 +25,7 @@ function setup(t: { teardown: (fn: () => Promise<void>) => void }, options: { ca
 }
 
 test('discovery and calls run inside the container', async (t) => {
-  const { session, tool, runner } = await setup(t);
+  const { session, tool, runner, workspace } = await setup(t);
   t.is(session.backend, 'docker');
   t.regex(session.describe(), /^docker/);
   const greet = await tool('discovered_tool_greet').execute({ who: 'container' }, new AbortController().signal);
@@ -31,7 +33,8 @@ test('discovery and calls run inside the container', async (t) => {
   const where = await runner.run({ command: 'pwd; id -u', timeoutMs: 30_000, maxOutputBytes: 1000 });
   const [pwd, uid] = where.stdout.trim().split('\n');
   t.is(pwd, '/workspace');
-  t.not(uid, '0');
+  // Commands run as the workspace's owner, whoever that is (root included).
+  t.is(uid, String(statSync(workspace).uid));
   t.like(await tool('discovered_tool_greet').shouldConfirmExecute({ who: 'x' }, new AbortController().signal), { type: 'exec', sandbox: session.describe() });
 });
 

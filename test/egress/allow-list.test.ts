@@ -57,10 +57,15 @@ test('a bad entry is refused with its text named', (t) => {
     ['example.com:http', /invalid port/],
     ['10.0.0.0/33', /not a valid CIDR range/],
     ['', /not a host name/],
-    ['http://example.com', /invalid port|not a host name/],
+    ['http://example.com', /is a URL; an entry is a host name with an optional :port, not a URL \(for this URL: "example\.com:80"\)/],
+    ['https://Example.com/some/path?q=1', /is a URL.*"example\.com:443"/],
+    ['http://example.com:8080/', /is a URL.*"example\.com:8080"/],
+    ['https://user:pw@[fd00::5]:8443/x', /is a URL.*"\[fd00::5\]:8443"/],
+    ['example.com/path', /has a path; an entry is a host name with an optional :port \(here: "example\.com"\)/],
   ] as const) {
     const error = t.throws(() => new AllowList([entry]), { instanceOf: TypeError });
     t.regex(error.message, words, entry);
     t.true(error.message.includes(`"${entry}"`), entry);
+    if (/[a-z]\//i.test(entry)) t.notRegex(error.message, /invalid port|CIDR/, entry);
   }
 });

@@ -137,3 +137,32 @@ test('options are checked and the bad one is named', (t) => {
   t.throws(() => createTestPool(t, { threads: 0 }), { instanceOf: RangeError, message: /options\.threads/ });
   t.throws(() => createTestPool(t, { callTimeoutMs: -5 }), { instanceOf: RangeError, message: /options\.callTimeoutMs/ });
 });
+
+test("calls with an owner get its fair share: one owner's slow calls never make another owner's call wait", async (t) => {
+  const pool = createTestPool(t, { threads: 2 });
+  const hostile = byName(await pool.createTools({ workspace, owner: 'hostile' }), 'slow');
+  const other = byName(await pool.createTools({ workspace, owner: 'other' }), 'noop');
+  const controller = new AbortController();
+  t.teardown(() => controller.abort());
+  let hostileDone = 0;
+  const slow = [1, 2, 3].map(() => hostile.execute(params(hostile, { ms: 600_000 }), controller.signal).finally(() => hostileDone++));
+  // The other owner's call is answered while every hostile call is still running or waiting.
+  const answered = await other.execute({}, AbortSignal.timeout(60_000));
+  t.is(answered.llmContent, 'ok');
+  t.is(hostileDone, 0);
+  controller.abort();
+  const ended = await Promise.all(slow);
+  t.true(
+    ended.every((result) => result.error?.type === 'cancelled' || String(result.llmContent).startsWith('slow: stopped')),
+    JSON.stringify(ended),
+  );
+});
+
+test("a tool made with its owner's callTimeoutMs is held to it, not to the pool's", async (t) => {
+  const pool = createTestPool(t, { callTimeoutMs: 600_000 });
+  const spin = byName(await pool.createTools({ workspace, owner: 'tenant', callTimeoutMs: 200 }), 'spin');
+  const result = await spin.execute({}, new AbortController().signal);
+  t.is(result.error?.type, 'execution_timeout');
+  t.regex(String(result.llmContent), /time limit of 200 ms/);
+  await t.throwsAsync(pool.createTools({ workspace, callTimeoutMs: 0 }), { instanceOf: RangeError, message: /callTimeoutMs/ });
+});

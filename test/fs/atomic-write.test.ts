@@ -1,5 +1,5 @@
 import test from 'ava';
-import { chmodSync, lstatSync, readFileSync, readlinkSync, renameSync, statSync, symlinkSync } from 'node:fs';
+import { chmodSync, chownSync, lstatSync, readFileSync, readlinkSync, renameSync, statSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { isToolcellError } from '../../src/errors.js';
 import { writeFileAtomic } from '../../src/fs/atomic-write.js';
@@ -112,4 +112,23 @@ test('writes through a symlinked workspace path land on the real file', async (t
   await writeFileAtomic(ws.info, resolved.real, 'new');
   t.is(ws.read('real.txt'), 'new');
   t.is(readlinkSync(ws.path('alias.txt')), 'real.txt');
+});
+
+test('as root, a replaced file keeps its owner and group, and new files and folders belong to the workspace owner', async (t) => {
+  if (process.geteuid?.() !== 0) {
+    t.pass('giving files to other users needs root');
+    return;
+  }
+  const ws = useTempWorkspace(t, { files: { 'theirs.txt': 'old' } });
+  chownSync(ws.path('theirs.txt'), 5000, 5001);
+  chmodSync(ws.path('theirs.txt'), 0o640);
+  const info = { ...ws.info, owner: { uid: 4242, gid: 4243 } };
+  await writeFileAtomic(info, ws.path('theirs.txt'), 'new');
+  const replaced = statSync(ws.path('theirs.txt'));
+  t.deepEqual([replaced.uid, replaced.gid, replaced.mode & 0o7777], [5000, 5001, 0o640]);
+  await writeFileAtomic(info, ws.path('made/deeper/new.txt'), 'fresh', { createParents: true });
+  for (const path of ['made', 'made/deeper', 'made/deeper/new.txt']) {
+    const made = statSync(ws.path(path));
+    t.deepEqual([made.uid, made.gid], [4242, 4243], path);
+  }
 });

@@ -1,7 +1,7 @@
 import test from 'ava';
 import { join } from 'node:path';
 import { isToolcellError } from '../../src/errors.js';
-import { displayPath, isInsideRoot, resolveWorkspacePath } from '../../src/fs/workspace-paths.js';
+import { displayPath, hostPattern, inCallerTerms, isInsideRoot, resolveWorkspacePath, shownPath } from '../../src/fs/workspace-paths.js';
 import { useTempWorkspace } from '../helpers/workspace.js';
 
 async function codeOf(promise: Promise<unknown>): Promise<string> {
@@ -118,4 +118,31 @@ test('displayPath shows paths relative to the primary root', (t) => {
   t.is(displayPath(info, '/w/a/b'), 'a/b');
   t.is(displayPath(info, '/w'), '.');
   t.is(displayPath(info, '/x/y'), '/x/y');
+});
+
+test('/workspace, the sandbox’s name for the primary root, is accepted locally too; climbing out of it is not', async (t) => {
+  const ws = useTempWorkspace(t, { files: { 'src/a.ts': 'x' } });
+  t.is((await resolveWorkspacePath(ws.info, '/workspace/src/a.ts')).real, ws.path('src/a.ts'));
+  t.is((await resolveWorkspacePath(ws.info, '/workspace')).real, ws.root);
+  t.is(await codeOf(resolveWorkspacePath(ws.info, '/workspace/../etc/passwd')), 'path_not_in_workspace');
+  t.is(await codeOf(resolveWorkspacePath(ws.info, '/workspacefoo/a.ts')), 'path_not_in_workspace');
+  t.is((await resolveWorkspacePath(ws.info, ws.path('src/a.ts'))).real, ws.path('src/a.ts'), 'host paths still work locally');
+  t.is(shownPath(ws.info, ws.path('src/a.ts')), ws.path('src/a.ts'), 'and are what it answers with');
+});
+
+test('a caller without host paths (a hosting tenant) names files only relatively or under /workspace, and is answered so', async (t) => {
+  const ws = useTempWorkspace(t, { files: { 'src/a.ts': 'x' } });
+  const tenant = { ...ws.info, hideHostPaths: true };
+  t.is((await resolveWorkspacePath(tenant, '/workspace/src/a.ts')).real, ws.path('src/a.ts'));
+  t.is((await resolveWorkspacePath(tenant, 'src/a.ts')).real, ws.path('src/a.ts'));
+  t.is(await codeOf(resolveWorkspacePath(tenant, ws.path('src/a.ts'))), 'path_not_in_workspace', 'the host path is no path of its');
+  const refusal = await resolveWorkspacePath(tenant, '/etc/passwd').catch((error: Error) => error.message);
+  t.is(refusal, 'Path is outside the workspace: /etc/passwd. Paths must be relative to the workspace root (/workspace) or absolute inside it.');
+  t.is(shownPath(tenant, ws.path('src/a.ts')), '/workspace/src/a.ts');
+  t.is(shownPath(tenant, ws.root), '/workspace');
+  t.is(displayPath(tenant, ws.path('src/a.ts')), join('src', 'a.ts'));
+  t.is(inCallerTerms(tenant, `Not a directory: ${ws.path('src/a.ts')}/x (in ${ws.root})`), 'Not a directory: /workspace/src/a.ts/x (in /workspace)');
+  t.is(inCallerTerms(ws.info, `at ${ws.root}`), `at ${ws.root}`, 'a local caller keeps host paths');
+  t.is(hostPattern(tenant, '/workspace/src/*.ts'), `${ws.root}/src/*.ts`);
+  t.is(hostPattern(tenant, `${ws.root}/src/*.ts`), undefined);
 });

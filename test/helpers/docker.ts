@@ -216,7 +216,7 @@ export async function containerProcesses(containerId: string): Promise<Container
   return (JSON.parse(Buffer.concat(chunks).toString('utf8')) as Array<[number, string, string]>).map(([pid, user, args]) => ({ pid, user, args }));
 }
 
-/** Lists gVisor's /proc as JSON [pid, user, args], without itself (run by containerProcesses). */
+/** Lists gVisor's /proc as JSON [pid, user, args], without itself and tasks that are exiting (run by containerProcesses). */
 const GVISOR_PS = `
 import json, os, pwd
 rows = []
@@ -227,9 +227,11 @@ for name in os.listdir("/proc"):
         uid = os.stat("/proc/" + name).st_uid
         args = open("/proc/" + name + "/cmdline", "rb").read().replace(b"\\0", b" ").decode(errors="replace").strip()
         state = open("/proc/" + name + "/stat").read().rsplit(")", 1)[1].split()[0]
+        mapped = "\\nVmSize:" in open("/proc/" + name + "/status").read()
     except OSError:
         continue
-    if state in ("Z", "X"):
+    # A task without a memory map is exiting (killed, not yet a zombie; gVisor shows it a while): it runs no code.
+    if state in ("Z", "X") or not mapped:
         continue
     try:
         user = pwd.getpwuid(uid).pw_name
@@ -239,9 +241,36 @@ for name in os.listdir("/proc"):
 print(json.dumps(rows))
 `;
 
-/** Processes of a container that belong to commands (init, supervisor and reapers run as root). */
+/**
+ * The processes of a container, or none once it is not running (the engine
+ * answers 409): for checks polled while a container may still be starting
+ * or already stopping, so they wait for their event instead of throwing.
+ */
+export async function runningProcesses(containerId: string): Promise<ContainerProcess[]> {
+  try {
+    return await containerProcesses(containerId);
+  } catch (error) {
+    if ((error as { statusCode?: number }).statusCode === 409) return [];
+    throw error;
+  }
+}
+
+/**
+ * toolcell's own processes in a container: docker-init, the supervisor and
+ * its reapers (forks of it). A setpriv is a command being started (the same
+ * process execs the command), so it counts as the command's.
+ */
+const TOOLCELL_PROCESS = /^(\/sbin\/docker-init|\/dev\/init|python3 -B \/opt\/toolcell\/supervisor\/supervisor\.py) /;
+
+/**
+ * Processes of a container that belong to commands: every process but
+ * toolcell's own (root processes running docker-init or the supervisor).
+ * Commands may run as root too (a root-owned workspace), so the user alone
+ * does not tell them apart; these tests' commands never disguise their
+ * command line.
+ */
 export async function commandProcesses(containerId: string): Promise<ContainerProcess[]> {
-  return (await containerProcesses(containerId)).filter((row) => row.user !== 'root' && row.user !== '0');
+  return (await containerProcesses(containerId)).filter((row) => !((row.user === 'root' || row.user === '0') && TOOLCELL_PROCESS.test(row.args)));
 }
 
 /** Ids of the containers carrying `label=value`, running or not. */

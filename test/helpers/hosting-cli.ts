@@ -9,6 +9,7 @@ import { once } from 'node:events';
 import { mountsAt } from '../../src/backends/docker/disk-cap/mount-table.js';
 import { TenantDisks } from '../../src/hosting/disk/tenant-disks.js';
 import { cliPath } from './cli.js';
+import { eventually } from './docker.js';
 
 export interface CliServer {
   child: ChildProcess;
@@ -92,4 +93,12 @@ export function releaseLeftDisks(t: Teardown, dataDir: string, tenants: readonly
     for (const tenant of tenants) if ((await mountsAt(disks.workspacePath(tenant))).length > 0) await disks.prepare(tenant, {});
     await disks.releaseAll();
   });
+}
+
+/** Waits (a minute at most) for `pattern` in what the server printed; its first group. */
+export async function printedBy(server: { stderr(): string }, pattern: RegExp): Promise<string> {
+  let found: string | undefined;
+  await eventually(async () => (found = pattern.exec(server.stderr())?.[1]) !== undefined, 60_000);
+  if (found === undefined) throw new Error(`the server never printed ${pattern}: ${server.stderr()}`);
+  return found;
 }

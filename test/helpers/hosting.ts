@@ -5,6 +5,7 @@
  * with a tenant's key.
  */
 import type { ExecutionContext } from 'ava';
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -17,10 +18,12 @@ import { LABELS } from '../../src/backends/docker/labels.js';
 import { ApiKeyAuthenticator } from '../../src/hosting/api-key.js';
 import type { HostingEvent, HostingObserver } from '../../src/hosting/hosting-events.js';
 import { HostingServer, type HostingServerOptions } from '../../src/hosting/hosting-server.js';
+import type { Authenticator } from '../../src/hosting/principal.js';
 import { TenantStore } from '../../src/hosting/tenant-store.js';
-import { createRuntime, type Runtime } from '../../src/runtime/runtime.js';
-import { folderWorkspace, type PrepareWorkspace } from '../../src/hosting/tenant-workspace.js';
-import { giveWorkspaceToSandboxUser, testSandboxRuntime, UNDER_GVISOR } from './test-runtime.js';
+import type { PolicyRuleInput } from '../../src/policy/policy-rule.js';
+import { createRuntime, type Runtime, type RuntimeOptions } from '../../src/runtime/runtime.js';
+import { packageRoot } from '../../src/paths.js';
+import { testSandboxRuntime } from './test-runtime.js';
 import { runCli } from './cli.js';
 
 /** A fresh real-path folder, removed at teardown (containers may still hold files a moment; retried). */
@@ -85,21 +88,41 @@ export interface Hosting {
   close(): Promise<void>;
 }
 
-/** Starts a hosting server over `tenantsFile` on 127.0.0.1 and a free port (approval yolo: shell commands run, in Docker). */
-export async function startHosting(options: { tenantsFile: string; dataDir: string } & Partial<HostingServerOptions>): Promise<Hosting> {
-  const { tenantsFile, ...rest } = options;
+/**
+ * Starts a hosting server over `tenantsFile` on 127.0.0.1 and a free port (approval yolo: shell commands run, in Docker).
+ * API keys are checked, and whatever `moreAuthenticators` makes from the store (an OIDC authenticator).
+ * `pool` sets the runtime's worker pool (its threads, extra tool modules); `policy` the operator's rules.
+ */
+export async function startHosting(
+  options: {
+    tenantsFile: string;
+    dataDir: string;
+    moreAuthenticators?: (store: TenantStore) => Authenticator[];
+    pool?: RuntimeOptions['pool'];
+    policy?: PolicyRuleInput[];
+  } & Partial<HostingServerOptions>,
+): Promise<Hosting> {
+  const { tenantsFile, moreAuthenticators, pool, policy, ...rest } = options;
   await mkdir(options.dataDir, { recursive: true });
-  const store = await TenantStore.open({ file: tenantsFile, pollMs: 200 });
-  const runtime = await createRuntime({ workspace: options.dataDir, approvalMode: 'yolo', sandbox: 'docker', ...testSandboxRuntime(), onWarning: () => {} });
+  // The data dir as the CLI gives it: a tenant's own workspace that meets the default ones is refused.
+  const store = await TenantStore.open({ file: tenantsFile, pollMs: 200, dataDir: options.dataDir });
+  const runtime = await createRuntime({
+    workspace: options.dataDir,
+    approvalMode: 'yolo',
+    sandbox: 'docker',
+    ...testSandboxRuntime(),
+    onWarning: () => {},
+    ...(pool ? { pool } : {}),
+    ...(policy ? { policy } : {}),
+  });
   const observer = new RecordingObserver();
   const server = await HostingServer.start({
     store,
     runtime,
-    authenticators: [new ApiKeyAuthenticator(store)],
+    authenticators: [new ApiKeyAuthenticator(store), ...(moreAuthenticators?.(store) ?? [])],
     observer,
     port: 0,
     sweepIntervalMs: 100,
-    ...(UNDER_GVISOR ? { prepareWorkspace: sandboxUserWorkspaces(options.dataDir, store) } : {}),
     ...rest,
   });
   let closed: Promise<void> | undefined;
@@ -115,19 +138,6 @@ export async function startHosting(options: { tenantsFile: string; dataDir: stri
         store.close();
         await runtime.close();
       })()),
-  };
-}
-
-/**
- * Under gVisor: the default tenant folders, given to the sandbox user (no
- * POSIX ACLs there to open a root-owned one; test-runtime.ts).
- */
-function sandboxUserWorkspaces(dataDir: string, store: TenantStore): PrepareWorkspace {
-  const prepare = folderWorkspace({ dataDir, workspaceOf: (tenant) => store.tenant(tenant)?.workspace });
-  return async (tenant, limits) => {
-    const prepared = await prepare(tenant, limits);
-    await giveWorkspaceToSandboxUser(prepared.path);
-    return prepared;
   };
 }
 
@@ -195,6 +205,12 @@ export async function toolcellContainersUnder(dir: string): Promise<string[]> {
   return list.filter((info) => under(info.Labels?.[LABELS.workspace] ?? '')).map((info) => info.Id);
 }
 
+/** The running toolcell containers whose workspace is under `dir` (none created but not yet started, none stopped). */
+export async function runningContainersUnder(dir: string): Promise<string[]> {
+  const running = new Set((await createEngineClient().listContainers({ filters: { label: [`${LABELS.sandbox}=1`] } })).map((info) => info.Id));
+  return (await toolcellContainersUnder(dir)).filter((id) => running.has(id));
+}
+
 /** Runs `task` on every item with at most `limit` running at once; resolves with the results in order. */
 export async function mapLimited<T, R>(items: readonly T[], limit: number, task: (item: T, index: number) => Promise<R>): Promise<R[]> {
   const results: R[] = new Array<R>(items.length);
@@ -207,4 +223,30 @@ export async function mapLimited<T, R>(items: readonly T[], limit: number, task:
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
   return results;
+}
+
+/**
+ * A client that leaves without ending its session, as the MCP Inspector's
+ * CLI does: another process connects with the SDK client as the holder of
+ * `key`, lists the tools, and exits without a DELETE. Resolves with the id
+ * of the session it left behind.
+ */
+export function leaveWithoutClosing(url: string, key: string): Promise<string> {
+  const sdk = (path: string) => JSON.stringify(join(packageRoot, 'node_modules', '@modelcontextprotocol', 'sdk', 'dist', 'esm', path));
+  const script = `
+    import { Client } from ${sdk('client/index.js')};
+    import { StreamableHTTPClientTransport } from ${sdk('client/streamableHttp.js')};
+    const transport = new StreamableHTTPClientTransport(new URL(process.argv[1]), { requestInit: { headers: { Authorization: 'Bearer ' + process.argv[2] } } });
+    const client = new Client({ name: 'leaver', version: '1.0.0' });
+    await client.connect(transport);
+    await client.listTools();
+    process.stdout.write(transport.sessionId + '\\n');
+    process.exit(0);
+  `;
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, ['--input-type=module', '-e', script, url, key], { timeout: 60_000 }, (error, stdout, stderr) => {
+      if (error) reject(new Error(`the leaving client failed: ${String(error)} ${stderr}`));
+      else resolve(stdout.trim());
+    });
+  });
 }

@@ -12,6 +12,12 @@ export interface TestIssuer {
   sign(claims?: JWTPayload, options?: { key?: CryptoKey; alg?: string; kid?: string }): Promise<string>;
   /** A key pair the JWKS does not publish, to sign forgeries with. */
   readonly otherKey: CryptoKey;
+  /** Makes the JWKS endpoint answer this status with an empty body (an outage); undefined: serve the keys again. */
+  failJwks(status: number | undefined): void;
+  /** The same for the discovery document. */
+  failDiscovery(status: number | undefined): void;
+  /** How many requests asked for `path` so far (`/jwks`, `/.well-known/openid-configuration`). */
+  count(path: string): number;
   close(): Promise<void>;
 }
 
@@ -26,12 +32,18 @@ export async function startTestIssuer(audience: string): Promise<TestIssuer> {
   const jwk = { ...(await exportJWK(publicKey)), kid: 'key-1', alg: 'ES256', use: 'sig' };
   const requests: string[] = [];
   let issuer = '';
+  let jwksStatus: number | undefined;
+  let discoveryStatus: number | undefined;
   const server: Server = createServer((req, res) => {
     requests.push(req.url ?? '');
-    if (req.url === '/.well-known/openid-configuration') {
+    if (req.url === '/.well-known/openid-configuration' && discoveryStatus !== undefined) {
+      res.writeHead(discoveryStatus).end();
+    } else if (req.url === '/.well-known/openid-configuration') {
       res
         .writeHead(200, { 'Content-Type': 'application/json' })
         .end(JSON.stringify({ issuer, jwks_uri: `${issuer}/jwks`, id_token_signing_alg_values_supported: ['ES256'] }));
+    } else if (req.url === '/jwks' && jwksStatus !== undefined) {
+      res.writeHead(jwksStatus).end();
     } else if (req.url === '/jwks') {
       res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ keys: [jwk] }));
     } else {
@@ -45,6 +57,13 @@ export async function startTestIssuer(audience: string): Promise<TestIssuer> {
     issuer,
     requests,
     otherKey: other.privateKey,
+    failJwks(status) {
+      jwksStatus = status;
+    },
+    failDiscovery(status) {
+      discoveryStatus = status;
+    },
+    count: (path) => requests.filter((url) => url === path).length,
     async sign(claims = {}, options = {}) {
       const now = Math.floor(Date.now() / 1000);
       return new SignJWT({ iss: issuer, sub: 'alice', aud: audience, iat: now, exp: now + 300, ...claims })

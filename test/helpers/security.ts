@@ -14,7 +14,7 @@ import type { ExecutionContext } from 'ava';
 import { execFile, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, realpath } from 'node:fs/promises';
+import { chown, mkdtemp, realpath } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Part } from '@google/genai';
@@ -100,11 +100,28 @@ export function parseShellBlock(text: string): { output: string; exitCode: numbe
 }
 
 export interface SessionOptions {
-  /** Defaults to a fresh temporary folder. */
+  /** Defaults to a fresh temporary folder, owned by `owner`. */
   workspace?: string;
   timeoutSeconds?: number;
   /** The sandbox's OCI runtime; default the suite's (TOOLCELL_TEST_RUNTIME, else the engine's). */
   runtime?: string;
+  /**
+   * Who owns the fresh workspace, and so whom commands run as: default
+   * TOOLCELL_TEST_WORKSPACE_OWNER (`UID:GID`, needs root), else the test
+   * process (root here: commands run as uid 0), except under gVisor, which
+   * refuses uid-0 commands: there the image's `sandbox` user (test-runtime.ts).
+   * Run the suite once each way.
+   */
+  owner?: { uid: number; gid: number };
+}
+
+/** The owner the suite's fresh workspaces get (SessionOptions.owner). */
+export function suiteWorkspaceOwner(): { uid: number; gid: number } | undefined {
+  const value = process.env['TOOLCELL_TEST_WORKSPACE_OWNER'];
+  if (value === undefined || value === '') return undefined;
+  const match = /^(\d+):(\d+)$/.exec(value);
+  if (!match) throw new Error(`TOOLCELL_TEST_WORKSPACE_OWNER must be UID:GID, got ${JSON.stringify(value)}`);
+  return { uid: Number(match[1]), gid: Number(match[2]) };
 }
 
 /**
@@ -126,7 +143,9 @@ export class SandboxSession {
     let workspace = options.workspace;
     if (workspace === undefined) {
       workspace = await realpath(await mkdtemp(join(tmpdir(), 'toolcell-sec-ws-')));
-      await giveWorkspaceToSandboxUser(workspace, options.runtime);
+      const owner = options.owner ?? suiteWorkspaceOwner();
+      if (owner !== undefined) await chown(workspace, owner.uid, owner.gid);
+      else await giveWorkspaceToSandboxUser(workspace, options.runtime);
     }
     const runtime = await createRuntime({
       workspace,
@@ -375,8 +394,7 @@ export async function dockerInspect(id: string): Promise<Record<string, unknown>
 
 /**
  * Processes of a container that belong to commands, as `pid user args`
- * lines (the init, the supervisor and the reapers run as container root;
- * every command runs as the unprivileged sandbox user).
+ * lines: everything but init, the supervisor and its reapers (docker.ts).
  */
 export async function commandProcesses(containerId: string): Promise<string[]> {
   return (await commandProcessRows(containerId)).map((row) => `${row.pid} ${row.user} ${row.args}`);

@@ -37,10 +37,11 @@ export function withTestRuntimeArgs(args: readonly string[]): string[] {
 }
 
 /**
- * Under gVisor, gives a fresh (root-owned) test workspace to the sandbox
- * user: gVisor has no POSIX ACLs, so toolcell refuses a root-owned
- * workspace there (docker-backend.ts), and commands run as the owner of one
- * a user owns. Under runc, nothing changes (root keeps it; ACLs open it).
+ * Under gVisor, gives a fresh (root-owned) test workspace to an ordinary
+ * user (the image's `sandbox` uid): commands run as a workspace's owner, and
+ * toolcell refuses uid-0 commands under gVisor (docker-backend.ts: gVisor
+ * does not keep them from init's and the supervisor's descriptors and
+ * signals). Under runc, nothing changes: root keeps it, commands run as uid 0.
  */
 export async function giveWorkspaceToSandboxUser(dir: string, runtime: string | undefined = TEST_RUNTIME): Promise<void> {
   if (runtime === 'runsc') await chown(dir, SANDBOX_UID, SANDBOX_GID);

@@ -24,7 +24,7 @@ const call = (seq: number, pad = ''): HostingEvent => ({
   session: 's1',
   callId: `c${seq}`,
   tool: 'run_shell_command',
-  // The pad goes into the command, which the log never cuts.
+  // The pad goes into the command; tests of long lines raise the log's bounds past it (`LONG_LINES`).
   args: { command: `curl -H "Authorization: Bearer abcdefgh12345678" https://x/${seq}${pad}`, seq },
   decision: 'allow',
   outcome: 'success',
@@ -32,6 +32,9 @@ const call = (seq: number, pad = ''): HostingEvent => ({
   durationMs: 3,
   outputBytes: 10,
 });
+
+/** Bounds above the longest pad here: what these tests check is how long lines are written, not how they are cut. */
+const LONG_LINES = { maxLineBytes: 1024 * 1024, maxStringChars: 1024 * 1024 };
 
 function startWriter(path: string, pad: number, inFlight: number): { child: ChildProcess; ready: Promise<void> } {
   const child = spawn(process.execPath, [writer, path, String(pad), String(inFlight)], { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -105,7 +108,7 @@ test('a log whose last line was torn (a crash, a full disk) is appended to on a 
 
 test('concurrent records, from two descriptors at once, each stay one whole line', async (t) => {
   const path = await tempLog(t);
-  const [a, b] = await Promise.all([AuditLog.open({ path }), AuditLog.open({ path })]);
+  const [a, b] = await Promise.all([AuditLog.open({ path, ...LONG_LINES }), AuditLog.open({ path, ...LONG_LINES })]);
   // Lines from 10 bytes to 200 KB: large writes are where interleaving would show.
   const sizes = [0, 100, 5_000, 70_000, 200_000];
   await Promise.all(Array.from({ length: 200 }, (_, seq) => (seq % 2 ? a : b).record(call(seq, 'y'.repeat(sizes[seq % sizes.length]!)))));
@@ -121,7 +124,7 @@ test('concurrent records, from two descriptors at once, each stay one whole line
 
 test('records of one log keep the order they were made in', async (t) => {
   const path = await tempLog(t);
-  const log = await AuditLog.open({ path });
+  const log = await AuditLog.open({ path, ...LONG_LINES });
   await Promise.all(Array.from({ length: 50 }, (_, seq) => log.record(call(seq, seq % 3 ? '' : 'z'.repeat(100_000)))));
   await log.close();
   t.deepEqual(

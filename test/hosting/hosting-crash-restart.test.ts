@@ -1,7 +1,7 @@
 import anyTest from 'ava';
 import { join } from 'node:path';
 import { readAuditLines } from '../helpers/audit-log.js';
-import { containerProcesses, eventually, requireDocker } from '../helpers/docker.js';
+import { eventually, requireDocker, runningProcesses } from '../helpers/docker.js';
 import { call, connectAs, addTenant, connectTenant, hostingFolder, toolcellContainersUnder } from '../helpers/hosting.js';
 import { releaseLeftDisks, startCliServer } from '../helpers/hosting-cli.js';
 
@@ -46,9 +46,7 @@ test('after kill -9 during calls, a restart removes the leftover containers; wor
   // Both tenants' sleeps are running in their containers.
   const sleeping = async () => {
     const ids = await toolcellContainersUnder(dataDir);
-    const withSleep = await Promise.all(
-      ids.map(async (id) => ((await containerProcesses(id)).some((row) => row.args.startsWith('sleep 600')) ? id : undefined)),
-    );
+    const withSleep = await Promise.all(ids.map(async (id) => ((await runningProcesses(id)).some((row) => row.args.startsWith('sleep 600')) ? id : undefined)));
     return withSleep.filter((id): id is string => id !== undefined);
   };
   t.true(await eventually(async () => (await sleeping()).length === TENANTS.length, 120_000), 'a sleep runs in each tenant’s container');
@@ -56,8 +54,11 @@ test('after kill -9 during calls, a restart removes the leftover containers; wor
   phase('calls running');
 
   t.like(await first.stop('SIGKILL'), { signal: 'SIGKILL' });
+  // The killed server's containers stay behind, unless another toolcell process on this engine (a
+  // parallel test file, any `toolcell exec`) has already removed them: every start removes the
+  // containers of dead owners. Either way none may be left once the restarted server is up.
   const leftover = await toolcellContainersUnder(dataDir);
-  t.deepEqual(leftover.sort(), before.sort(), 'the killed server’s containers are still there');
+  if (leftover.length < before.length) t.log(`${before.length - leftover.length} of the killed server's containers were removed by another process first`);
   const atCrash = await readAuditLines(audit);
   t.true(
     atCrash.some((line) => line['event'] === 'session_open'),
@@ -71,7 +72,7 @@ test('after kill -9 during calls, a restart removes the leftover containers; wor
   const second = await startCliServer(t, args);
   phase('second server up');
   t.true(
-    await eventually(async () => (await toolcellContainersUnder(dataDir)).every((id) => !leftover.includes(id)), 60_000),
+    await eventually(async () => (await toolcellContainersUnder(dataDir)).every((id) => !leftover.includes(id) && !before.includes(id)), 60_000),
     'the leftover containers are removed at start-up',
   );
   phase('leftovers removed');

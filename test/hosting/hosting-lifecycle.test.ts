@@ -11,8 +11,9 @@ import { sandboxImageTag } from '../../src/backends/docker/image.js';
 import { LABELS } from '../../src/backends/docker/labels.js';
 import { tenantSlug } from '../../src/hosting/disk/tenant-slug.js';
 import { cliPath, runCli } from '../helpers/cli.js';
-import { containerProcesses, containersWithLabel, eventually, requireDocker } from '../helpers/docker.js';
+import { containersWithLabel, eventually, requireDocker, runningProcesses } from '../helpers/docker.js';
 import { addTenant, call, connectAs, hostingFolder, startHosting } from '../helpers/hosting.js';
+import { releaseLeftDisks } from '../helpers/hosting-cli.js';
 
 /** A hosting server's start and end: leftovers removed, a drain that lets calls finish, the CLI's SIGTERM. */
 const test = (await requireDocker(anyTest, 'hosting/lifecycle')).serial;
@@ -91,11 +92,13 @@ test('closing without a drain cancels running calls and removes every container'
   t.false((await outcome).includes('Output: never'));
 });
 
-test('toolcell serve --tenants with --audit, --metrics and --admin-key-file: a capped workspace, health, metrics, admin and audit lines; SIGTERM drains and removes its containers', async (t) => {
+test('toolcell serve --tenants with --audit, --metrics, --admin and --admin-key-file: a capped workspace, health, metrics, admin and audit lines; SIGTERM drains and removes its containers', async (t) => {
   const dir = await hostingFolder(t);
   const file = join(dir, 'tenants.json');
   const key = await addTenant(file, 'alpha');
   const dataDir = join(dir, 'data');
+  // Should the test fail, the killed server's mount is released before the folder is removed.
+  releaseLeftDisks(t, dataDir, ['alpha']);
   const auditFile = join(dir, 'audit.jsonl');
   const adminKeyFile = join(dir, 'admin.key');
   await writeFile(adminKeyFile, `${randomBytes(32).toString('base64url')}\n`, { mode: 0o600 });
@@ -118,6 +121,8 @@ test('toolcell serve --tenants with --audit, --metrics and --admin-key-file: a c
       auditFile,
       '--metrics',
       '127.0.0.1:0',
+      '--admin',
+      '127.0.0.1:0',
       '--admin-key-file',
       adminKeyFile,
     ],
@@ -125,12 +130,13 @@ test('toolcell serve --tenants with --audit, --metrics and --admin-key-file: a c
   );
   t.teardown(() => void child.kill('SIGKILL'));
   let stderr = '';
-  const [url, metricsUrl] = await new Promise<[string, string]>((resolve, reject) => {
+  const [url, metricsUrl, adminUrl] = await new Promise<[string, string, string]>((resolve, reject) => {
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
       stderr += chunk;
       const mcp = /at (http:\/\/\S+\/mcp)/.exec(stderr);
-      const metrics = /for operators at (http:\/\/\S+)/.exec(stderr);
-      if (mcp && metrics) resolve([mcp[1]!, metrics[1]!]);
+      const metrics = /readyz for operators at (http:\/\/\S+)/.exec(stderr);
+      const admin = /admin API \(\/admin\/\) for operators at (http:\/\/\S+)/.exec(stderr);
+      if (mcp && metrics && admin) resolve([mcp[1]!, metrics[1]!, admin[1]!]);
     });
     child.once('exit', () => reject(new Error(`serve exited: ${stderr}`)));
   });
@@ -144,9 +150,16 @@ test('toolcell serve --tenants with --audit, --metrics and --admin-key-file: a c
   t.regex((await call(alpha.client, 'run_shell_command', { command: 'df -P /workspace | tail -1' })).text, /\/workspace/);
   t.not(statSync(workspace).dev, statSync(dataDir).dev, 'the workspace is a mount of its own');
 
-  const sessions = await runCli(['hosting', 'sessions', '--server', base, '--admin-key-file', adminKeyFile, '--json']);
+  // 40 MB in the container's /tmp (a tmpfs, charged to its memory): the figure must show it.
+  t.regex((await call(alpha.client, 'run_shell_command', { command: 'head -c 40000000 /dev/zero > /tmp/fill && echo filled' })).text, /filled/);
+  const sessions = await runCli(['hosting', 'sessions', '--server', adminUrl, '--admin-key-file', adminKeyFile, '--json']);
   t.is(sessions.code, 0, sessions.stderr);
   t.like(JSON.parse(sessions.stdout), [{ id: alpha.sessionId, tenant: 'alpha' }]);
+  // Its container runs (it ran the commands above): a figure, not `-`, and one that counts what it holds.
+  const [listed] = JSON.parse(sessions.stdout) as Array<{ memoryBytes?: unknown }>;
+  t.true(typeof listed!.memoryBytes === 'number' && listed!.memoryBytes >= 40_000_000, sessions.stdout);
+  const table = await runCli(['hosting', 'sessions', '--server', adminUrl, '--admin-key-file', adminKeyFile]);
+  t.regex(table.stdout.split('\n')[1] ?? '', new RegExp(`^${alpha.sessionId}\\s+alpha\\s.*\\s\\d+\\.\\d (KiB|MiB)$`), table.stdout);
   const scraped = await (await fetch(`${metricsUrl}/metrics`)).text();
   t.regex(scraped, /tenant="alpha"/);
 
@@ -156,7 +169,7 @@ test('toolcell serve --tenants with --audit, --metrics and --admin-key-file: a c
     await eventually(async () => {
       const [id] = await containersWithLabel(LABELS.workspace, workspace);
       if (!id) return false;
-      return (await containerProcesses(id)).some((row) => row.args.startsWith('sleep 2'));
+      return (await runningProcesses(id)).some((row) => row.args.startsWith('sleep 2'));
     }),
   );
   const exited = once(child, 'exit');

@@ -6,7 +6,6 @@
  * whose runtime the engine lacks is refused at session open in one line.
  */
 import anyTest, { type TestFn } from 'ava';
-import { chown, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { requireDocker } from '../helpers/docker.js';
 import { addTenant, call, connectAs, hostingFolder, startHosting, type Hosting } from '../helpers/hosting.js';
@@ -19,12 +18,8 @@ const test = (await requireGvisor(docker, 'hosting/runtime')).serial;
 docker.before(async (t) => {
   const dir = await hostingFolder({ teardown: () => {} }, 'toolcell-hosting-runtime-');
   const file = join(dir, 'tenants.json');
-  // gVisor has no POSIX ACLs: its tenant's workspace belongs to the sandbox user rather than root.
-  const gvisorWorkspace = join(dir, 'gvisor-workspace');
-  await mkdir(gvisorWorkspace);
-  await chown(gvisorWorkspace, 10001, 10001);
   t.context.keys = {
-    alpha: await addTenant(file, 'alpha', ['--runtime', 'runsc', '--workspace', gvisorWorkspace]),
+    alpha: await addTenant(file, 'alpha', ['--runtime', 'runsc']),
     beta: await addTenant(file, 'beta', ['--runtime', 'runc']),
     gamma: await addTenant(file, 'gamma'),
     delta: await addTenant(file, 'delta', ['--runtime', 'toolcell-no-such-runtime']),
@@ -44,10 +39,17 @@ test('tenant alpha runs on gVisor while tenant beta runs on runc, at the same ti
     connectAs(hosting.server.url, keys['gamma']!),
   ]);
   t.teardown(() => Promise.all([alpha.close(), beta.close(), gamma.close()]));
-  const probe = { command: 'dmesg 2>&1 | head -1; uname -r' };
+  const probe = { command: 'dmesg 2>&1 | head -1; uname -r; echo "uid=$(id -u)"' };
   const [inAlpha, inBeta] = await Promise.all([call(alpha.client, 'run_shell_command', probe), call(beta.client, 'run_shell_command', probe)]);
   t.regex(inAlpha.text, /Starting gVisor/, inAlpha.text);
   t.notRegex(inBeta.text, /Starting gVisor/, inBeta.text);
+  // Each tenant's commands run as its own uid (tenant-uid.ts), on either runtime.
+  const uids = [inAlpha.text, inBeta.text].map((text) => Number(/uid=(\d+)/.exec(text)?.[1]));
+  t.true(
+    uids.every((uid) => uid >= 1_900_000_000),
+    `tenant uids: ${uids.join(', ')}`,
+  );
+  t.not(uids[0], uids[1]);
   const runtimes = Object.fromEntries(hosting.server.listSessions().map((session) => [session.tenant, session.runtime]));
   t.deepEqual(runtimes, { alpha: 'runsc', beta: 'runc', gamma: TEST_RUNTIME ?? 'runc' }, "gamma has none of its own: the operator's");
 });

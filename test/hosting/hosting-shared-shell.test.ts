@@ -12,6 +12,7 @@ import { LABELS } from '../../src/backends/docker/labels.js';
 import { tenantSlug } from '../../src/hosting/disk/tenant-slug.js';
 import { DEFAULT_TENANT_LIMITS } from '../../src/hosting/limits.js';
 import { TenantResources } from '../../src/hosting/tenant-resources.js';
+import { TENANT_UID_FIRST } from '../../src/hosting/tenant-uid.js';
 import { folderWorkspace } from '../../src/hosting/tenant-workspace.js';
 import { readTenantsFile, writeTenantsFile } from '../../src/hosting/tenants-file.js';
 import { ShellService } from '../../src/shell/shell-service.js';
@@ -108,6 +109,7 @@ test('a tenant handed a shell service of its own opens its sessions there, and c
   t.teardown(() => own.close());
   const resources = await TenantResources.create({
     tenant: 'dedicated',
+    uid: TENANT_UID_FIRST + 999,
     limits: { ...DEFAULT_TENANT_LIMITS, memoryBytes: 80 * MiB, pids: 40 },
     runtime: hosting.runtime,
     prepareWorkspace: folderWorkspace({ dataDir: join(dir, 'dedicated'), workspaceOf: () => undefined }),

@@ -17,7 +17,7 @@ function countEvents(metrics: HostingMetrics): void {
   metrics.record({ event: 'quota_refusal', tenant: 'acme', limit: 'callsPerMinute' });
   metrics.record({ event: 'auth_failure', remoteAddress: '10.0.0.1', reason: 'unknown_key' });
   metrics.record({ event: 'auth_failure', remoteAddress: '10.0.0.1', reason: 'unknown_key' });
-  metrics.record({ event: 'session_open', tenant: 'acme', subject: 'k1', session: 's' });
+  metrics.record({ event: 'session_open', tenant: 'acme', subject: 'k1', via: 'api_key', session: 's' });
   metrics.record({ event: 'admin', action: 'list_sessions' });
 }
 

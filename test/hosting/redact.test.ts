@@ -1,4 +1,5 @@
 import test from 'ava';
+import { createHash } from 'node:crypto';
 import { REDACTED, redactArgs, redactString } from '../../src/hosting/audit/redact.js';
 
 const R = REDACTED;
@@ -15,7 +16,7 @@ test('keys named like a secret lose their whole value, at any depth', (t) => {
   );
 });
 
-test('the shell command is kept in full except for its secret values', (t) => {
+test('the shell command is kept (up to the bound) except for its secret values', (t) => {
   const cases: Array<[string, string]> = [
     ['curl -H "Authorization: Bearer abc.def-123" https://api.example/x', `curl -H "Authorization: Bearer ${R}" https://api.example/x`],
     ['curl -H "authorization: token ghx123456789" u', `curl -H "authorization: token ${R}" u`],
@@ -59,11 +60,22 @@ test('ordinary commands pass unchanged', (t) => {
   }
 });
 
-test('long strings other than the command keep their head and say how much was cut', (t) => {
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+
+test('long strings, the command included, keep their head, their length and SHA-256', (t) => {
   const content = 'a'.repeat(10_000);
-  const out = redactArgs({ file_path: 'f', content, command: 'b'.repeat(10_000) }, { maxStringChars: 100 });
-  t.is(out['content'], `${'a'.repeat(100)}…[9900 more characters]`);
-  t.is(out['command'], 'b'.repeat(10_000));
+  const command = 'b'.repeat(3_900_000);
+  const out = redactArgs({ file_path: 'f', content, command }, { maxStringChars: 100 });
+  t.is(out['content'], `${'a'.repeat(100)}…[cut: 10000 bytes in all, sha256 ${sha256(content)}]`);
+  t.is(out['command'], `${'b'.repeat(100)}…[cut: 3900000 bytes in all, sha256 ${sha256(command)}]`);
+  t.is(out['file_path'], 'f');
+});
+
+test('a long value is redacted over the head it keeps, also a secret the cut runs through', (t) => {
+  const token = 'ghp_' + 'Z'.repeat(36);
+  const out = redactArgs({ command: `echo ${token} ${'x'.repeat(100_000)}` }, { maxStringChars: 20 });
+  t.regex(out['command'] as string, /^echo \[REDACTED\] x{4}…\[cut: 100046 bytes in all, sha256 [0-9a-f]{64}\]$/);
+  t.false((out['command'] as string).includes('ghp_'), 'not even the start of the token');
 });
 
 test("redaction never rewrites the caller's object", (t) => {

@@ -123,6 +123,9 @@ test('a tenant with an allow list reaches it, and nothing else; a tenant without
   const denied = await call(alpha.client, 'run_shell_command', curl('denied.test', web.port));
   t.notRegex(denied.text, /hello from web/);
   t.regex(denied.text, new RegExp(`network: refused denied\\.test:${web.port}`), denied.text);
+  // In the tenant's terms: its list is the operator's to keep, not a setting it has.
+  t.true(denied.text.includes(`denied.test:${web.port}, not in this tenant's network allow list (kept by the server's operator)`), denied.text);
+  t.notRegex(denied.text, /sandbox\.network/);
 
   const beta = await connect(t, 'beta');
   const before = web.hits;
@@ -150,6 +153,15 @@ test("web_fetch (on the host) is held to the tenant's list, not the operator's",
   const refused = await call(beta.client, 'web_fetch', { prompt: `Read http://allowed.test:${web.port}/` });
   t.notRegex(refused.text, /hello from web/, refused.text);
   t.is(web.hits, before);
+  // Refusals, and the tool's description, in the tenant's terms rather than the operator's settings.
+  t.true(refused.text.includes("not in this tenant's network allow list (kept by the server's operator)"), refused.text);
+  t.true(refused.text.includes("This tenant's sandboxes have no network: the server's operator decides which hosts a tenant may reach."), refused.text);
+  const unlisted = await call(alpha.client, 'web_fetch', { prompt: `Read http://denied.test:${web.port}/` });
+  t.true(unlisted.text.includes(`denied.test:${web.port}, not in this tenant's network allow list`), unlisted.text);
+  const { tools } = await alpha.client.listTools();
+  const description = tools.find((tool) => tool.name === 'web_fetch')?.description ?? '';
+  t.true(description.includes("Only hosts listed in this tenant's network allow list (kept by the server's operator) can be fetched"), description);
+  for (const text of [refused.text, unlisted.text, description]) t.notRegex(text, /sandbox\.network/);
 });
 
 test("each tenant's containers sit on a network of their own (docker inspect)", async (t) => {
@@ -182,13 +194,28 @@ test('the audit log has each connection as an egress line with the right tenant'
   );
   t.true(egress.every((line) => typeof line['time'] === 'string' && typeof line['client'] === 'string'));
   t.false(
-    egress.some((line) => line['tenant'] === 'beta'),
-    'beta has no proxy to log anything',
+    egress.some((line) => line['tenant'] === 'beta' && line['via'] !== 'web_fetch'),
+    'beta has no proxy to log anything (its web_fetch refusals are logged)',
   );
   t.true(
     egress.filter((line) => line['host'] === 'other.test').every((line) => line['tenant'] === 'gamma'),
     "gamma's connections carry gamma's name",
   );
+});
+
+test("web_fetch's connections are egress lines of the audit log too, with the tenant's name, allowed and refused", async (t) => {
+  const { web, observer, auditFile } = t.context;
+  const alpha = await connect(t, 'alpha');
+  const fetched = await call(alpha.client, 'web_fetch', { prompt: `Read http://allowed.test:${web.port}/ and http://denied.test:${web.port}/` });
+  t.regex(fetched.text, /hello from web/, fetched.text);
+  await observer.waitFor((event) => event.event === 'egress' && event.via === 'web_fetch' && event.host === 'denied.test');
+  const lines = (await readFile(auditFile, 'utf8'))
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as Record<string, unknown>)
+    .filter((line) => line['event'] === 'egress' && line['via'] === 'web_fetch');
+  t.true(lines.some((line) => line['tenant'] === 'alpha' && line['action'] === 'allowed' && line['host'] === 'allowed.test' && line['client'] === 'host'));
+  t.true(lines.some((line) => line['tenant'] === 'alpha' && line['action'] === 'refused' && line['host'] === 'denied.test'));
 });
 
 test("a tenant's policy file refuses its calls naming the rule; another tenant is not affected", async (t) => {
@@ -197,14 +224,16 @@ test("a tenant's policy file refuses its calls naming the rule; another tenant i
   await call(alpha.client, 'write_file', { file_path: 'doomed.txt', content: 'x' });
   const refused = await call(alpha.client, 'run_shell_command', { command: 'ls && rm doomed.txt' });
   t.is(refused.errorType, 'policy_denied', refused.text);
-  t.true(refused.text.includes(`${tenantPolicy} rule 1 ("no-rm")`), refused.text);
+  t.true(refused.text.includes(`your tenant policy, rule 1 ("no-rm")`), refused.text);
+  t.false(refused.text.includes(tenantPolicy), 'the denial names no host path');
   t.is((await call(alpha.client, 'read_file', { file_path: 'doomed.txt' })).text.trim(), 'x', 'it was not run');
   const audited = await observer.waitFor((event) => event.event === 'tool_call' && event.errorType === 'policy_denied' && event.tenant === 'alpha');
-  t.like(audited, { decision: 'denied', outcome: 'denied' });
+  t.like(audited, { decision: 'deny', outcome: 'denied' });
 
   const asked = await call(alpha.client, 'run_shell_command', { command: 'touch new.txt' });
   t.is(asked.errorType, 'confirmation_required', asked.text);
-  t.true(asked.text.includes('("ask-touch")'), 'nobody can be asked: a refusal naming the rule');
+  t.true(asked.text.includes(`your tenant policy, rule 2 ("ask-touch")`), 'nobody can be asked: a refusal naming the rule');
+  t.false(asked.text.includes(tenantPolicy), 'the refusal names no host path');
 
   const beta = await connect(t, 'beta');
   await call(beta.client, 'write_file', { file_path: 'doomed.txt', content: 'x' });
@@ -214,7 +243,7 @@ test("a tenant's policy file refuses its calls naming the rule; another tenant i
   const betaCall = await observer.waitFor(
     (event) => event.event === 'tool_call' && event.tenant === 'beta' && event.tool === 'run_shell_command' && event.outcome === 'success',
   );
-  t.like(betaCall, { decision: 'auto' });
+  t.like(betaCall, { decision: 'allow' });
 });
 
 test('an operator deny is not undone by a tenant allow at a higher priority', async (t) => {
@@ -222,7 +251,7 @@ test('an operator deny is not undone by a tenant allow at a higher priority', as
   await call(alpha.client, 'write_file', { file_path: 'keep.txt', content: 'kept' });
   const refused = await call(alpha.client, 'run_shell_command', { command: 'shred -u keep.txt' });
   t.is(refused.errorType, 'policy_denied', refused.text);
-  t.true(refused.text.includes('options.policy rule 1 ("op-no-shred")'), refused.text);
+  t.true(refused.text.includes(`the operator's policy, rule 1 ("op-no-shred")`), refused.text);
   t.is((await call(alpha.client, 'read_file', { file_path: 'keep.txt' })).text.trim(), 'kept');
 });
 

@@ -102,14 +102,20 @@ test('a tenant layer denies more, but never undoes an operator deny or ask_user 
   );
   const tenant = await policies.engineFor(tenantRules);
   t.is(await policies.engineFor(tenantRules), tenant, 'one engine per rule list');
-  t.is(await policies.engineFor([]), operator, 'no tenant rules: the operator engine itself');
   const shell = (command: string) => ({ toolName: 'run_shell_command', args: { command }, mode: 'yolo' as const });
-  t.like(tenant.decide(shell('curl http://x')), { decision: 'deny', rule: { file: 'operator.toml', name: 'op-no-curl' } });
-  t.like(tenant.decide(shell('git push')), { decision: 'ask_user', rule: { name: 'op-ask-git' } });
-  t.like(tenant.decide(shell('rm -rf build')), { decision: 'deny', rule: { file: 'tenant.toml', name: 'no-rm' } });
-  t.like(operator.decide(shell('rm -rf build')), { decision: 'allow' }, 'the operator engine is unchanged');
-  t.like(tenant.decide(shell('ls -la')), { decision: 'allow', rule: { name: 't-allow-ls' } }, 'a tenant allow counts where the operator says nothing');
-  t.like(tenant.decide(shell('echo hi')), { decision: 'default' });
+  // Named in the tenant's terms: never by the operator's file paths.
+  t.like(await tenant.decide(shell('curl http://x')), { decision: 'deny', rule: { file: "the operator's policy", index: 1, name: 'op-no-curl' } });
+  t.like(await tenant.decide(shell('git push')), { decision: 'ask_user', rule: { name: 'op-ask-git' } });
+  t.like(await tenant.decide(shell('rm -rf build')), { decision: 'deny', rule: { file: 'your tenant policy', index: 1, name: 'no-rm' } });
+  t.like(await operator.decide(shell('rm -rf build')), { decision: 'allow', rule: { file: 'operator.toml' } }, 'the operator engine is unchanged');
+  t.like(await tenant.decide(shell('ls -la')), { decision: 'allow', rule: { name: 't-allow-ls' } }, 'a tenant allow counts where the operator says nothing');
+  t.like(await tenant.decide(shell('echo hi')), { decision: 'default' });
+  const bare = await policies.engineFor([]);
+  t.like(
+    await bare.decide(shell('curl http://x')),
+    { decision: 'deny', rule: { file: "the operator's policy", name: 'op-no-curl' } },
+    'no tenant rules: the operator rules, named in tenant terms',
+  );
 });
 
 test('the operator sandbox.network never reaches a tenant; a tenant list becomes its own docker egress, its events read from its file', async (t) => {

@@ -63,7 +63,9 @@ test('errors name the file and the field', async (t) => {
     /tenants\.b\.workspace must not be or lie inside tenant a's workspace/,
   );
   await writeFile(file, '{not json');
-  await t.throwsAsync(readTenantsFile(file), { message: new RegExp(`${file} is not valid JSON`) });
+  await t.throwsAsync(readTenantsFile(file), { message: new RegExp(`${file} is not valid JSON \\(line 1, column 2: this is not a JSON value`) });
+  await writeFile(file, '{\n  "version": 1,\n  "tenants": {}\n  "defaults": {}\n}\n');
+  await t.throwsAsync(readTenantsFile(file), { message: /is not valid JSON \(line 4, column 3: a comma is expected\)\.$/ });
 });
 
 test('a missing file is an error unless the caller creates it', async (t) => {

@@ -1,4 +1,5 @@
 import anyTest from 'ava';
+import { stat } from 'node:fs/promises';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { requireDocker } from '../helpers/docker.js';
@@ -18,7 +19,7 @@ test('commands run in the container, and MCP cancellation ends the command insid
   const where = toolResultText(await client.callTool({ name: 'run_shell_command', arguments: { command: 'pwd; id -u' } }));
   const uid = /Output: \/workspace\r?\n(\d+)/.exec(where)?.[1];
   t.truthy(uid, where);
-  t.not(uid, '0');
+  t.is(Number(uid), (await stat(dir)).uid, "as the workspace's owner");
 
   const controller = new AbortController();
   let started = false;

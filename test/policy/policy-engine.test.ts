@@ -5,7 +5,7 @@ import type { PolicyRuleInput } from '../../src/policy/policy-rule.js';
 
 async function decide(rules: PolicyRuleInput[], call: Partial<PolicyCall> & { toolName: string }) {
   const engine = await PolicyEngine.create(checkRules(rules, 'p.toml'));
-  return engine.decide({ args: {}, mode: 'default', ...call });
+  return await engine.decide({ args: {}, mode: 'default', ...call });
 }
 
 const shell = (command: string): Partial<PolicyCall> & { toolName: string } => ({ toolName: 'run_shell_command', args: { command } });

@@ -39,6 +39,25 @@ test('a bad decision, mode, priority or regular expression names its field', (t)
   t.regex(policyError(t, 'rules = []\n'), /rules is not a known field/);
 });
 
+test('a shell-only field on a rule for another tool is invalid_policy: it would never match', (t) => {
+  t.regex(
+    policyError(t, '[[rule]]\ntoolName = "read_file"\ncommandPrefix = "cat"\ndecision = "deny"\n'),
+    /\/p\/bad\.toml: rule 1: commandPrefix must not be set on a rule for read_file: it applies only to run_shell_command/,
+  );
+  t.regex(
+    policyError(t, '[[rule]]\ntoolName = ["write_file", "replace"]\ncommandRegex = "x"\ndecision = "deny"\n'),
+    /rule 1: commandRegex must not be set on a rule for write_file, replace/,
+  );
+  t.regex(policyError(t, '[[rule]]\ntoolName = "write_file"\nallowRedirection = true\ndecision = "allow"\n'), /rule 1: allowRedirection must not be set/);
+  t.regex(
+    policyError(t, '[[rule]]\nmcpName = "github"\ncommandPrefix = "gh"\ndecision = "deny"\n'),
+    /rule 1: commandPrefix must not be set on a rule with mcpName/,
+  );
+  // A name pattern that covers the shell tool is fine.
+  t.is(parsePolicyText('[[rule]]\ntoolName = "run_*"\ncommandPrefix = "rm"\ndecision = "deny"\n', '/p/ok.toml').length, 1);
+  t.is(parsePolicyText('[[rule]]\ntoolName = ["read_file", "run_shell_command"]\ncommandPrefix = "rm"\ndecision = "deny"\n', '/p/ok.toml').length, 1);
+});
+
 test("Gemini CLI's snake_case allow_redirection and deny_message are accepted", (t) => {
   const [rule] = parsePolicyText(
     '[[rule]]\ntoolName = "run_shell_command"\ncommandPrefix = "echo"\ndecision = "allow"\nallow_redirection = true\ndeny_message = "no"\n',

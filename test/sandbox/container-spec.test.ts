@@ -1,12 +1,12 @@
 import test from 'ava';
-import { buildContainerSpec } from '../../src/backends/docker/hardening.js';
+import { buildContainerSpec, gvisorHostPids } from '../../src/backends/docker/hardening.js';
 import { resolveDockerBackendOptions } from '../../src/backends/docker/options.js';
 
 const workspace = {
   workspace: { source: '/run/toolcell/mounts/aa', expected: { dev: 2049n, ino: 12n } },
   background: { source: '/run/toolcell/mounts/bb', expected: { dev: 2049n, ino: 99n }, hostPath: '/srv/ws/.toolcell/background/k1', key: 'k1' },
 };
-const identity = { uid: 10001, gid: 10001, grantAcl: true };
+const identity = { uid: 10001, gid: 10001 };
 
 test('the default container request carries every hardening setting', (t) => {
   const spec = buildContainerSpec({ image: 'img', options: resolveDockerBackendOptions({}), identity, workspace, labels: { a: 'b' } });
@@ -14,14 +14,14 @@ test('the default container request carries every hardening setting', (t) => {
   t.is(host.NetworkMode, 'none');
   t.true(host.ReadonlyRootfs);
   t.deepEqual(host.CapDrop, ['ALL']);
-  t.deepEqual(host.CapAdd, ['SETUID', 'SETGID', 'KILL']);
+  t.deepEqual(host.CapAdd, ['SETUID', 'SETGID', 'SETPCAP', 'KILL']);
   t.deepEqual(host.SecurityOpt, ['no-new-privileges']);
   t.is(host.PidsLimit, 256);
   t.is(host.Memory, host.MemorySwap);
   t.is(host.NanoCpus, 1e9);
   t.true(host.Init);
   t.is(host.LogConfig?.Type, 'none');
-  t.deepEqual(host.Ulimits?.map((u) => u.Name), ['fsize', 'nofile', 'core']);
+  t.deepEqual(host.Ulimits?.map((u) => u.Name), ['fsize', 'nofile', 'core', 'sigpending', 'msgqueue']);
   t.regex(host.Tmpfs?.['/tmp'] ?? '', /nosuid,nodev.*size=268435456/);
   t.regex(host.Tmpfs?.['/home/sandbox'] ?? '', /uid=10001,gid=10001/);
   t.deepEqual(host.Mounts?.map((m) => [m.Type, m.Source, m.Target, m.ReadOnly]), [
@@ -40,7 +40,7 @@ test('the default container request carries every hardening setting', (t) => {
   t.true(spec.StdinOnce);
   t.false(spec.Tty);
   t.deepEqual(spec.Labels, { a: 'b' });
-  t.true(spec.Cmd?.includes('--grant-acl'));
+  t.false(spec.Cmd?.includes('--grant-acl'), 'nothing in the workspace is given ACL entries');
 });
 
 test('options change limits, runtime and protections', (t) => {
@@ -49,7 +49,7 @@ test('options change limits, runtime and protections', (t) => {
     limits: { cpus: 0.5, pids: 32 },
     hardening: { network: 'bridge', hideStateDir: false, securityOpt: ['apparmor=unconfined'] },
   });
-  const spec = buildContainerSpec({ image: 'img', options, identity: { uid: 1000, gid: 1000, grantAcl: false }, workspace, labels: {} });
+  const spec = buildContainerSpec({ image: 'img', options, identity: { uid: 1000, gid: 1000 }, workspace, labels: {} });
   t.is(spec.HostConfig?.Runtime, 'runsc');
   t.is(spec.HostConfig?.NanoCpus, 5e8);
   t.is(spec.HostConfig?.PidsLimit, 32);
@@ -60,4 +60,48 @@ test('options change limits, runtime and protections', (t) => {
   t.is(spec.Cmd?.[spec.Cmd.indexOf('--log-dir') + 1], '/workspace/.toolcell/background/k1', "the container's own log folder, inside the visible state folder");
   t.false(spec.Cmd?.includes('--grant-acl'));
   t.deepEqual(spec.Cmd?.slice(3, 7), ['--uid', '1000', '--gid', '1000']);
+});
+
+test("whatever the image says, the supervisor starts as toolcell's: no image entry point or health check, the image's ENV blanked", (t) => {
+  const spec = buildContainerSpec({
+    image: 'custom',
+    imageEnv: ['LD_PRELOAD', 'PYTHONPATH', 'PATH', 'LANG'],
+    options: resolveDockerBackendOptions({}),
+    identity,
+    workspace,
+    labels: {},
+  });
+  t.deepEqual(spec.Entrypoint, []);
+  t.deepEqual(spec.Healthcheck, { Test: ['NONE'] });
+  t.is(spec.User, '0:0');
+  t.true(spec.Env?.includes('LD_PRELOAD='));
+  t.true(spec.Env?.includes('PYTHONPATH='));
+  t.true(spec.Env?.includes('LANG=C.UTF-8'));
+  t.true(spec.Env?.includes('PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'));
+});
+
+test('under gVisor the pids limit is its kernel’s RLIMIT_NPROC, the host’s only bounds the Sentry, and the mounts are not compared by inode', (t) => {
+  const spec = buildContainerSpec({
+    image: 'img',
+    options: resolveDockerBackendOptions({}),
+    identity,
+    workspace,
+    labels: {},
+    runtime: { name: 'runsc', gvisor: true },
+  });
+  const host = spec.HostConfig!;
+  t.is(host.Runtime, 'runsc');
+  t.is(host.PidsLimit, gvisorHostPids(256));
+  // No sigpending or msgqueue: gVisor's kernel keeps those budgets itself, and a fork storm's kill left processes under them there.
+  t.deepEqual(
+    host.Ulimits?.map((u) => [u.Name, u.Soft]),
+    [
+      ['fsize', 1024 ** 3],
+      ['nofile', 1024],
+      ['core', 0],
+      ['nproc', 256],
+    ],
+  );
+  t.false(spec.Cmd?.includes('--expect-workspace'));
+  t.false(spec.Cmd?.includes('--expect-log-dir'));
 });

@@ -2,7 +2,7 @@
  * The hardening as a command sees it from inside its container.
  */
 import anyTest from 'ava';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { makeWorkspace, requireDocker, runCommand, useSandboxBackend } from '../helpers/docker.js';
 import { UNDER_GVISOR } from '../helpers/test-runtime.js';
@@ -14,8 +14,9 @@ function field(status: string, name: string): string | undefined {
   return new RegExp(`^${name}:[ \\t]*(.*)$`, 'm').exec(status)?.[1]?.trim();
 }
 
-test('commands have no capabilities and no way to gain privileges', async (t) => {
-  const session = await sandbox.session(t);
+test('commands have no capabilities and no way to gain privileges, and run as the workspace owner', async (t) => {
+  const workspaceRoot = await makeWorkspace(t);
+  const session = await sandbox.session(t, { workspaceRoot });
   // gVisor's /proc/self/status has no NoNewPrivs line: prctl asks its kernel.
   const { stdout } = await runCommand(
     session,
@@ -27,11 +28,16 @@ test('commands have no capabilities and no way to gain privileges', async (t) =>
   t.is(field(stdout, 'CapPrm'), '0000000000000000');
   // gVisor's status has no CapAmb line (an ambient capability needs a permitted and inheritable one, and those are empty).
   if (!UNDER_GVISOR) t.is(field(stdout, 'CapAmb'), '0000000000000000');
+  t.is(field(stdout, 'CapBnd'), '0000000000000000', 'nothing to regain, not even for a uid-0 command');
   // Under gVisor the engine's profile is not loaded in its kernel; toolcell's own filter is (syscall_filter.py).
   t.is(field(stdout, 'Seccomp'), '2', UNDER_GVISOR ? "toolcell's seccomp filter applies" : "the engine's default seccomp filter applies");
   const uids = field(stdout, 'Uid')?.split(/\s+/) ?? [];
   t.is(uids.length, 4);
-  t.true(uids.every((uid) => uid !== '0'), `real, effective, saved and fs uid are non-root: ${uids.join(' ')}`);
+  const owner = String((await stat(workspaceRoot)).uid);
+  t.true(
+    uids.every((uid) => uid === owner),
+    `real, effective, saved and fs uid are the workspace owner's (${owner}): ${uids.join(' ')}`,
+  );
   if (UNDER_GVISOR) t.true(Number(field(stdout, 'Groups')) >= 2_000_000_000, 'one supplementary group: the call group (proctree.py), no real group');
   else t.is(field(stdout, 'Groups'), '', 'no supplementary groups');
 });

@@ -7,7 +7,6 @@ test('defaults turn every protection on', (t) => {
   t.deepEqual(resolved.limits, { ...DEFAULT_LIMITS });
   t.deepEqual(resolved.hardening, { network: 'none', readOnlyRoot: true, noNewPrivileges: true, hideStateDir: true, securityOpt: [] });
   t.is(resolved.user, 'auto');
-  t.true(resolved.grantWorkspaceAcl);
   t.is(resolved.warmPool, 1);
   t.false(resolved.buildIfMissing);
 });

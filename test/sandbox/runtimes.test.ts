@@ -2,8 +2,9 @@
  * Choosing a sandbox runtime: one backend runs each session on the runtime
  * it names (a hosting tenant's), a session with egress gets the runtime's
  * egress companion, a runtime the engine lacks is refused before any
- * container starts, and `sandbox setup --runtime runsc` registers gVisor in
- * daemon.json without touching anything else, once.
+ * container starts, a root-owned workspace is refused under gVisor, and
+ * `sandbox setup --runtime runsc` registers gVisor in daemon.json without
+ * touching anything else, once.
  */
 import anyTest from 'ava';
 import { chown, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -23,7 +24,7 @@ const test = gated.serial;
 /** runc itself as the backend's runtime, so that a session naming runsc is the exception. */
 const sandbox: SandboxFixture = useSandboxBackend(gated, { runtime: 'runc', warmPool: 0 });
 
-/** A workspace a user owns: gVisor refuses a root-owned one (it has no POSIX ACLs to open it to the sandbox user). */
+/** A workspace an ordinary user owns: gVisor refuses a root-owned one (its commands would run as uid 0). */
 async function userWorkspace(t: import('ava').ExecutionContext): Promise<string> {
   const dir = await makeWorkspace(t);
   await chown(dir, 10001, 10001);
@@ -49,10 +50,18 @@ test('one backend runs each session on its own runtime: runsc beside runc, at th
   t.regex(backend.describe(), /runtime runc\)$/);
 });
 
-test('under gVisor a root-owned workspace is refused (no POSIX ACLs there to open it to the sandbox user), naming the way out', async (t) => {
-  const error = await t.throwsAsync(sandbox.backend.openSession({ sessionId: sessionId(), workspaceRoot: await makeWorkspace(t, 'toolcell-root-ws-').then(async (dir) => (await chown(dir, 0, 0), dir)), limits: { runtime: 'runsc' } }));
+test('under gVisor a root-owned workspace is refused (its commands would run as uid 0, which gVisor does not keep from init and the supervisor), naming the way out', async (t) => {
+  const workspaceRoot = await makeWorkspace(t, 'toolcell-root-ws-');
+  await chown(workspaceRoot, 0, 0);
+  const error = await t.throwsAsync(sandbox.backend.openSession({ sessionId: sessionId(), workspaceRoot, limits: { runtime: 'runsc' } }));
   t.is((error as { code?: string }).code, ToolErrorType.SANDBOX_UNAVAILABLE);
-  t.regex(error!.message, /belongs to root, and gVisor \(runsc\) has no POSIX ACLs/);
+  t.regex(error!.message, /belongs to root, so its commands would run as uid 0, which gVisor \(runsc\) does not keep away from the sandbox's init and supervisor/);
+  t.regex(error!.message, /owned by a non-root user .* or the runc runtime/);
+  // The same workspace given to an ordinary user runs, as that user.
+  await chown(workspaceRoot, 4242, 4242);
+  const session = await sandbox.backend.openSession({ sessionId: sessionId(), workspaceRoot, limits: { runtime: 'runsc' } });
+  t.teardown(() => session.close());
+  t.is((await runCommand(session, 'id -u', { mode: 'pipes' })).stdout, '4242\n');
 });
 
 test('a runtime the engine lacks is refused at openSession, in one line saying how to set it up, before any container starts', async (t) => {

@@ -3,7 +3,7 @@
  * step by step and without a race: prepare (the checks), then replace the
  * path with a symlink to another host folder, then start. With private mounts
  * (toolcell as root) the checked folder is mounted anyway; without them the
- * supervisor refuses before anything runs or any ACL is granted.
+ * supervisor refuses before anything runs.
  */
 import anyTest from 'ava';
 import { spawn } from 'node:child_process';
@@ -50,7 +50,7 @@ async function swap(sub: string, elsewhere: string, key: string): Promise<void> 
 
 async function start(t: import('ava').ExecutionContext, mounts: PrivateMounts, sub: string, elsewhere: string): Promise<SandboxContainer> {
   t.true(await imageExists({}, sandboxImageTag()));
-  const prepared = await prepareWorkspace({ workspaceRoot: sub, user: 'auto', grantAcl: true, mounts });
+  const prepared = await prepareWorkspace({ workspaceRoot: sub, user: 'auto', mounts });
   await swap(sub, elsewhere, prepared.background.key);
   const spec = buildContainerSpec({ image: sandboxImageTag(), options, identity: prepared.identity, workspace: prepared, labels: ownerLabels({}) });
   try {
@@ -97,19 +97,18 @@ test('as root, the engine mounts the checked folder through a private mount even
   }
   const container = await start(t, mounts, sub, elsewhere);
   t.is(await catMarker(container), 'checked\n', 'the checked folder is mounted');
-  t.true(container.ready.acl?.applied, 'the ACL grant ran, on the checked folder');
   t.is(await modes(elsewhere), before, 'the folder swapped in got nothing');
-  t.is(await modes(`${sub}.moved`), '40775 100664', 'the checked folder got the ACL (group bits show the mask)');
+  t.is(await modes(`${sub}.moved`), '40755 100644', 'and the checked folder keeps its modes: nothing is granted in a workspace');
 });
 
-test('without private mounts, a container that mounted another folder is refused before anything runs or any ACL is granted', async (t) => {
+test('without private mounts, a container that mounted another folder is refused before anything runs', async (t) => {
   const { sub, elsewhere } = await layout(t);
   const mounts = new PrivateMounts({ enabled: false });
   const before = await modes(elsewhere);
   const error = await t.throwsAsync(start(t, mounts, sub, elsewhere));
   t.true(isToolcellError(error) && (error as { code?: string }).code === 'sandbox_unavailable', String(error));
   t.regex(error?.message ?? '', /Refusing to start the sandbox: the folder mounted in the sandbox is not the one toolcell checked/);
-  t.is(await modes(elsewhere), before, 'no ACL reached the folder swapped in');
+  t.is(await modes(elsewhere), before, 'nothing reached the folder swapped in');
 });
 
 test('a later container of the same backend must find the folder its workspace path first named', async (t) => {

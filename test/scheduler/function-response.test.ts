@@ -1,5 +1,5 @@
 import test from 'ava';
-import { convertToFunctionResponse, createCancelledResponse, createErrorResponse } from '../../src/scheduler/function-response.js';
+import { convertToFunctionResponse, createCancelledResponse, createErrorResponse, startsWithLeadResponse } from '../../src/scheduler/function-response.js';
 
 test('a string becomes one functionResponse with output', (t) => {
   t.deepEqual(convertToFunctionResponse('read_file', 'c1', 'hello'), [{ functionResponse: { id: 'c1', name: 'read_file', response: { output: 'hello' } } }]);
@@ -37,16 +37,24 @@ test('a binary part is announced by mime type, then passed along', (t) => {
 test('error and cancelled responses carry the message (and partial output)', (t) => {
   const request = { callId: 'c1', name: 't', args: {} };
   t.deepEqual(createErrorResponse(request, { type: 'file_not_found', message: 'no such file' }).responseParts, [
-    { functionResponse: { id: 'c1', name: 't', response: { error: 'no such file' } } },
+    { functionResponse: { id: 'c1', name: 't', response: { error: 'no such file', errorType: 'file_not_found' } } },
   ]);
   t.deepEqual(createCancelledResponse(request, 'User cancelled.', 'half').responseParts, [
-    { functionResponse: { id: 'c1', name: 't', response: { error: '[Operation Cancelled] User cancelled.', output: 'half' } } },
+    { functionResponse: { id: 'c1', name: 't', response: { error: '[Operation Cancelled] User cancelled.', errorType: 'cancelled', output: 'half' } } },
   ]);
 });
 
 test('an error response can keep what the tool told the model beyond the message', (t) => {
   const request = { callId: 'c1', name: 't', args: {} };
   t.deepEqual(createErrorResponse(request, { type: 'discovered_tool_execution_error', message: 'exit 7' }, 'Stdout: x\nStderr: y').responseParts, [
-    { functionResponse: { id: 'c1', name: 't', response: { error: 'exit 7', output: 'Stdout: x\nStderr: y' } } },
+    { functionResponse: { id: 'c1', name: 't', response: { error: 'exit 7', errorType: 'discovered_tool_execution_error', output: 'Stdout: x\nStderr: y' } } },
   ]);
+});
+
+test('the lead functionResponse of a list or media part is recognised; a tool output that says the same words alone is not', (t) => {
+  t.true(startsWithLeadResponse(convertToFunctionResponse('t', 'c1', [{ text: 'a' }, { text: 'b' }])));
+  t.true(startsWithLeadResponse(convertToFunctionResponse('t', 'c1', { inlineData: { mimeType: 'image/png', data: 'AA==' } })));
+  t.false(startsWithLeadResponse(convertToFunctionResponse('t', 'c1', 'Tool execution succeeded.')));
+  t.false(startsWithLeadResponse(convertToFunctionResponse('t', 'c1', 'plain')));
+  t.false(startsWithLeadResponse([{ functionResponse: { id: 'c1', name: 't', response: { output: 'Tool execution succeeded.', extra: 1 } } }, { text: 'x' }]));
 });

@@ -20,7 +20,7 @@ test('an unknown tool gives a tool_not_registered response', async (t) => {
   const [done] = await scheduler.schedule([call('missing')], never);
   t.is(done?.status, 'error');
   t.is(done?.response.error?.type, 'tool_not_registered');
-  t.deepEqual(responseOf(done!), { error: 'Tool "missing" not found in registry.' });
+  t.deepEqual(responseOf(done!), { error: 'Tool "missing" not found in registry.', errorType: 'tool_not_registered' });
 });
 
 test('missing, wrongly typed and extra params give invalid_tool_params naming the field', async (t) => {

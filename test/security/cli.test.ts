@@ -148,7 +148,9 @@ test('discovered tools configured by the user run in the sandbox, not on the hos
   const run = await runCli([{ id: 'probe', name: 'discovered_tool_probe', args: {} }], { workspace, env: {}, timeoutSeconds: 30, settings: settingsFile });
   const { existsSync } = await import('node:fs');
   t.false(existsSync(marker), 'the discovered tool ran on the host');
-  t.regex(responseText(run.responses.get('probe')), /uid=(?!0\b)\d+/, run.stdout + run.stderr);
+  // In a container (its hostname is the container id), as the workspace's owner.
+  const { stat } = await import('node:fs/promises');
+  t.regex(responseText(run.responses.get('probe')), new RegExp(`uid=${(await stat(workspace)).uid} host=[0-9a-f]{12}\\n`), run.stdout + run.stderr);
 });
 
 test('containers left by a dead toolcell process are removed when toolcell next starts', async (t) => {

@@ -6,12 +6,15 @@
  * GB and a few hundred thousand files, removed afterwards.
  */
 import anyTest from 'ava';
-import { lstat, readdir } from 'node:fs/promises';
-import { join } from 'node:path';
-import { requireDocker } from '../helpers/docker.js';
+import { execFile } from 'node:child_process';
+import { lstat, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+import { eventually, requireDocker } from '../helpers/docker.js';
 import { SandboxSession, commandProcesses } from '../helpers/security.js';
 import { UNDER_GVISOR } from '../helpers/test-runtime.js';
 
+const execFileAsync = promisify(execFile);
 const docker = await requireDocker(anyTest, 'security/workspace-quota');
 const test = docker.serial;
 
@@ -92,19 +95,41 @@ test('a background job cannot fill the host disk through the workspace either', 
   await session.assertAlive(t);
 });
 
+test('space a neighbour frees while a call writes is no allowance: what the call wrote before stays counted', async (t) => {
+  // A neighbour on the workspace's filesystem (here the test itself) holds 1 GiB and frees it while the
+  // call, having written 600 MiB, waits; then the call writes 600 MiB more. The statvfs sample rises above
+  // the call's baseline: following it without a scan would forgive the first 600 MiB.
+  const neighbour = join(dirname(session.workspace), `toolcell-sec-neighbour-${process.pid}`);
+  await execFileAsync('fallocate', ['-l', '1G', neighbour]);
+  t.teardown(() => rm(neighbour, { force: true }));
+  const running = session.shell('head -c 600M /dev/zero > grow.1 && until [ -e go ]; do sleep 0.05; done; head -c 600M /dev/zero > grow.2; echo survived');
+  const first = join(session.workspace, 'grow.1');
+  t.true(await eventually(async () => (await stat(first).catch(() => ({ size: 0 }))).size === 600 * 1024 ** 2, 120_000), 'the call wrote its first 600 MiB');
+  await rm(neighbour);
+  await writeFile(join(session.workspace, 'go'), '');
+  const outcome = await running;
+  const { bytes } = await usage(session.workspace);
+  await session.shell('rm -f grow.* go');
+  t.log(outcome.text.slice(0, 400));
+  t.regex(outcome.output, /limit is 1\.0 GiB per command/, 'the call was stopped by the workspace quota');
+  t.notRegex(outcome.output, /survived/);
+  t.true(bytes <= 1 * GiB + OVERSHOOT, `the call grew the workspace by ${(bytes / GiB).toFixed(2)} GiB`);
+  await session.assertAlive(t);
+});
+
 test('growth hidden in files the command user does not own (root-owned files the ACL grant made writable) still counts', async (t) => {
   // A root-owned workspace with files that exist before the session (a CI checkout).
-  const { mkdtemp, realpath, rm, writeFile } = await import('node:fs/promises');
+  const { mkdtemp, realpath } = await import('node:fs/promises');
   const { tmpdir } = await import('node:os');
   const workspace = await realpath(await mkdtemp(join(tmpdir(), 'toolcell-sec-ws-owned-')));
   t.teardown(() => rm(workspace, { recursive: true, force: true }));
   for (let i = 0; i < 4; i++) await writeFile(join(workspace, `checked-out.${i}`), 'x\n');
   if (UNDER_GVISOR) {
-    // No ACLs under gVisor: a root-owned workspace is refused before anything runs, so there is no such file to write.
+    // Under gVisor a root-owned workspace is refused before anything runs (its commands would run as uid 0: docker-backend.ts).
     const refused = await SandboxSession.open({ workspace, timeoutSeconds: 90 });
     t.teardown(() => refused.close());
     const outcome = await refused.shell('echo ran');
-    t.regex(outcome.text, /belongs to root, and gVisor \(runsc\) has no POSIX ACLs/);
+    t.regex(outcome.text, /belongs to root, so its commands would run as uid 0, which gVisor \(runsc\)/);
     return;
   }
   const own = await SandboxSession.open({ workspace, timeoutSeconds: 90 });

@@ -5,6 +5,7 @@
  */
 import anyTest, { type ExecutionContext } from 'ava';
 import { readFileSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ShellService } from '../../src/shell/shell-service.js';
 import type { ShellSessionHandle } from '../../src/shell/session-handle.js';
@@ -33,14 +34,14 @@ async function dockerSession(t: ExecutionContext): Promise<{ session: ShellSessi
   return { session, workspace };
 }
 
-test('a command runs in the container, in /workspace, not as root, rendered like a terminal', async (t) => {
-  const { session } = await dockerSession(t);
+test("a command runs in the container, in /workspace, as the workspace's owner, rendered like a terminal", async (t) => {
+  const { session, workspace } = await dockerSession(t);
   t.is(session.backend, 'docker');
   t.regex(session.describe(), /^docker \(/);
   const result = await session.run({ command: "pwd; id -u; printf 'step 1\\rstep 2\\n'; printf '\\033[32mgreen\\033[0m\\n'; exit 5" });
   const [cwd, uid, ...rest] = result.output.split('\n');
   t.is(cwd, '/workspace');
-  t.not(uid, '0');
+  t.is(Number(uid), (await stat(workspace)).uid);
   t.deepEqual(rest, ['step 2', 'green']);
   t.is(result.exitCode, 5);
 });

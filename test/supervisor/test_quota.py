@@ -23,17 +23,25 @@ def quota(path="/nonexistent", max_bytes=MIB, max_files=0):
     return WorkspaceQuota(path, [], NOBODY, max_bytes, max_files)
 
 
-def test_free_space_others_release_is_no_allowance():
+def test_a_rise_in_free_space_raises_the_baseline_so_the_count_never_shrinks():
     q = quota()
     base = (100 * MIB, 1000, 5.0)
-    # Someone freed 10 MiB: the baseline moves up, so the call gets no extra room.
-    assert q.ratchet(base, (0, 0), (110 * MIB, 1000, 6.0)) == (110 * MIB, 1000, 5.0)
-    # What the call itself wrote (attributed) stays counted against it.
-    assert q.ratchet(base, (3 * MIB, 2), (110 * MIB, 1000, 6.0)) == (113 * MIB, 1002, 5.0)
-    # Space that shrank never lowers the baseline.
-    assert q.ratchet(base, (0, 0), (90 * MIB, 900, 6.0)) == base
-    assert q.ratchet(None, (0, 0), (90 * MIB, 900, 6.0)) is None
-    assert q.ratchet(base, (0, 0), None) == base
+    # The call wrote 600 KiB and 10 files: counted.
+    wrote = (100 * MIB - 600 * 1024, 990, 6.0)
+    assert q.follow_rise(base, base, wrote) == base
+    # A neighbour freed 2 MiB and 50 inodes (shown late, mid-call): the baseline rises by as much, the call's count stays.
+    freed = (wrote[0] + 2 * MIB, wrote[1] + 50, 7.0)
+    raised = q.follow_rise(base, wrote, freed)
+    assert raised == (base[0] + 2 * MIB, base[1] + 50, 5.0)
+    assert raised[0] - freed[0] == 600 * 1024 and raised[1] - freed[1] == 10
+    # Then the call writes 500 KiB more: past the 1 MiB limit, although free space is above the first sample.
+    more = (freed[0] - 500 * 1024, freed[1], 8.0)
+    assert more[0] > base[0]
+    assert q.grew_past(q.follow_rise(raised, freed, more), more)
+    # Missing samples leave the baseline as it is.
+    assert q.follow_rise(base, None, freed) == base
+    assert q.follow_rise(base, wrote, None) == base
+    assert q.follow_rise(None, wrote, freed) is None
 
 
 def test_growth_past_either_limit_is_seen():
@@ -97,3 +105,21 @@ def test_a_folder_the_user_locked_counts_as_hidden(workspace):
     finally:
         locked.chmod(0o755)
     assert message is not None and "cannot be measured" in message
+
+
+def test_space_others_free_does_not_forgive_what_the_call_wrote(workspace):
+    # The call wrote 3 MiB; meanwhile a neighbour freed 10 MiB, so free space is above the baseline.
+    q = quota(str(workspace), max_bytes=4 * MIB)
+    base = q.sample()
+    time.sleep(0.01)
+    with open(workspace / "written.bin", "wb") as f:
+        f.write(os.urandom(3 * MIB))
+        f.flush()
+        os.fsync(f.fileno())
+    risen = (base[0] + 7 * MIB, base[1], base[2] + 1)
+    message, moved, attributed = q.confirm(base, risen)
+    assert message is None
+    assert attributed[0] >= 3 * MIB
+    # The baseline follows the freed space with the call's 3 MiB still counted: 2 MiB more is over the limit.
+    assert moved[0] == risen[0] + attributed[0]
+    assert q.grew_past(moved, (risen[0] - 2 * MIB, risen[1], risen[2] + 1))

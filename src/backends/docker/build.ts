@@ -48,7 +48,7 @@ function cancelledError(): ToolcellError {
  * Follows a build/pull progress stream; rejects on an `error` event. An
  * abort destroys the stream: the engine sees the client go and stops.
  */
-function followProgress(docker: Docker, stream: NodeJS.ReadableStream, report: Report, signal?: AbortSignal): Promise<void> {
+export function followProgress(docker: Docker, stream: NodeJS.ReadableStream, report: Report, signal?: AbortSignal): Promise<void> {
   const splitter = new BuildOutputSplitter(report);
   return new Promise((resolve, reject) => {
     const onAbort = (): void => {

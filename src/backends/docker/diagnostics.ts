@@ -38,11 +38,3 @@ export function sandboxWarnOnce(message: string): void {
   warned.add(text);
   process.stderr.write(`toolcell: warning: ${text}\n`);
 }
-
-/** The warning for workspace entries the supervisor could not grant the sandbox user (null: none). */
-export function aclWarning(workspace: string, acl: { errors: number; message?: string } | null): string | null {
-  if (acl === null || acl.errors <= 0) return null;
-  const entries = acl.errors === 1 ? '1 entry' : `${acl.errors} entries`;
-  const first = acl.message ? ` (first error: ${acl.message})` : '';
-  return `the sandbox user could not be given access to ${entries} of ${workspace}${first}; commands get "Permission denied" there. Entries owned by another user keep their own permissions.`;
-}

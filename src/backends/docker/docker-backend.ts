@@ -3,16 +3,17 @@ import { isAbsolute } from 'node:path';
 import type Docker from 'dockerode';
 import type { ShellBackend, ShellSession } from '../backend.js';
 import { ToolcellError, ToolErrorType } from '../../errors.js';
-import { removeBackendContainers, removeLeftoverContainers } from './cleanup.js';
+import { removeBackendContainers } from './cleanup.js';
 import { SandboxContainer } from './container.js';
 import { DockerSession, sessionSlug, type SessionContainer } from './docker-session.js';
-import { aclWarning, sandboxWarnOnce } from './diagnostics.js';
 import { createEngineClient, engineUnavailableError, type EngineOptions } from './engine.js';
 import { PlainBuildLog } from './build-progress.js';
-import { EgressNetwork, removeLeftoverEgressNetworks } from './egress-network.js';
+import { EgressNetwork } from './egress-network.js';
 import { ensureSandboxImage } from './ensure-image.js';
+import { ensureCustomImage } from './custom-image.js';
 import { buildContainerSpec } from './hardening.js';
 import { LABELS, ownerLabels } from './labels.js';
+import { removeLeftovers } from './leftovers.js';
 import { resolveDockerBackendOptions, type DockerBackendOptions, type ResolvedDockerBackendOptions } from './options.js';
 import type { PinnedDirectory } from './pinned-dir.js';
 import { PRIVATE_MOUNT_ROOT, PrivateMounts } from './private-mounts.js';
@@ -56,6 +57,8 @@ class DockerBackend implements DockerShellBackend {
   readonly #runtimes: RuntimeCatalog;
   /** The engine's default runtime, for descriptions. */
   readonly #defaultRuntime: string;
+  /** Variables the image's ENV sets: blanked for the supervisor (hardening.ts). */
+  readonly #imageEnv: string[];
   #closing: Promise<void> | undefined;
 
   constructor(input: {
@@ -63,11 +66,13 @@ class DockerBackend implements DockerShellBackend {
     engine: EngineOptions;
     options: ResolvedDockerBackendOptions;
     image: string;
+    imageEnv: string[];
     backendId: string;
     runtimes: RuntimeCatalog;
     defaultRuntime: string;
     egress?: EgressNetwork;
   }) {
+    this.#imageEnv = input.imageEnv;
     this.backendId = input.backendId;
     this.#runtimes = input.runtimes;
     this.#defaultRuntime = input.defaultRuntime;
@@ -138,6 +143,7 @@ class DockerBackend implements DockerShellBackend {
       cpus: own.cpus ?? base.cpus,
       pids: own.pids ?? base.pids,
       ...(own.cpuGroup !== undefined ? { cpuGroup: own.cpuGroup } : {}),
+      ...(own.user !== undefined ? { user: own.user } : {}),
       ...(runtime !== undefined ? { runtime } : {}),
     };
   }
@@ -170,7 +176,7 @@ class DockerBackend implements DockerShellBackend {
     input: { sessionId?: string; limits: EffectiveSessionLimits; signal?: AbortSignal },
   ): Promise<SessionContainer> {
     const { sessionId, signal } = input;
-    const { cpuGroup, runtime: runtimeName, ...limits } = input.limits;
+    const { cpuGroup, user, runtime: runtimeName, ...limits } = input.limits;
     const options = { ...this.#options, limits: { ...this.#options.limits, ...limits } };
     const runtime = await this.#runtimes.resolve(runtimeName, { egress: this.#egress !== undefined });
     const socket = this.#engine.socketPath ?? unixSocketOf(process.env['DOCKER_HOST']);
@@ -178,8 +184,7 @@ class DockerBackend implements DockerShellBackend {
     const prepared = await prepareWorkspace({
       workspaceRoot,
       ...(pin !== undefined ? { pin } : {}),
-      user: options.user,
-      grantAcl: options.grantWorkspaceAcl,
+      user: user ?? options.user,
       mounts: this.#mounts,
       ...(socket !== undefined ? { engineSocket: socket } : {}),
     });
@@ -188,6 +193,7 @@ class DockerBackend implements DockerShellBackend {
     if (sessionId !== undefined) extra[LABELS.session] = sessionId;
     const spec = buildContainerSpec({
       image: this.image,
+      imageEnv: this.#imageEnv,
       options,
       identity: prepared.identity,
       workspace: prepared,
@@ -218,8 +224,6 @@ class DockerBackend implements DockerShellBackend {
         onRemoved: dropLogFolder,
         ...(signal ? { signal } : {}),
       });
-      const warning = aclWarning(workspaceRoot, container.ready.acl);
-      if (warning !== null) sandboxWarnOnce(warning);
       const address = this.#egress ? await this.#egressAddress(container) : undefined;
       return { container, backgroundDir: prepared.background.hostPath, ...(address !== undefined ? { address } : {}) };
     } catch (error) {
@@ -261,6 +265,25 @@ class DockerBackend implements DockerShellBackend {
   }
 }
 
+/**
+ * The names the image's ENV sets, for the container spec to blank (the
+ * supervisor runs as container root: an image's LD_PRELOAD or PYTHONPATH
+ * must not reach it). Refuses an image that declares a VOLUME: each
+ * container would get writable storage outside its read-only root, with no
+ * size limit.
+ */
+async function imageEnvironmentNames(docker: Docker, image: string): Promise<string[]> {
+  const info = (await docker.getImage(image).inspect()) as { Config?: { Env?: string[] | null; Volumes?: Record<string, unknown> | null } };
+  const volumes = Object.keys(info.Config?.Volumes ?? {});
+  if (volumes.length > 0) {
+    throw new ToolcellError(
+      ToolErrorType.SANDBOX_UNAVAILABLE,
+      `The sandbox image ${image} declares VOLUME ${volumes.join(', ')}: a volume would be writable storage outside the read-only root, with no size limit; use an image without one.`,
+    );
+  }
+  return (info.Config?.Env ?? []).map((entry) => entry.split('=', 1)[0]!).filter((name) => name.length > 0);
+}
+
 /** The path of a `unix://` DOCKER_HOST. */
 function unixSocketOf(dockerHost: string | undefined): string | undefined {
   return dockerHost?.startsWith('unix://') ? dockerHost.slice('unix://'.length) : undefined;
@@ -272,8 +295,17 @@ function unixSocketOf(dockerHost: string | undefined): string | undefined {
  * check that the engine mounted the very folders the host checked (the swap
  * race of workspace-dirs.ts): under gVisor the mounts must be private mount
  * points made from the checked descriptors (root on the engine's host).
- * gVisor has no POSIX ACLs either, so a root-owned workspace cannot be
- * opened to the sandbox user.
+ *
+ * Nor may commands run as uid 0 there (a workspace root owns). Under runc a
+ * uid-0 command without capabilities cannot reach docker-init (pid 1, uid
+ * 0) nor the supervisor (effective uid 0): Linux drops SIGKILL to a
+ * namespace's init and refuses /proc/<pid>/fd of a process holding
+ * capabilities the caller lacks. gVisor (Debian's runsc, 2022) does
+ * neither: a uid-0 command could open init's stdin and stdout, which are
+ * the supervisor's protocol stream from and to the host (read the host's
+ * frames, kill ones included, so its call outlives its limits; write frames
+ * of its own), and SIGKILL init, ending the container. Measured; the
+ * refusal is tested in test/sandbox/runtimes.test.ts.
  */
 function gvisorRefusal(prepared: PreparedWorkspace): string | undefined {
   const sources = [prepared.workspace.source, prepared.background.source];
@@ -282,10 +314,10 @@ function gvisorRefusal(prepared: PreparedWorkspace): string | undefined {
       'Under gVisor (runsc) toolcell must mount the workspace from a folder it opened itself, which needs root on the Docker host ' +
       '(gVisor hides the host inode numbers the sandbox otherwise checks the mount with): run toolcell as root, or use the runc runtime.'
     );
-  if (prepared.identity.grantAcl)
+  if (prepared.identity.uid === 0)
     return (
-      `The workspace ${prepared.root} belongs to root, and gVisor (runsc) has no POSIX ACLs to give the sandbox user access to it: ` +
-      'use a workspace owned by a non-root user (commands then run as that user), or the runc runtime.'
+      `The workspace ${prepared.root} belongs to root, so its commands would run as uid 0, which gVisor (runsc) does not keep away from ` +
+      "the sandbox's init and supervisor as Linux does: use a workspace owned by a non-root user (commands then run as that user), or the runc runtime."
     );
   return undefined;
 }
@@ -320,18 +352,33 @@ export async function createDockerBackend(options: DockerBackendOptions = {}): P
     for (const line of log.tail()) process.stderr.write(`toolcell: sandbox image: | ${line}\n`);
     throw error;
   }
+  if (resolved.dockerfile !== undefined) {
+    try {
+      image = await ensureCustomImage({
+        ...engine,
+        base: image,
+        dockerfile: resolved.dockerfile,
+        build: resolved.buildDockerfile ?? resolved.buildIfMissing,
+        ...(resolved.dockerfileBuildHint ? { howToBuild: resolved.dockerfileBuildHint } : {}),
+        onProgress: (event) => log.event(event),
+      });
+    } catch (error) {
+      for (const line of log.tail()) process.stderr.write(`toolcell: sandbox image: | ${line}\n`);
+      throw error;
+    }
+  }
   const docker = createEngineClient(engine);
+  const imageEnv = await imageEnvironmentNames(docker, image);
   const runtimes = new RuntimeCatalog(docker);
   // A named runtime the engine lacks is refused now, in one line saying how to add it.
   await runtimes.resolve(resolved.runtime, { egress: false });
   const { defaultName: defaultRuntime } = await runtimes.list();
   if (resolved.removeLeftovers) {
-    await Promise.all([removeLeftoverContainers(docker), PrivateMounts.removeStale()]);
-    await removeLeftoverEgressNetworks(docker);
+    await removeLeftovers(docker);
   }
   const backendId = randomBytes(6).toString('hex');
   const egress = resolved.egress ? await EgressNetwork.create({ docker, backendId, settings: resolved.egress }) : undefined;
-  const backend = new DockerBackend({ docker, engine, options: resolved, image, backendId, runtimes, defaultRuntime, ...(egress ? { egress } : {}) });
+  const backend = new DockerBackend({ docker, engine, options: resolved, image, imageEnv, backendId, runtimes, defaultRuntime, ...(egress ? { egress } : {}) });
   if (resolved.prewarmWorkspace !== undefined) backend.prewarm(resolved.prewarmWorkspace);
   return backend;
 }

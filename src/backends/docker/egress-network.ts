@@ -1,7 +1,6 @@
-import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
-import { dirname } from 'node:path';
 import type Docker from 'dockerode';
 import { describeRefusal, type EgressEvent } from '../../egress/egress-event.js';
+import { openEgressLog, type EgressLog } from '../../egress/egress-log.js';
 import { EgressProxy } from '../../egress/egress-proxy.js';
 import { mapResolver } from '../../egress/resolver.js';
 import { ToolcellError, ToolErrorType } from '../../errors.js';
@@ -15,8 +14,10 @@ export interface EgressSettings {
   hosts?: Readonly<Record<string, string | readonly string[]>>;
   /** Every connection the proxy allowed or refused. */
   onEvent?: (event: EgressEvent) => void;
-  /** Also append every event, one JSON object a line, to this file (created 0600). */
+  /** Also append the events to this file (created 0600), repeats per destination counted (EgressLog). */
   logFile?: string;
+  /** How refusals name the list; default the settings' `sandbox.network.allow`. */
+  wording?: { list: string };
 }
 
 const NETWORK_PREFIX = 'toolcell-egress-';
@@ -34,9 +35,9 @@ export class EgressNetwork {
   readonly #docker: Docker;
   readonly #bridge: string;
   readonly #proxy: EgressProxy;
-  readonly #log: WriteStream | undefined;
+  readonly #log: EgressLog | undefined;
 
-  private constructor(docker: Docker, name: string, bridge: string, proxy: EgressProxy, log: WriteStream | undefined) {
+  private constructor(docker: Docker, name: string, bridge: string, proxy: EgressProxy, log: EgressLog | undefined) {
     this.#docker = docker;
     this.#log = log;
     this.name = name;
@@ -63,9 +64,9 @@ export class EgressNetwork {
       Labels: ownerLabels({ [LABELS.backend]: backendId }),
     });
     let proxy: EgressProxy | undefined;
-    const log = settings.logFile !== undefined ? openLog(settings.logFile) : undefined;
+    const log = settings.logFile !== undefined ? openEgressLog(settings.logFile) : undefined;
     const onEvent = (event: EgressEvent): void => {
-      log?.write(`${JSON.stringify(event)}\n`);
+      log?.write(event);
       settings.onEvent?.(event);
     };
     try {
@@ -76,12 +77,13 @@ export class EgressNetwork {
         host: gateway,
         allow: settings.allow,
         ...(settings.hosts ? { resolver: mapResolver(settings.hosts) } : {}),
+        ...(settings.wording ? { wording: settings.wording } : {}),
         onEvent,
       });
       await installFirewall({ bridge, gateway, proxyPort: proxy.port });
       return new EgressNetwork(docker, name, bridge, proxy, log);
     } catch (error) {
-      log?.end();
+      await log?.close();
       await proxy?.close();
       await network.remove().catch(() => undefined);
       throw error;
@@ -106,7 +108,7 @@ export class EgressNetwork {
   /** After every container on it is gone. */
   async close(): Promise<void> {
     await this.#proxy.close();
-    this.#log?.end();
+    await this.#log?.close();
     await removeFirewall(this.#bridge);
     await this.#docker
       .getNetwork(this.name)
@@ -115,23 +117,25 @@ export class EgressNetwork {
   }
 }
 
-/** Removes egress networks (and their firewall rules) whose toolcell process is dead: the start-up pass after a crash. */
-export async function removeLeftoverEgressNetworks(docker: Docker): Promise<void> {
+/**
+ * Removes egress networks (and their firewall rules) whose toolcell process
+ * is dead: the start-up pass after a crash. Resolves with the names of the
+ * networks removed.
+ */
+export async function removeLeftoverEgressNetworks(docker: Docker): Promise<string[]> {
   const networks = await docker.listNetworks({ filters: { label: [`${LABELS.sandbox}=1`] } });
+  const removed: string[] = [];
   for (const info of networks) {
     if (!info.Name.startsWith(NETWORK_PREFIX) || ownerAlive(info.Labels ?? {})) continue;
     await removeFirewall(`tc${info.Name.slice(NETWORK_PREFIX.length)}`);
-    await docker
+    const gone = await docker
       .getNetwork(info.Id)
       .remove()
-      .catch(() => undefined);
+      .then(
+        () => true,
+        () => false,
+      );
+    if (gone) removed.push(info.Name);
   }
-}
-
-function openLog(path: string): WriteStream {
-  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-  const stream = createWriteStream(path, { flags: 'a', mode: 0o600 });
-  // A log that cannot be written must not take the sandbox down with it.
-  stream.on('error', (error) => process.stderr.write(`toolcell: egress log ${path}: ${error.message}\n`));
-  return stream;
+  return removed;
 }

@@ -1,5 +1,6 @@
 import Docker from 'dockerode';
 import { ToolcellError, ToolErrorType } from '../../errors.js';
+import { HOW_TO_GET_AN_ENGINE } from './engine-advice.js';
 
 /** Connection settings for the Docker engine. */
 export interface EngineOptions {
@@ -43,7 +44,7 @@ export function unreachableReason(error: unknown, options: EngineOptions = {}): 
 export function engineUnavailableError(reason: string, cause?: unknown): ToolcellError {
   return new ToolcellError(
     ToolErrorType.SANDBOX_UNAVAILABLE,
-    `${reason}. Run \`toolcell sandbox setup\` (starts Docker, installing Debian's docker.io when there is no engine) or point DOCKER_HOST at an engine, then check with \`toolcell sandbox status\`.`,
+    `${reason}. ${HOW_TO_GET_AN_ENGINE}, then check with \`toolcell sandbox status\`.`,
     cause === undefined ? undefined : { cause },
   );
 }

@@ -1,26 +1,23 @@
 import type { SandboxUserPolicy } from './options.js';
-import { SANDBOX_GID, SANDBOX_UID } from './sandbox-paths.js';
 
-/** Who a workspace's commands run as, and whether the supervisor must grant it access. */
+/** Who a workspace's commands run as (uid and gid inside the container, which are the host's: no user namespace). */
 export interface SandboxIdentity {
   uid: number;
   gid: number;
-  /** Add `u:<uid>:rwX` access + default ACL entries to the workspace (root-owned workspaces). */
-  grantAcl: boolean;
 }
 
 /**
- * Chooses the command identity for a workspace from its root folder's owner
- * (as the opened folder reports it). Commands never run as root:
- * - a workspace owned by a non-root user: that user's uid (and gid, unless it
- *   is the root group), so files written in the sandbox belong to its owner;
- * - a workspace owned by root (CI, containers): the image's sandbox uid
- *   10001, granted access through POSIX ACLs (when `grantAcl` allows);
- * - an explicit `{uid, gid}` policy: exactly that, no ACLs.
+ * Chooses the command identity for a workspace. Nothing in the workspace
+ * is ever chmod-ed, chown-ed or given ACL entries for the sandbox; instead:
+ * - `'auto'`: the owner of the workspace's root folder (as the opened
+ *   folder reports it), uid and gid, so commands have the owner's access and
+ *   files they create belong to the owner, as with Gemini CLI's sandbox.
+ *   That may be uid 0 (a checkout root owns): such commands hold no
+ *   capability and cannot gain one, and the supervisor keeps out of their
+ *   reach (hardening.ts, "Identity");
+ * - an explicit `{uid, gid}` (a hosting tenant's own): exactly that.
  */
-export function resolveSandboxIdentity(owner: { uid: number; gid: number }, policy: SandboxUserPolicy, grantAcl: boolean): SandboxIdentity {
-  if (policy !== 'auto') return { uid: policy.uid, gid: policy.gid, grantAcl: false };
-  const info = owner;
-  if (info.uid !== 0) return { uid: info.uid, gid: info.gid !== 0 ? info.gid : SANDBOX_GID, grantAcl: false };
-  return { uid: SANDBOX_UID, gid: SANDBOX_GID, grantAcl };
+export function resolveSandboxIdentity(owner: { uid: number; gid: number }, policy: SandboxUserPolicy): SandboxIdentity {
+  if (policy !== 'auto') return { uid: policy.uid, gid: policy.gid };
+  return { uid: owner.uid, gid: owner.gid };
 }

@@ -78,9 +78,9 @@ const idSchema = z
   .max(2 ** 31 - 2);
 
 /**
- * Which uid/gid commands run as: `'auto'` (the workspace owner's, or the
- * sandbox uid 10001 with ACL access when root owns the workspace), or a fixed
- * non-root identity (no ACLs are applied).
+ * Which uid/gid commands run as: `'auto'` (the workspace root folder's
+ * owner, root included), or a fixed non-root identity. Nothing in the
+ * workspace has its owner, mode or ACLs changed either way.
  */
 const userSchema = z.union([z.literal('auto'), z.strictObject({ uid: idSchema, gid: idSchema })], { error: "must be 'auto' or {uid, gid}" }).default('auto');
 
@@ -107,6 +107,8 @@ const egressSchema = z.strictObject({
     .string()
     .refine((path) => path.startsWith('/'), { error: 'must be an absolute path' })
     .optional(),
+  /** How the proxy's refusals name the list (a hosting tenant's is not in settings); default `sandbox.network.allow`. */
+  wording: z.strictObject({ list: z.string().min(1).max(200) }).optional(),
   /** Called for every connection the proxy allows or refuses. */
   onEvent: z.custom<(event: EgressEvent) => void>((value) => typeof value === 'function', { error: 'must be a function' }).optional(),
 });
@@ -129,8 +131,6 @@ export const dockerBackendOptionsSchema = z
     /** Docker engine socket. Default: DOCKER_HOST, else /var/run/docker.sock. */
     socketPath: z.string().min(1).optional(),
     user: userSchema,
-    /** Grant the sandbox uid access to a root-owned workspace with POSIX ACLs. Default true. */
-    grantWorkspaceAcl: z.boolean().default(true),
     /** Containers kept pre-started per workspace so a new session starts fast. Default 1. */
     warmPool: bounded(0, 8, 1),
     /** Start a spare container for this workspace at once. */
@@ -150,6 +150,21 @@ export const dockerBackendOptionsSchema = z
     startTimeoutMs: bounded(100, 600_000, 30_000),
     /** Build the sandbox image when it is missing (progress on stderr) instead of failing with `sandbox_image_missing`. Default false. */
     buildIfMissing: z.boolean().default(false),
+    /**
+     * The text of a Dockerfile built FROM `image` (custom-image.ts): sessions
+     * run its result, `toolcell-custom:<hash of the base image and the file>`,
+     * built on first use when `buildIfMissing`, else it must exist. The
+     * hardening and the supervisor stay toolcell's whatever it adds.
+     */
+    dockerfile: z
+      .string()
+      .min(1)
+      .max(64 * 1024)
+      .optional(),
+    /** What a missing custom image's error tells to run (e.g. `toolcell tenant image build acme`). */
+    dockerfileBuildHint: z.string().optional(),
+    /** Build `dockerfile`'s image when it is missing. Default: as `buildIfMissing`. A hosting server never builds a tenant's (its operator does). */
+    buildDockerfile: z.boolean().optional(),
   })
   // Egress is its own network: a second way to name one would leave it unclear which applies.
   .refine((options) => options.egress === undefined || options.hardening.network === 'none', {

@@ -49,7 +49,6 @@ export interface ReadyInfo {
   uid: number;
   gid: number;
   workspace: string;
-  acl: { applied: boolean; errors: number; message?: string } | null;
 }
 
 /** Largest STDIN frame the host sends; bigger payloads are split. */

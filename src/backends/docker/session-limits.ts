@@ -31,24 +31,45 @@ export const pidsSchema = z.number().int().min(16).max(1_000_000);
  */
 export const cpuGroupSchema = z.string().regex(/^[a-z0-9][a-z0-9-]{0,99}$/, { error: 'must be 1-100 characters of a-z 0-9 -' });
 
+/** A non-root uid or gid (the kernel's ids are 32-bit; 2^32-1 means "none"). */
+const idSchema = z
+  .number()
+  .int()
+  .min(1)
+  .max(2 ** 31 - 2);
+
+/**
+ * Who the session's commands run as, instead of the backend's `user`
+ * policy: a hosting tenant's own uid and gid, so that tenants never share
+ * the kernel's per-user budgets (inotify instances, pending signals,
+ * message queues, pipe buffers) nor a uid on the host.
+ */
+export const sessionUserSchema = z.strictObject({ uid: idSchema, gid: idSchema });
+
 /** Per-session container limits; a field left out takes the backend's value. Unknown keys are refused. */
 export const sessionLimitsSchema = z.strictObject({
   memoryBytes: memoryBytesSchema.optional(),
   cpus: cpusSchema.optional(),
   pids: pidsSchema.optional(),
   cpuGroup: cpuGroupSchema.optional(),
+  user: sessionUserSchema.optional(),
   /** The OCI runtime of this session's container (e.g. `runsc`), over the backend's `runtime` (a hosting tenant's). */
   runtime: sandboxRuntimeSchema.optional(),
 });
 
 export type SessionLimits = z.input<typeof sessionLimitsSchema>;
 
-/** The limits a session's container gets, filled in (a CPU group and a runtime only when named; else the engine's default runtime). */
-export type EffectiveSessionLimits = Required<Omit<SessionLimits, 'cpuGroup' | 'runtime'>> & Pick<SessionLimits, 'cpuGroup' | 'runtime'>;
+/**
+ * The limits a session's container gets, filled in (a CPU group, a user and a
+ * runtime only when named; else the workspace owner and the engine's default
+ * runtime).
+ */
+export type EffectiveSessionLimits = Required<Omit<SessionLimits, 'cpuGroup' | 'user' | 'runtime'>> & Pick<SessionLimits, 'cpuGroup' | 'user' | 'runtime'>;
 
 /** A stable key of effective limits: spares of the warm pool are only handed to sessions with the same one. */
 export function sessionLimitsKey(limits: EffectiveSessionLimits): string {
-  return `${limits.memoryBytes}/${limits.cpus}/${limits.pids}/${limits.cpuGroup ?? ''}/${limits.runtime ?? ''}`;
+  const user = limits.user === undefined ? '' : `${limits.user.uid}:${limits.user.gid}`;
+  return `${limits.memoryBytes}/${limits.cpus}/${limits.pids}/${limits.cpuGroup ?? ''}/${user}/${limits.runtime ?? ''}`;
 }
 
 /** The parent cgroup of a CPU group's containers. */

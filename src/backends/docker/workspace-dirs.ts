@@ -57,10 +57,9 @@ function assertMountable(root: string, engineSocket: string | undefined): void {
 const SHARED_FOLDER_BITS = 0o1002;
 
 /**
- * Refuses a folder every user of the host writes to. As root, the sandbox
- * gives its command user an ACL on the whole tree (identity.ts, and the supervisor's workspace_acl.py), which in
- * `/tmp` would reach every user's files and be inherited by every folder
- * made there afterwards; in any case, other users' files are no workspace.
+ * Refuses a folder every user of the host writes to (`/tmp` itself): its
+ * owner is root, so commands would run as uid 0 among every user's files,
+ * and other users' files are no workspace anyway.
  */
 function assertNotShared(root: PinnedDirectory): void {
   if ((root.mode & SHARED_FOLDER_BITS) !== SHARED_FOLDER_BITS) return;
@@ -131,7 +130,6 @@ export async function prepareWorkspace(input: {
   /** The root as first resolved for this workspace (see pinRoot); absent the first time. */
   pin?: WorkspacePin;
   user: SandboxUserPolicy;
-  grantAcl: boolean;
   engineSocket?: string;
   mounts: PrivateMounts;
 }): Promise<PreparedWorkspace> {
@@ -141,7 +139,7 @@ export async function prepareWorkspace(input: {
   try {
     assertMountable(root.path, input.engineSocket);
     assertNotShared(root);
-    const identity = resolveSandboxIdentity({ uid: root.uid, gid: root.gid }, input.user, input.grantAcl);
+    const identity = resolveSandboxIdentity({ uid: root.uid, gid: root.gid }, input.user);
     const state = await root.child(STATE_DIR_NAME, { create: true, mode: 0o755 });
     held.push(state);
     const logs = await state.child(BACKGROUND_DIR_NAME, { create: true, mode: 0o700 });

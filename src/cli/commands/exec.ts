@@ -48,6 +48,7 @@ Calls that would need confirmation are denied (error type confirmation_required)
 unless the approval mode allows them (autoEdit for file edits, yolo for all) or
 a policy rule does (--policy FILE, ~/.toolcell/policies/*.toml). A policy deny
 rule refuses a call in every mode (error type policy_denied, naming the rule).
+A failed call's response is {"error": message, "errorType": stable type}.
 
 Exit codes:
   0    the batch was processed (a tool's failure is a response, not an exit code)

@@ -1,4 +1,5 @@
 import type { AdminSessionInfo } from '../../hosting/admin/admin-handler.js';
+import { escapeCell } from '../../ui/escape-text.js';
 
 /** `3h02m`, `4m05s`, `12s`: a session's age at a glance. */
 export function formatAge(ms: number): string {
@@ -17,12 +18,31 @@ export function formatMemory(bytes: number | undefined): string {
   return `${(bytes / 1024 ** 3).toFixed(2)} GiB`;
 }
 
-/** The sessions as an aligned text table, one line each under a header; a line saying so when there are none. */
+/** `key:<id>` or `oidc:<sub>`: a key id and a token's `sub` are names in different spaces and must not look alike. */
+export function formatSubject(session: Pick<AdminSessionInfo, 'subject' | 'via'>): string {
+  const subject = escapeCell(String(session.subject));
+  return session.via === 'api_key' ? `key:${subject}` : session.via === 'oidc' ? `oidc:${subject}` : subject;
+}
+
+/**
+ * The sessions as an aligned text table, one line each under a header; a
+ * line saying so when there are none. Every value the server sent is
+ * escaped (`escapeCell`): a token's `sub` is whatever its issuer signed, and
+ * a terminal would act on the escape sequences in it (erase the row, draw another).
+ */
 export function sessionsTable(sessions: AdminSessionInfo[]): string {
   if (sessions.length === 0) return 'No live sessions.\n';
   const rows = [
     ['SESSION', 'TENANT', 'SUBJECT', 'RUNTIME', 'AGE', 'CALLS', 'MEMORY'],
-    ...sessions.map((s) => [s.id, s.tenant, s.subject, s.runtime ?? '-', formatAge(s.ageMs), String(s.calls), formatMemory(s.memoryBytes)]),
+    ...sessions.map((s) => [
+      escapeCell(String(s.id)),
+      escapeCell(String(s.tenant)),
+      formatSubject(s),
+      s.runtime !== undefined ? escapeCell(String(s.runtime)) : '-',
+      formatAge(Number(s.ageMs)),
+      escapeCell(String(s.calls)),
+      formatMemory(typeof s.memoryBytes === 'number' ? s.memoryBytes : undefined),
+    ]),
   ];
   const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
   return rows.map((row) => row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]!))).join('  ')).join('\n') + '\n';

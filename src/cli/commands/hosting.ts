@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { errorMessage, isToolcellError } from '../../errors.js';
 import { EXIT_FAILURE, EXIT_OK, exitCodeForSetUpFailure } from '../exit-codes.js';
+import { escapeText, terminalJson } from '../../ui/escape-text.js';
 import { sessionsTable } from './hosting-table.js';
 
 interface AdminCliOptions {
@@ -24,22 +25,22 @@ export function registerHostingCommand(program: Command): void {
   const hosting = program.command('hosting').description('Operate a running hosting server (toolcell serve --tenants) with its admin key.');
   const common = (command: Command): Command =>
     command
-      .requiredOption('--server <url>', 'the hosting server, e.g. https://tools.example or http://127.0.0.1:8080')
+      .requiredOption('--server <url>', "the hosting server's admin listener (serve --admin), e.g. http://127.0.0.1:9465")
       .requiredOption('--admin-key-file <file>', 'the file holding the admin key the server was started with (mode 600)')
       .option('--json', 'print JSON instead of text');
 
-  common(hosting.command('sessions').description('List the live MCP sessions: tenant, subject, age, calls and container memory.'))
+  common(hosting.command('sessions').description('List the live MCP sessions: tenant, subject, runtime, age, calls and container memory.'))
     .option('--tenant <name>', "only this tenant's sessions")
     .addHelpText(
       'after',
-      `${EXIT_CODES_HELP}\n\nExample:\n  toolcell hosting sessions --server http://127.0.0.1:8080 --admin-key-file /etc/toolcell/admin.key --tenant acme`,
+      `${EXIT_CODES_HELP}\n\nExample:\n  toolcell hosting sessions --server http://127.0.0.1:9465 --admin-key-file /etc/toolcell/admin.key --tenant acme`,
     )
     .action(async (options: AdminCliOptions & { tenant?: string }) => {
       process.exitCode = await run('sessions', async () => {
         const [{ readAdminKeyFile }, { listAdminSessions }] = await loadAdmin();
         const adminKey = await readAdminKeyFile(options.adminKeyFile);
         const sessions = await listAdminSessions({ server: options.server, adminKey, ...(options.tenant !== undefined ? { tenant: options.tenant } : {}) });
-        process.stdout.write(options.json ? `${JSON.stringify(sessions, null, 2)}\n` : sessionsTable(sessions));
+        process.stdout.write(options.json ? `${terminalJson(sessions)}\n` : sessionsTable(sessions));
       });
     });
 
@@ -51,14 +52,14 @@ export function registerHostingCommand(program: Command): void {
   )
     .addHelpText(
       'after',
-      `${EXIT_CODES_HELP}\n\nExample:\n  toolcell hosting close 3f0c…e2 --server http://127.0.0.1:8080 --admin-key-file /etc/toolcell/admin.key`,
+      `${EXIT_CODES_HELP}\n\nExample:\n  toolcell hosting close 3f0c…e2 --server http://127.0.0.1:9465 --admin-key-file /etc/toolcell/admin.key`,
     )
     .action(async (session: string, options: AdminCliOptions) => {
       process.exitCode = await run('close', async () => {
         const [{ readAdminKeyFile }, { closeAdminSession }] = await loadAdmin();
         const adminKey = await readAdminKeyFile(options.adminKeyFile);
         await closeAdminSession({ server: options.server, adminKey, session });
-        process.stdout.write(options.json ? `${JSON.stringify({ closed: true, id: session })}\n` : `Closed session ${session}.\n`);
+        process.stdout.write(options.json ? `${terminalJson({ closed: true, id: session }, 0)}\n` : `Closed session ${escapeText(session)}.\n`);
       });
     });
 }
@@ -74,7 +75,8 @@ async function run(command: string, action: () => Promise<void>): Promise<number
     return EXIT_OK;
   } catch (error) {
     const code = isToolcellError(error) ? ` [${error.code}]` : '';
-    process.stderr.write(`toolcell hosting ${command}: ${errorMessage(error)}${code}\n`);
+    // The message may quote the server's answer: escaped like every line here.
+    process.stderr.write(`toolcell hosting ${command}: ${escapeText(errorMessage(error))}${code}\n`);
     return isToolcellError(error) ? exitCodeForSetUpFailure(error) : EXIT_FAILURE;
   }
 }

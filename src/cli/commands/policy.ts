@@ -86,7 +86,7 @@ async function runCheck(options: CheckOptions): Promise<number> {
     const engine = await PolicyEngine.create(
       loadPolicySources({ workspace: options.workspace, workspaceTrusted, ...(options.policy ? { files: options.policy } : {}) }),
     );
-    verdict = engine.decide({ toolName: options.tool, args, mode: options.approval, ...(options.mcpServer ? { mcpServer: options.mcpServer } : {}) });
+    verdict = await engine.decide({ toolName: options.tool, args, mode: options.approval, ...(options.mcpServer ? { mcpServer: options.mcpServer } : {}) });
   } catch (error) {
     process.stderr.write(`toolcell policy check: ${errorMessage(error)}\n`);
     return exitCodeForSetUpFailure(error);

@@ -146,6 +146,42 @@ async function buildWithProgress(command: string, build: BuildSandboxImageOption
   }
 }
 
+interface WorkspaceImageOptions {
+  workspace?: string;
+  trustWorkspace?: boolean;
+  verbose?: boolean;
+  socket?: string;
+}
+
+/** After `sandbox build`: the workspace's own image (.toolcell/sandbox.Dockerfile) when the workspace is trusted, with the same progress. */
+async function buildWorkspaceImage(base: string, options: WorkspaceImageOptions): Promise<string | undefined> {
+  const [{ loadSettings }, { workspaceSandboxDockerfile }, { resolve }] = await Promise.all([
+    import('../../config/load-settings.js'),
+    import('../../runtime/sandbox-dockerfile.js'),
+    import('node:path'),
+  ]);
+  const root = resolve(options.workspace ?? '.');
+  let dockerfile: string | undefined;
+  try {
+    const settings = loadSettings({ workspace: root, ...(options.trustWorkspace ? { trustWorkspace: true } : {}) });
+    dockerfile = workspaceSandboxDockerfile(root, settings.workspaceTrusted, (line) => process.stderr.write(`toolcell sandbox build: ${line}\n`));
+  } catch (error) {
+    fail('build', error);
+    return undefined;
+  }
+  if (dockerfile === undefined) return undefined;
+  const { buildWithProgress: buildImage } = await import('../build-with-progress.js');
+  const tag = await buildImage(
+    'toolcell sandbox build',
+    async (onProgress, signal) => {
+      const { ensureCustomImage } = await import('../../backends/docker/custom-image.js');
+      return ensureCustomImage({ base, dockerfile, build: true, onProgress, signal, ...(options.socket ? { socketPath: options.socket } : {}) });
+    },
+    options.verbose === true,
+  );
+  return tag;
+}
+
 function registerBuild(sandbox: Command): void {
   sandbox
     .command('build')
@@ -159,8 +195,10 @@ function registerBuild(sandbox: Command): void {
     .option('--rebuild-base', 'with --offline: rebuild toolcell-base:bookworm even if it exists')
     .option('--verbose', 'print every line the build prints, not only its phases and steps')
     .option('--socket <path>', 'Docker engine socket (default: DOCKER_HOST or /var/run/docker.sock)')
+    .option('--workspace <dir>', "also build this trusted workspace's .toolcell/sandbox.Dockerfile, FROM the image (default: the current folder)")
+    .option('--trust-workspace', 'trust the workspace for this run, so that its sandbox Dockerfile is built')
     .exitOverride()
-    .action(async (options: EngineCliOptions & { offline?: boolean; base?: string; rebuildBase?: boolean; verbose?: boolean }) => {
+    .action(async (options: EngineCliOptions & WorkspaceImageOptions & { offline?: boolean; base?: string; rebuildBase?: boolean; verbose?: boolean }) => {
       if (options.offline && options.base) {
         process.stderr.write('toolcell sandbox build: --offline and --base exclude each other\n');
         process.exitCode = EXIT_USAGE;
@@ -174,6 +212,8 @@ function registerBuild(sandbox: Command): void {
       if (!result) return;
       process.stdout.write(`${result.tag}\n`);
       process.exitCode = EXIT_OK;
+      const custom = await buildWorkspaceImage(result.tag, options);
+      if (custom) process.stdout.write(`${custom}\n`);
     });
 }
 

@@ -18,7 +18,9 @@ import {
 } from '../options.js';
 import type { Runtime } from '../../runtime/runtime.js';
 import { shellServiceOptions } from '../../runtime/shell-settings.js';
+import { escapeText } from '../../ui/escape-text.js';
 import type { HostingOperationsFlagValues } from './hosting-operations.js';
+import { isListenError, ListenerFailure } from './listener-failure.js';
 
 interface ServeOptions extends RunnerCliOptions, HostingOperationsFlagValues {
   stdio?: boolean;
@@ -30,18 +32,22 @@ interface ServeOptions extends RunnerCliOptions, HostingOperationsFlagValues {
   dataDir?: string;
   drainSeconds: number;
   maxConcurrentCalls: number;
+  pidFile?: string;
 }
 
 /** The hosting-only flags: each needs --tenants. */
 const HOSTING_FLAGS = [
   ['audit', '--audit'],
   ['metrics', '--metrics'],
+  ['admin', '--admin'],
   ['adminKeyFile', '--admin-key-file'],
   ['oidcIssuer', '--oidc-issuer'],
   ['audience', '--audience'],
   ['tenantClaim', '--tenant-claim'],
   ['tlsCert', '--tls-cert'],
   ['tlsKey', '--tls-key'],
+  ['publicUrl', '--public-url'],
+  ['pidFile', '--pid-file'],
 ] as const;
 
 /** Registers `toolcell serve`: the registry's tools as an MCP server over stdio or Streamable HTTP. */
@@ -60,7 +66,10 @@ export function registerServeCommand(program: Command): void {
       16,
     )
     .option('--tenants <file>', 'hosting mode: many tenants, each with its API keys, workspace and limits (see toolcell tenant add)')
-    .option('--data-dir <dir>', "with --tenants: where tenants' workspaces are kept (<dir>/tenants/<name>/workspace; default ~/.toolcell/hosting)")
+    .option(
+      '--data-dir <dir>',
+      "with --tenants: where tenants' workspaces are kept (run as root: <dir>/workspaces/<name>-<hash>, each a capped filesystem; otherwise <dir>/tenants/<name>/workspace; default ~/.toolcell/hosting)",
+    )
     .option(
       '--max-concurrent-calls <n>',
       'with --tenants: most tool calls running at once, all tenants together (waiting tenants take turns)',
@@ -73,14 +82,29 @@ export function registerServeCommand(program: Command): void {
       parseNonNegativeInteger,
       10,
     )
-    .option('--audit <file>', 'with --tenants: append one JSON line per event (calls, sessions, refusals, admin actions); reopened on SIGHUP')
+    .option(
+      '--audit <file>',
+      'with --tenants: append one JSON line (at most 16 KiB) per call, session and admin action, and per minute a count of each repeated refusal; reopened on SIGHUP',
+    )
     .option('--metrics <[host:]port>', 'with --tenants: serve /metrics (Prometheus), /healthz and /readyz for operators (host default 127.0.0.1)')
-    .option('--admin-key-file <file>', 'with --tenants: the admin key (a file of mode 0600) for /admin/ and toolcell hosting sessions|close')
+    .option(
+      '--admin <[host:]port>',
+      "with --tenants and --admin-key-file: serve the admin API (/admin/) on its own listener, never on the tenants' port (host default 127.0.0.1)",
+    )
+    .option('--admin-key-file <file>', 'with --admin: the admin key (a file of mode 0600) for /admin/ and toolcell hosting sessions|close')
     .option('--oidc-issuer <url>', 'with --tenants: also accept JWT access tokens of this OpenID issuer (checked against its JWKS)')
-    .option('--audience <aud>', "with --oidc-issuer: what tokens' aud must hold (default this server's /mcp URL)")
+    .option(
+      '--public-url <url>',
+      "with --tenants: the address clients use, e.g. https://tools.example (behind a proxy, the proxy's); needed with --oidc-issuer; --tls-cert must name its host",
+    )
+    .option(
+      '--audience <aud>',
+      "with --oidc-issuer: what tokens' aud must hold: any string, e.g. toolcell or urn:example:toolcell (a URI if it has a colon; default --public-url/mcp)",
+    )
     .option('--tenant-claim <name>', 'with --oidc-issuer: the token claim that names the tenant (default sub)')
-    .option('--tls-cert <file>', 'with --tenants: serve HTTPS with this PEM certificate (with --tls-key)')
+    .option('--tls-cert <file>', 'with --tenants: serve HTTPS with this PEM certificate (with --tls-key); reloaded on SIGHUP if valid now')
     .option('--tls-key <file>', 'with --tenants: the PEM private key of --tls-cert')
+    .option('--pid-file <file>', "with --tenants: write the server's pid here once it listens, removed when it stops (for kill -HUP after log rotation)")
     .addOption(workspaceOption())
     .addOption(approvalOption())
     .addOption(sandboxOption())
@@ -107,13 +131,37 @@ own workspace under --data-dir, its own containers and its limits. Changes
 to the tenants file apply within about a second. --workspace, --token and
 --stdio do not apply; commands always run in the Docker sandbox. Run as
 root, each tenant's workspace is a filesystem of its own capped at its
-diskBytes limit. /healthz and /readyz answer on the same port.
+diskBytes limit. /healthz and /readyz answer on the same port (/readyz is 503
+from SIGTERM on, while running calls drain). The admin API answers only on
+its own --admin listener, and metrics only on --metrics. A request body
+over 4 MiB gets 413; past 16 MiB of bodies held for one tenant, or 64 MiB in
+all, 503 with Retry-After; one not sent whole within 30 s, 408. A tenant
+lists its own sessions with GET /sessions and closes one with
+DELETE /sessions/<id> (its own key); a session whose client left without
+ending it (no request, no open event stream) closes after its
+abandonedSeconds limit (default 120). A listener that cannot open
+(--http, --metrics, --admin, --tls-cert/--tls-key) stops the start (exit 1).
+
+OIDC (--oidc-issuer URL --public-url URL [--audience AUD]): tenants may also
+send JWT access tokens of that issuer. --public-url is the address clients
+use (behind a proxy, the proxy's): <url>/mcp is published as the resource in
+/.well-known/oauth-protected-resource and pointed at by every 401. --audience
+is what tokens' aud must hold (default <url>/mcp). A session stays with the
+credential that opened it: another key, or a token of the same tenant, gets
+the 404 of an unknown session.
+
+TLS (--tls-cert FILE --tls-key FILE): SIGHUP reads both again; a pair that
+does not match, is not valid now, or (with --public-url) does not name its
+host is logged and the old one keeps serving. At start, such a pair stops it.
 
 Examples:
   toolcell serve --stdio --workspace ~/project
   toolcell serve --http 8080 --approval yolo
   TOOLCELL_SERVE_TOKEN=s3cret toolcell serve --http 0.0.0.0:8080
-  toolcell serve --http 0.0.0.0:8080 --tenants /srv/toolcell/tenants.json --data-dir /srv/toolcell --approval yolo`,
+  toolcell serve --http 0.0.0.0:8080 --tenants /srv/toolcell/tenants.json --data-dir /srv/toolcell --approval yolo
+  toolcell serve --http 127.0.0.1:8080 --tenants tenants.json --metrics 9464 --admin 9465 --admin-key-file admin.key
+  toolcell serve --http 127.0.0.1:8080 --tenants tenants.json --public-url https://tools.example --allowed-host tools.example:443 \
+    --oidc-issuer https://id.example --audience toolcell`,
     )
     .action(async (options: ServeOptions) => {
       process.exitCode = await runServe(options);
@@ -161,7 +209,7 @@ async function runServe(options: ServeOptions): Promise<number> {
   // Each MCP session gets a shell session of its own (its own container with docker).
   let shell: ShellService;
   try {
-    shell = await ShellService.create(shellServiceOptions(runtime.settings));
+    shell = await ShellService.create(shellServiceOptions(runtime.settings, runtime.sandboxDockerfile));
   } catch (error) {
     await runtime.close();
     return failure(error);
@@ -174,6 +222,7 @@ async function runServe(options: ServeOptions): Promise<number> {
       sandbox: runtime.sandbox,
       workspace: runtime.workspace,
       baseRegistry: runtime.registry,
+      secrets: () => runtime.sandboxSecrets,
       ...(runtime.settings.shell.inactivityTimeoutMs !== undefined ? { inactivityTimeoutMs: runtime.settings.shell.inactivityTimeoutMs } : {}),
       ...(options.timeout ? { wallTimeoutMs: options.timeout * 1000 } : {}),
     }),
@@ -199,9 +248,11 @@ async function runServe(options: ServeOptions): Promise<number> {
         ...(token !== undefined ? { token } : {}),
         ...(options.allowedHost ? { allowedHosts: options.allowedHost } : {}),
         ...(options.maxSessions !== undefined ? { maxSessions: options.maxSessions } : {}),
-        onLog: (message) => process.stderr.write(`toolcell serve: ${message}\n`),
+        // Client-caused problems reach these lines: escaped, as in hosting mode.
+        onLog: (message) => process.stderr.write(`toolcell serve: ${escapeText(message)}\n`),
       });
     } catch (error) {
+      if (isListenError(error)) return failure(new ListenerFailure('--http', `${http.host}:${http.port}`, error));
       return isToolcellError(error) || error instanceof RangeError ? usageError(error) : failure(error);
     }
     process.stderr.write(

@@ -1,14 +1,18 @@
 import { resolve } from 'node:path';
-import { InvalidArgumentError, Option, type Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { errorMessage, isToolcellError } from '../../errors.js';
 import { generateApiKey } from '../../hosting/api-key.js';
-import { limitsSchema, namedLimits, parseLimitAssignment, resolveLimits, type LimitsInput } from '../../hosting/limits.js';
-import { loadPolicyFile } from '../../policy/load-policy-file.js';
-import { resolveTenantNetwork, tenantNetworkSchema } from '../../hosting/tenant-policy-fields.js';
+import { namedLimits, resolveLimits } from '../../hosting/limits.js';
+import { resolveTenantNetwork } from '../../hosting/tenant-policy-fields.js';
 import { resolveTenantRuntime } from '../../hosting/tenant-runtime.js';
-import { tenantRuntimeOption } from '../options.js';
 import { emptyTenantsFile, readTenantsFile, TENANT_NAME, TENANT_NAME_RULE, writeTenantsFile, type TenantsFile } from '../../hosting/tenants-file.js';
+import { escapeCell, escapeText, terminalJson } from '../../ui/escape-text.js';
+import { workspaceOverlap } from '../../hosting/workspace-overlap.js';
+import { defaultDataDir } from './serve-hosting.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from '../exit-codes.js';
+import { applyTenantFields, TENANT_FIELDS, UsageError } from './tenant-fields.js';
+import { registerTenantSecretCommand } from './tenant-secret.js';
+import { registerTenantImageCommand } from './tenant-image.js';
 
 interface FileOption {
   tenants: string;
@@ -16,40 +20,31 @@ interface FileOption {
 
 const tenantsOption = () => new Option('--tenants <file>', 'the tenants file (JSON, written with mode 0600)').env('TOOLCELL_TENANTS').makeOptionMandatory();
 
-/** Registers `toolcell tenant add|list|revoke|remove`: the tenants file of `toolcell serve --tenants`, without editing hashes by hand. */
+/** Registers `toolcell tenant add|set|list|revoke|remove`: the tenants file of `toolcell serve --tenants`, without editing hashes by hand. */
 export function registerTenantCommand(program: Command): void {
   const tenant = program
     .command('tenant')
-    .description('Manage the tenants file of a hosting server (toolcell serve --http … --tenants FILE): tenants, their API keys and limits.');
+    .description(
+      'Manage the tenants file of a hosting server (toolcell serve --http … --tenants FILE): tenants, their API keys and limits, their secrets (tenant secret) and sandbox images (tenant image).',
+    );
 
-  tenant
+  const add = tenant
     .command('add <name>')
     .description('Create a tenant, or add a key to an existing one; prints the new API key, alone on one line, once.')
     .addOption(tenantsOption())
-    .option('--workspace <dir>', "the tenant's workspace (default <data-dir>/tenants/<name>/workspace on the server)")
-    .option(
-      '--limit <key=value>',
-      'a limit for this tenant, repeatable: sessions, concurrentCalls, callsPerMinute, memory (512m), cpus, pids, diskBytes (1g), commandTimeoutSeconds, idleSeconds, maxSessionSeconds',
-      collectLimit,
-      {},
-    )
-    .option(
-      '--policy <file>',
-      "a policy file (TOML [[rule]] tables) for this tenant's calls, over the operator's rules; repeatable; replaces the tenant's list",
-      collectString,
-    )
-    .addOption(tenantRuntimeOption())
-    .option(
-      '--network-allow <entry>',
-      "a host its sandboxes may reach through its own egress proxy (host, *.domain, IP or CIDR, optional :port, as sandbox.network.allow); repeatable; replaces the tenant's list (default: no network)",
-      collectString,
-    )
+    .addOption(dataDirOption());
+  for (const field of TENANT_FIELDS) add.addOption(field.option());
+  add
     .addHelpText(
       'after',
       `
 The key (tc_<id>_<secret>) is printed on stdout and nowhere else; only its
 SHA-256 hash is stored. Keep it: it cannot be shown again. A running server
 picks the change up within about a second (policies and network for new sessions).
+To change a tenant without a new key, use toolcell tenant set.
+
+A new tenant gets a uid of its own (from 1900000000 up, never one a removed
+tenant had): its commands run as it, and its workspace belongs to it.
 
 Policy files are checked now and read again whenever the tenants file
 changes. A tenant's rules are judged as a layer over the operator's: the
@@ -59,49 +54,85 @@ say nothing. Where nobody can be asked, ask_user refuses the call.
 Without --network-allow (or "network" in the file's defaults) the tenant's
 sandboxes have no network; the operator's own sandbox.network never applies.
 
+A --workspace must not meet another tenant's: not inside, around or equal to
+one (after symlinks), and not in or around the server's data directory
+(--data-dir), where the default workspaces are; nor may it hold the tenants
+file or a policy file. Such an add is refused and nothing is written.
+
 Examples:
   toolcell tenant add acme --tenants /srv/toolcell/tenants.json --limit sessions=2 --limit memory=512m
   KEY=$(toolcell tenant add acme --tenants tenants.json)
   toolcell tenant add acme --tenants tenants.json --policy /srv/policies/acme.toml --network-allow registry.npmjs.org --network-allow '*.pythonhosted.org'
   toolcell tenant add acme --tenants tenants.json --runtime runsc   # gVisor for this tenant's sandboxes`,
     )
-    .action(
-      async (name: string, options: FileOption & { workspace?: string; limit: LimitsInput; policy?: string[]; networkAllow?: string[]; runtime?: string }) => {
-        process.exitCode = await run('add', async () => {
-          checkName(name);
-          const file = resolve(options.tenants);
-          const content = (await readTenantsFile(file, { missingOk: true })) ?? emptyTenantsFile();
-          const existing = content.tenants[name];
-          const limits = checkLimits({ ...existing?.limits, ...options.limit });
-          const policies = options.policy ? checkPolicies(options.policy) : existing?.policies;
-          const network = options.networkAllow ? checkNetwork(options.networkAllow) : existing?.network;
-          const runtime = options.runtime ?? existing?.runtime;
-          const key = generateApiKey();
-          content.tenants[name] = {
-            ...(options.workspace !== undefined ? { workspace: resolve(options.workspace) } : existing?.workspace ? { workspace: existing.workspace } : {}),
-            ...(Object.keys(limits).length > 0 ? { limits } : {}),
-            ...(policies !== undefined ? { policies } : {}),
-            ...(network !== undefined ? { network } : {}),
-            ...(runtime !== undefined ? { runtime } : {}),
-            keys: [...(existing?.keys ?? []), { id: key.id, hash: key.hash, createdAt: new Date().toISOString() }],
-          };
-          await writeTenantsFile(file, content);
-          process.stdout.write(`${key.key}\n`);
-          process.stderr.write(`toolcell tenant: ${existing ? 'added key' : 'created tenant'} ${name} (key id ${key.id}) in ${file}\n`);
-        });
-      },
-    );
+    .action(async (name: string, options: FileOption & Record<string, unknown>) => {
+      process.exitCode = await run('add', async () => {
+        checkName(name);
+        const file = resolve(options.tenants);
+        const content = (await readTenantsFile(file, { missingOk: true })) ?? emptyTenantsFile();
+        const existing = content.tenants[name];
+        const { entry } = applyTenantFields(existing ?? { keys: [] }, options);
+        const key = generateApiKey();
+        entry.keys.push({ id: key.id, hash: key.hash, createdAt: new Date().toISOString() });
+        content.tenants[name] = entry;
+        await refuseOverlap(content, file, name, options);
+        await writeTenantsFile(file, content);
+        process.stdout.write(`${key.key}\n`);
+        process.stderr.write(
+          escapeLine(`toolcell tenant: ${existing ? 'added key' : 'created tenant'} ${name} (key id ${key.id}, uid ${content.tenants[name]!.uid}) in ${file}`),
+        );
+      });
+    });
+
+  const set = tenant
+    .command('set <name>')
+    .description("Change an existing tenant's limits, policy files, network, runtime or workspace; prints no key.")
+    .addOption(tenantsOption())
+    .addOption(dataDirOption());
+  for (const field of TENANT_FIELDS) set.addOption(field.option());
+  set
+    .addHelpText(
+      'after',
+      `
+Only what is given changes: --limit sets those limits and keeps the others
+(key=default drops the tenant's own value, so the file's defaults apply);
+--policy and --network-allow replace the tenant's list. An unknown tenant or a
+bad value is refused (exit 2) and the file is left as it was. A running server
+picks the change up within about a second, as for tenant add: limits for new
+sessions (and calls), policies, network and runtime for new sessions.
+
+Examples:
+  toolcell tenant set acme --tenants /srv/toolcell/tenants.json --limit sessions=8 --limit memory=1g
+  toolcell tenant set acme --tenants tenants.json --network-allow registry.npmjs.org --network-allow github.com:443
+  toolcell tenant set acme --tenants tenants.json --limit idleSeconds=default
+  toolcell tenant set acme --tenants tenants.json --runtime runsc   # gVisor from its next session on`,
+    )
+    .action(async (name: string, options: FileOption & Record<string, unknown>) => {
+      process.exitCode = await run('set', async () => {
+        const file = resolve(options.tenants);
+        const content = await load(file);
+        const existing = content.tenants[name];
+        if (!existing) throw new UsageError(`no tenant ${JSON.stringify(name)} in ${file} (toolcell tenant add creates one)`);
+        const { entry, changed } = applyTenantFields(existing, options);
+        if (changed.length === 0) throw new UsageError(`nothing to change: give ${TENANT_FIELDS.map((field) => field.option().long).join(', ')}`);
+        content.tenants[name] = entry;
+        await refuseOverlap(content, file, name, options);
+        await writeTenantsFile(file, content);
+        process.stderr.write(`toolcell tenant: changed ${name} (${changed.join(', ')}) in ${file}\n`);
+      });
+    });
 
   tenant
     .command('list')
     .description('List tenants: key ids and whether each is revoked, workspace and limits. Never a hash or a key.')
     .addOption(tenantsOption())
-    .option('--json', 'print one JSON object: {tenants: [{name, workspace, keys: [{id, createdAt, revoked}], limits, policies, network, runtime}]}')
+    .option('--json', 'print one JSON object: {tenants: [{name, uid, workspace, keys: [{id, createdAt, revoked}], limits, policies, network, runtime}]}')
     .action(async (options: FileOption & { json?: boolean }) => {
       process.exitCode = await run('list', async () => {
         const content = await load(options.tenants);
         const tenants = Object.entries(content.tenants).map(([name, entry]) => ({
           name,
+          uid: entry.uid ?? null,
           workspace: entry.workspace ?? null,
           keys: entry.keys.map((key) => ({ id: key.id, createdAt: key.createdAt, revoked: key.revokedAt !== undefined })),
           limits: namedLimits(resolveLimits(content.defaults?.limits, entry.limits)),
@@ -109,19 +140,23 @@ Examples:
           network: (resolveTenantNetwork(content.defaults?.network, entry.network) ?? 'none') as readonly string[] | 'none',
           runtime: resolveTenantRuntime(content.defaults?.runtime, entry.runtime) ?? null,
         }));
-        if (options.json) return void process.stdout.write(`${JSON.stringify({ tenants }, null, 2)}\n`);
+        if (options.json) return void process.stdout.write(`${terminalJson({ tenants })}\n`);
         if (tenants.length === 0) return void process.stdout.write('no tenants\n');
+        // The file may have been edited by hand: every value is escaped and quoted where it holds a space (escapeCell).
+        const cell = (value: unknown) => escapeCell(String(value));
         for (const entry of tenants) {
-          process.stdout.write(`${entry.name}${entry.workspace ? `  workspace ${entry.workspace}` : ''}\n`);
-          for (const key of entry.keys) process.stdout.write(`  key ${key.id}  created ${key.createdAt}${key.revoked ? '  REVOKED' : ''}\n`);
+          process.stdout.write(
+            `${cell(entry.name)}${entry.uid !== null ? `  uid ${entry.uid}` : ''}${entry.workspace ? `  workspace ${cell(entry.workspace)}` : ''}\n`,
+          );
+          for (const key of entry.keys) process.stdout.write(`  key ${cell(key.id)}  created ${cell(key.createdAt)}${key.revoked ? '  REVOKED' : ''}\n`);
           process.stdout.write(
             `  limits ${Object.entries(entry.limits)
-              .map(([limit, value]) => `${limit}=${String(value)}`)
+              .map(([limit, value]) => `${cell(limit)}=${cell(value)}`)
               .join(' ')}\n`,
           );
-          for (const policy of entry.policies) process.stdout.write(`  policy ${policy}\n`);
-          process.stdout.write(`  network ${entry.network === 'none' ? 'none' : `allow ${entry.network.join(' ')}`}\n`);
-          process.stdout.write(`  runtime ${entry.runtime ?? "the server's"}\n`);
+          for (const policy of entry.policies) process.stdout.write(`  policy ${cell(policy)}\n`);
+          process.stdout.write(`  network ${entry.network === 'none' ? 'none' : `allow ${entry.network.map(cell).join(' ')}`}\n`);
+          process.stdout.write(`  runtime ${entry.runtime !== null ? cell(entry.runtime) : "the server's"}\n`);
         }
       });
     });
@@ -141,13 +176,15 @@ Examples:
         const now = new Date().toISOString();
         for (const key of targets) key.revokedAt ??= now;
         await writeTenantsFile(resolve(options.tenants), content);
-        process.stderr.write(`toolcell tenant: revoked ${targets.map((key) => key.id).join(', ')} of ${name}\n`);
+        process.stderr.write(escapeLine(`toolcell tenant: revoked ${targets.map((key) => key.id).join(', ')} of ${name}`));
       });
     });
 
   tenant
     .command('remove <name>')
-    .description('Remove a tenant and its keys; a running server closes its live sessions. Its workspace is left on disk.')
+    .description(
+      'Remove a tenant and its keys; a running server closes its live sessions. Its workspace is left on disk, and its uid is never given to another tenant.',
+    )
     .addOption(tenantsOption())
     .action(async (name: string, options: FileOption) => {
       process.exitCode = await run('remove', async () => {
@@ -155,57 +192,25 @@ Examples:
         if (!content.tenants[name]) throw new UsageError(`no tenant ${JSON.stringify(name)} in ${options.tenants}`);
         delete content.tenants[name];
         await writeTenantsFile(resolve(options.tenants), content);
-        process.stderr.write(`toolcell tenant: removed ${name}\n`);
+        process.stderr.write(escapeLine(`toolcell tenant: removed ${name}`));
       });
     });
-}
 
-class UsageError extends Error {}
+  registerTenantSecretCommand(tenant);
+  registerTenantImageCommand(tenant);
+}
 
 function checkName(name: string): void {
   if (!TENANT_NAME.test(name)) throw new UsageError(`tenant name ${JSON.stringify(name)} ${TENANT_NAME_RULE}`);
 }
 
-function collectLimit(value: string, previous: LimitsInput): LimitsInput {
-  try {
-    const [name, parsed] = parseLimitAssignment(value);
-    return { ...previous, [name]: parsed };
-  } catch (error) {
-    throw new InvalidArgumentError(errorMessage(error));
-  }
-}
-
-function collectString(value: string, previous: string[] | undefined): string[] {
-  return [...(previous ?? []), value];
-}
-
-/** Absolute paths of policy files that load: a bad one is refused now, not when the server reloads. */
-function checkPolicies(files: readonly string[]): string[] {
-  return files.map((file) => {
-    const path = resolve(file);
-    loadPolicyFile(path, { required: true, origin: 'user' });
-    return path;
-  });
-}
-
-function checkNetwork(entries: readonly string[]): { allow: string[] } {
-  const result = tenantNetworkSchema.safeParse({ allow: entries });
-  if (result.success && result.data !== 'none') return result.data;
-  // The union's own message says only "none or {allow}": the entry's problem is one level down.
-  const issue = result.error?.issues[0];
-  const inner = issue?.code === 'invalid_union' ? issue.errors.flat().find((candidate) => candidate.code === 'custom') : undefined;
-  throw new UsageError(`--network-allow: ${inner?.message ?? issue?.message ?? 'is invalid'}`);
-}
-
-function checkLimits(limits: Record<string, unknown>): LimitsInput {
-  const result = limitsSchema.safeParse(limits);
-  if (result.success) return result.data;
-  const issue = result.error.issues[0]!;
-  throw new UsageError(`--limit ${issue.path.map(String).join('.')} ${issue.message}`);
-}
-
 async function load(file: string): Promise<TenantsFile> {
   return (await readTenantsFile(resolve(file)))!;
+}
+
+/** A line for stderr: names and paths come from the command line and the file, and are escaped like every value printed. */
+function escapeLine(text: string): string {
+  return `${escapeText(text)}\n`;
 }
 
 async function run(command: string, body: () => Promise<void>): Promise<number> {
@@ -213,7 +218,21 @@ async function run(command: string, body: () => Promise<void>): Promise<number> 
     await body();
     return EXIT_OK;
   } catch (error) {
-    process.stderr.write(`toolcell tenant ${command}: ${errorMessage(error)}\n`);
+    process.stderr.write(escapeLine(`toolcell tenant ${command}: ${errorMessage(error)}`));
     return error instanceof UsageError || isToolcellError(error) ? EXIT_USAGE : EXIT_FAILURE;
   }
+}
+
+function dataDirOption(): Option {
+  return new Option(
+    '--data-dir <dir>',
+    "the server's --data-dir, where default workspaces are: a --workspace in it, or containing it, is refused (default ~/.toolcell/hosting)",
+  );
+}
+
+/** The server refuses a file whose workspaces meet on disk (after symlinks): refused here first, nothing written. */
+async function refuseOverlap(content: TenantsFile, file: string, name: string, options: Record<string, unknown>): Promise<void> {
+  const dataDir = typeof options.dataDir === 'string' ? options.dataDir : defaultDataDir();
+  const overlap = await workspaceOverlap(content, { dataDir: resolve(dataDir), tenantsFile: file, first: name });
+  if (overlap !== undefined) throw new UsageError(overlap);
 }

@@ -2,7 +2,7 @@ import { ToolcellError, ToolErrorType, errorMessage } from '../../errors.js';
 import type { AdminSessionInfo } from './admin-handler.js';
 
 export interface AdminClientOptions {
-  /** The hosting server's base URL (`--server`); a path such as `/mcp` is ignored. */
+  /** The hosting server's admin listener (`--server`, what `serve --admin` binds); a path is ignored. */
   server: string;
   adminKey: string;
   /** Give up after this; default 10 s. */
@@ -48,6 +48,7 @@ async function adminRequest(options: AdminClientOptions, method: string, path: s
 function failureMessage(status: number, body: Record<string, unknown>, url: URL): string {
   if (status === 401) return `${url.origin} refused the admin key (HTTP 401): check --admin-key-file`;
   if (status === 404 && body['error'] === 'session_not_found') return `No live session ${String(body['id'])} on ${url.origin}`;
-  if (status === 404) return `${url.origin} has no admin API at ${url.pathname} (HTTP 404): is it a toolcell hosting server started with --admin-key-file?`;
+  if (status === 404)
+    return `${url.origin} has no admin API at ${url.pathname} (HTTP 404): is it the admin listener of a toolcell hosting server started with --admin and --admin-key-file?`;
   return `${url.origin} answered HTTP ${status}${typeof body['error'] === 'string' ? `: ${body['error']}` : ''}`;
 }

@@ -10,6 +10,8 @@ export interface AdminSessionInfo {
   id: string;
   tenant: string;
   subject: string;
+  /** What `subject` names: an API key's id (`api_key`) or an OIDC token's `sub` (`oidc`). */
+  via?: 'api_key' | 'oidc';
   ageMs: number;
   calls: number;
   /** The container's memory use, when the engine reported it. */
@@ -20,7 +22,8 @@ export interface AdminSessionInfo {
 
 /** What the server gives the admin API: its live sessions. */
 export interface AdminSessions {
-  list(tenant?: string): AdminSessionInfo[];
+  /** The live sessions (of one tenant, when given); may ask the engine for their memory first. */
+  list(tenant?: string): AdminSessionInfo[] | Promise<AdminSessionInfo[]>;
   /** Closes the session; false when there is none with this id. */
   close(id: string): Promise<boolean>;
 }
@@ -72,7 +75,7 @@ export function createAdminHandler(options: AdminHandlerOptions): RequestHandler
     if (path === '/admin/sessions') {
       if (req.method !== 'GET') return sendMethodNotAllowed(res, ['GET']);
       const tenant = new URL(req.url ?? '/', 'http://localhost').searchParams.get('tenant') ?? undefined;
-      const list = sessions.list(tenant);
+      const list = await sessions.list(tenant);
       await observer.record({ event: 'admin', action: 'list_sessions', ...(tenant !== undefined ? { tenant } : {}) });
       return sendJson(res, 200, { sessions: list });
     }
@@ -81,7 +84,7 @@ export function createAdminHandler(options: AdminHandlerOptions): RequestHandler
       if (req.method !== 'POST') return sendMethodNotAllowed(res, ['POST']);
       const id = decodePathPart(close[1]!);
       if (!SESSION_ID.test(id)) return sendJson(res, 400, { error: 'invalid_input', message: 'not a session id' });
-      const tenant = sessions.list().find((session) => session.id === id)?.tenant;
+      const tenant = (await sessions.list()).find((session) => session.id === id)?.tenant;
       const closed = await sessions.close(id);
       await observer.record({
         event: 'admin',

@@ -1,10 +1,13 @@
 import { constants } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { z } from 'zod';
-import { parseOptions } from '../../contracts/parse-options.js';
+import { integerOption, parseOptions } from '../../contracts/parse-options.js';
 import { ToolcellError, ToolErrorType, errorMessage } from '../../errors.js';
+import { jsonLogLine, type LogVolume } from '../../telemetry/log-line.js';
+import { RepeatAggregator } from '../../telemetry/repeat-aggregator.js';
 import type { HostingEvent, HostingObserver } from '../hosting-events.js';
-import { redactArgs } from './redact.js';
+import { argumentRedaction, DEFAULT_MAX_STRING_CHARS } from './redact.js';
+import { countEntry, repeatKeyOf } from './repeat-records.js';
 
 const AuditLogOptionsSchema = z.strictObject({
   /** The log file; created (mode 0600) when missing, never truncated. */
@@ -17,14 +20,34 @@ const AuditLogOptionsSchema = z.strictObject({
   sync: z.boolean().default(false),
   /** The clock the `time` field reads; tests pass a fixed one. */
   now: z.custom<() => Date>((value) => typeof value === 'function', { error: 'must be a function' }).default(() => () => new Date()),
+  /** No line, its newline included, is longer than this (`jsonLogLine`): 16 KiB. */
+  maxLineBytes: integerOption(1024, 16 * 1024, 64 * 1024 * 1024),
+  /** A string value keeps this many characters, then its length and SHA-256: 4096 (a command, a path, an edit). */
+  maxStringChars: integerOption(64, DEFAULT_MAX_STRING_CHARS, 64 * 1024 * 1024),
+  /**
+   * Refusals, bad credentials and egress connections are counted per source,
+   * destination or limit over this long (`repeat-records.ts`): the first of
+   * each is written at once, the rest as one count record at the end. 60 s.
+   */
+  repeatIntervalMs: integerOption(10, 60_000),
+  /** Distinct sources or destinations counted one by one per interval; past them, per event and tenant. 100. */
+  repeatKeys: integerOption(1, 100, 100_000),
+  /** A count record that could not be written (nobody waits for one). */
+  onError: z.custom<(error: unknown) => void>((value) => typeof value === 'function', { error: 'must be a function' }).optional(),
 });
 
 export type AuditLogOptions = z.input<typeof AuditLogOptionsSchema>;
+type ResolvedAuditLogOptions = z.output<typeof AuditLogOptionsSchema>;
 
 /**
  * The hosting server's audit trail: append-only JSON Lines, one object a
  * line with `time` (ISO 8601), `event`, `tenant` (null when the event has
- * none) and the event's fields, tool arguments redacted (`redactArgs`).
+ * none) and the event's fields, tool arguments redacted
+ * (`argumentRedaction`). No input makes a line longer than `maxLineBytes`
+ * (long values keep their head, their length and SHA-256), or makes it two
+ * lines for any reader (line separators and C1 controls are escaped); floods
+ * of refusals become count records (`repeat-records.ts`), so the log grows
+ * with the calls made, not with what a tenant sends.
  *
  * Each line is one `write(2)` on a descriptor opened with O_APPEND, with
  * nothing buffered across lines: the kernel appends it whole, also when
@@ -38,6 +61,9 @@ export class AuditLog implements HostingObserver {
   readonly #path: string;
   readonly #flags: number;
   readonly #now: () => Date;
+  readonly #options: ResolvedAuditLogOptions;
+  readonly #repeats: RepeatAggregator<HostingEvent>;
+  readonly #volume: LogVolume = { lines: 0, bytes: 0, counted: 0 };
   #handle: FileHandle;
   /** Writes, reopens and the close run one after the other: no line goes to a handle being closed. */
   #queue: Promise<unknown> = Promise.resolve();
@@ -48,18 +74,33 @@ export class AuditLog implements HostingObserver {
     const parsed = parseOptions(AuditLogOptionsSchema, options, 'AuditLog.open');
     const flags = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | (parsed.sync ? constants.O_DSYNC : 0);
     const handle = await openLog(parsed.path, flags);
-    return new AuditLog(parsed.path, flags, parsed.now, handle);
+    return new AuditLog(parsed, flags, handle);
   }
 
-  private constructor(path: string, flags: number, now: () => Date, handle: FileHandle) {
-    this.#path = path;
+  private constructor(options: ResolvedAuditLogOptions, flags: number, handle: FileHandle) {
+    this.#options = options;
+    this.#path = options.path;
     this.#flags = flags;
-    this.#now = now;
+    this.#now = options.now;
     this.#handle = handle;
+    this.#repeats = new RepeatAggregator<HostingEvent>({
+      intervalMs: options.repeatIntervalMs,
+      maxKeys: options.repeatKeys,
+      keyOf: repeatKeyOf,
+      onCounts: (counts) => {
+        for (const count of counts) this.#write(countEntry(count, this.#now())).catch((error: unknown) => this.#options.onError?.(error));
+      },
+      now: () => this.#now().getTime(),
+    });
   }
 
   get path(): string {
     return this.#path;
+  }
+
+  /** Lines and bytes written so far, and events folded into count records (the log-volume metric). */
+  get volume(): LogVolume {
+    return { ...this.#volume };
   }
 
   /**
@@ -68,10 +109,25 @@ export class AuditLog implements HostingObserver {
    * server then does not answer the call it was recording.
    */
   record(event: HostingEvent): Promise<void> {
-    const line = Buffer.from(`${JSON.stringify(this.#entry(event))}\n`, 'utf8');
+    if (this.#closed) return Promise.reject(new ToolcellError(ToolErrorType.AUDIT_LOG_FAILED, `The audit log ${this.#path} is closed`));
+    const weight = 'count' in event && typeof event.count === 'number' ? event.count : 1;
+    if (!this.#repeats.admit(event, weight)) {
+      this.#volume.counted += weight;
+      return Promise.resolve();
+    }
+    return this.#write(this.#entry(event));
+  }
+
+  #write(entry: Record<string, unknown>): Promise<void> {
+    const line = Buffer.from(
+      jsonLogLine(entry, { maxLineBytes: this.#options.maxLineBytes, maxStringChars: this.#options.maxStringChars, ...argumentRedaction('args') }),
+      'utf8',
+    );
     return this.#enqueue(async () => {
       if (this.#closed) throw new ToolcellError(ToolErrorType.AUDIT_LOG_FAILED, `The audit log ${this.#path} is closed`);
       await writeAll(this.#handle, line, this.#path);
+      this.#volume.lines++;
+      this.#volume.bytes += line.length;
     });
   }
 
@@ -90,8 +146,9 @@ export class AuditLog implements HostingObserver {
     });
   }
 
-  /** Waits for pending records, then closes the file. */
+  /** Writes the counts still open, waits for pending records, then closes the file. */
   close(): Promise<void> {
+    this.#repeats.close();
     return this.#enqueue(async () => {
       if (this.#closed) return;
       this.#closed = true;
@@ -106,9 +163,7 @@ export class AuditLog implements HostingObserver {
   #entry(event: HostingEvent): Record<string, unknown> {
     const { event: name, ...fields } = event;
     const tenant = 'tenant' in fields && fields.tenant !== undefined ? fields.tenant : null;
-    const entry: Record<string, unknown> = { time: this.#now().toISOString(), event: name, tenant, ...fields };
-    if (event.event === 'tool_call') entry['args'] = redactArgs(event.args);
-    return entry;
+    return { time: this.#now().toISOString(), event: name, tenant, ...fields };
   }
 
   #enqueue(step: () => Promise<void>): Promise<void> {

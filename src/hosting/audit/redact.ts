@@ -1,8 +1,10 @@
+import { boundValue, type BoundOptions } from '../../telemetry/bounded-value.js';
+
 /**
  * The audit log's redaction rule for tool arguments (SECURITY.md, "What the
- * audit log keeps"). A shell command is kept in full so an operator can see
- * what ran; only the values that look secret become `[REDACTED]`, the words
- * around them stay. The rule errs towards redacting: a harmless value under a
+ * audit log keeps"). A shell command is kept (up to the log's bound) so an
+ * operator can see what ran; only the values that look secret become
+ * `[REDACTED]`, the words around them stay. The rule errs towards redacting: a harmless value under a
  * secret-looking name is lost, a secret under an innocent one may not be.
  */
 export const REDACTED = '[REDACTED]';
@@ -65,40 +67,29 @@ export function redactString(text: string): string {
 }
 
 /**
- * A deep copy of a tool call's arguments with secrets redacted: a value under
- * a secret-looking key is replaced whole; every other string is passed
- * through `redactString`. Numbers, booleans and null stay as they are.
- * Strings past `maxStringChars` (a file's content, say) keep their head and
- * say how much was cut, so one call cannot write megabytes into the log; the
- * shell command (top-level `command`) is always kept in full.
+ * The redaction of a tool call's arguments, as `boundValue` options for the
+ * values under `field` (the audit log's `args`): a value under a secret-looking
+ * key is replaced whole, whatever its type; every string is passed through
+ * `redactString` (a long one only over the head it keeps, so a megabyte of
+ * argument costs what its head costs).
+ */
+export function argumentRedaction(field: string | undefined): Pick<BoundOptions, 'rewrite' | 'hideValueOf'> {
+  return {
+    rewrite: (text, under) => (field === undefined || under === field ? redactString(text) : text),
+    hideValueOf: (key, under) => ((field === undefined || under === field) && SECRET_KEY.test(key) ? REDACTED : undefined),
+  };
+}
+
+/**
+ * A copy of a tool call's arguments with secrets redacted
+ * (`argumentRedaction`) and every string past `maxStringChars` cut to its
+ * head and a marker with its length and SHA-256 (`boundString`), the shell
+ * command included: no argument can write megabytes into the log. Numbers,
+ * booleans and null stay as they are.
  */
 export function redactArgs(args: Record<string, unknown>, options: { maxStringChars?: number } = {}): Record<string, unknown> {
-  const max = options.maxStringChars ?? DEFAULT_MAX_STRING_CHARS;
-  const copy: Record<string, unknown> = {};
-  for (const [key, item] of Object.entries(args)) {
-    if (SECRET_KEY.test(key)) copy[key] = REDACTED;
-    else if (key === 'command' && typeof item === 'string') copy[key] = redactString(item);
-    else copy[key] = redactValue(item, 1, max);
-  }
-  return copy;
+  return boundValue(args, { maxStringChars: options.maxStringChars ?? DEFAULT_MAX_STRING_CHARS, ...argumentRedaction(undefined) }) as Record<string, unknown>;
 }
 
-/** Long enough for any path, pattern or edit a person reads; a file's content is cut. */
-export const DEFAULT_MAX_STRING_CHARS = 8192;
-
-/** Arguments are JSON from a model; past this depth the value is dropped rather than walked. */
-const MAX_DEPTH = 32;
-
-function redactValue(value: unknown, depth: number, max: number): unknown {
-  if (typeof value === 'string') return capped(redactString(value), max);
-  if (value === null || typeof value !== 'object') return value;
-  if (depth >= MAX_DEPTH) return REDACTED;
-  if (Array.isArray(value)) return value.map((item) => redactValue(item, depth + 1, max));
-  const copy: Record<string, unknown> = {};
-  for (const [key, item] of Object.entries(value)) copy[key] = SECRET_KEY.test(key) ? REDACTED : redactValue(item, depth + 1, max);
-  return copy;
-}
-
-function capped(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, max)}…[${text.length - max} more characters]`;
-}
+/** Long enough for any path, pattern, edit or command a person reads; a file's content, or a flood, is cut. */
+export const DEFAULT_MAX_STRING_CHARS = 4096;

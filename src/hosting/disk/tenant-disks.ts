@@ -1,11 +1,13 @@
-import { chmod, mkdir, realpath, stat } from 'node:fs/promises';
+import { chmod, mkdir, readdir, realpath, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { createLoopImageCap, MIN_LOOP_IMAGE_BYTES } from '../../backends/docker/disk-cap/loop-image.js';
 import type { DiskCap } from '../../backends/docker/disk-cap/disk-cap.js';
+import { mountsAt } from '../../backends/docker/disk-cap/mount-table.js';
 import { parseOptions } from '../../contracts/parse-options.js';
 import { isToolcellError, ToolcellError } from '../../errors.js';
 import { TENANT_SLUG, tenantSlug } from './tenant-slug.js';
+import { giveWorkspaceTo } from '../workspace-owner.js';
 
 const TenantDisksOptionsSchema = z
   .object({
@@ -47,6 +49,8 @@ export interface TenantWorkspace {
   readonly path: string;
   /** The cap the kernel enforces on it, in bytes of filesystem, or undefined when uncapped. */
   readonly limitBytes: number | undefined;
+  /** Who it belongs to (the `owner` it was prepared for), whom the tenant's commands run as. */
+  readonly owner: { uid: number; gid: number } | undefined;
   /** Lets go of the workspace; the last holder's release unmounts it and frees its loop device. Idempotent. */
   release(): Promise<void>;
 }
@@ -123,9 +127,11 @@ export class TenantDisks {
    * the filesystem unmounted (any shrink; growth where the server lacks
    * CAP_SYS_RESOURCE) waits while the tenant's containers hold it: the old
    * cap stays (`limitBytes` says which) and the next `prepare` after they
-   * are gone applies it. Other failures throw `disk_cap_failed`.
+   * are gone applies it. Other failures throw `disk_cap_failed`. With
+   * `owner` (the tenant's uid and gid), the workspace is given to it
+   * (giveWorkspaceTo: at once when it already is).
    */
-  async prepare(tenant: string, limits: TenantDiskLimits = {}): Promise<TenantWorkspace> {
+  async prepare(tenant: string, limits: TenantDiskLimits = {}, owner?: { uid: number; gid: number }): Promise<TenantWorkspace> {
     const { diskBytes } = parseOptions(TenantDiskLimitsSchema, limits, 'TenantDisks.prepare');
     const slug = safeSlug(tenant);
     return this.#serially(slug, async () => {
@@ -138,8 +144,9 @@ export class TenantDisks {
           throw naming(tenant, error);
         });
       }
+      if (owner !== undefined) await giveWorkspaceTo(live.path, owner);
       live.holders += 1;
-      return this.#handle(slug, live);
+      return this.#handle(slug, live, owner);
     });
   }
 
@@ -147,6 +154,34 @@ export class TenantDisks {
   async releaseAll(): Promise<void> {
     const slugs = [...this.#live.keys()];
     await Promise.all(slugs.map((slug) => this.#serially(slug, () => this.#unmount(slug))));
+  }
+
+  /**
+   * Unmounts the tenant workspaces mounted under this data directory that no
+   * handle of this instance holds: a crashed server's (its mounts outlive
+   * it, and a restarted server adopts a tenant's only when that tenant comes
+   * back). A clean shutdown calls it after `releaseAll`, so that the data
+   * directory can then be moved or removed. Only this directory's own images
+   * mounted at their own mount points are touched; anything else mounted
+   * there is left alone. Resolves with the workspaces it released.
+   */
+  async releaseLeftovers(): Promise<string[]> {
+    const names = await readdir(this.workspacesDir).catch(() => [] as string[]);
+    const released: string[] = [];
+    for (const slug of names.filter((name) => TENANT_SLUG.test(name))) {
+      await this.#serially(slug, async () => {
+        const path = join(this.workspacesDir, slug);
+        if (this.#live.has(slug) || (await mountsAt(path)).length === 0) return;
+        // Adopting checks that the mount is this slug's image (never another filesystem), then release undoes it as usual.
+        const cap = await createLoopImageCap({ image: join(this.imagesDir, `${slug}.ext4`), mountPoint: path, limitBytes: MIN_LOOP_IMAGE_BYTES }).catch(
+          () => undefined,
+        );
+        if (!cap) return;
+        await cap.release();
+        released.push(path);
+      });
+    }
+    return released;
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
@@ -183,10 +218,11 @@ export class TenantDisks {
     }
   }
 
-  #handle(slug: string, live: LiveDisk): TenantWorkspace {
+  #handle(slug: string, live: LiveDisk, owner: { uid: number; gid: number } | undefined): TenantWorkspace {
     let released = false;
     return {
       path: live.path,
+      owner,
       get limitBytes() {
         return live.cap?.limitBytes;
       },

@@ -29,6 +29,12 @@ export interface ReadyzOptions {
    * polling /readyz cannot make the server flood the engine. Default 2000 ms.
    */
   cacheMs?: number;
+  /**
+   * True from the moment the server begins to stop (SIGTERM, then the
+   * drain): not ready from then on, whatever the check said last, so a load
+   * balancer stops sending it new work. Asked on every request, never cached.
+   */
+  stopping?: () => boolean;
 }
 
 /** `GET /readyz`: 200 when the check says ready, 503 otherwise. */
@@ -42,10 +48,16 @@ export function createReadyzHandler(options: ReadyzOptions): RequestHandler {
   };
   return async (req, res) => {
     if (req.method !== 'GET' && req.method !== 'HEAD') return sendMethodNotAllowed(res, ['GET', 'HEAD']);
+    if (options.stopping?.()) return sendJson(res, 503, options.detail ? STOPPING : { ready: false });
     const result = await current();
     sendJson(res, result.ready ? 200 : 503, options.detail ? result : { ready: result.ready });
   };
 }
+
+const STOPPING: Readiness = {
+  ready: false,
+  checks: { serving: { ok: false, detail: 'the server is stopping: running calls drain, new work goes elsewhere' } },
+};
 
 function failed(error: unknown): Readiness {
   return { ready: false, checks: { check: { ok: false, detail: errorMessage(error) } } };

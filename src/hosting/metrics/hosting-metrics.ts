@@ -8,6 +8,15 @@ import { sendMethodNotAllowed, type RequestHandler } from '../http/request-handl
 type Reading = () => number | Promise<number>;
 const reading = z.custom<Reading>((value) => typeof value === 'function', { error: 'must be a function' });
 
+/** What a log has written so far (the audit log, the tenants' egress logs), read at scrape time. */
+export interface LogVolumeReading {
+  lines: number;
+  bytes: number;
+  /** Events folded into count records rather than written as lines of their own. */
+  counted: number;
+}
+type LogVolumes = () => Record<string, LogVolumeReading>;
+
 const HostingMetricsOptionsSchema = z.strictObject({
   /** Live MCP sessions, server-wide. */
   liveSessions: reading.optional(),
@@ -15,6 +24,10 @@ const HostingMetricsOptionsSchema = z.strictObject({
   liveContainers: reading.optional(),
   /** Calls waiting for admission (fair queue), server-wide. */
   queuedCalls: reading.optional(),
+  /** Request-body bytes held now, server-wide (the body budget). */
+  bufferedBodyBytes: reading.optional(),
+  /** Each log's volume by name (`audit`, `egress`): lines, bytes and counted events, as counters. */
+  logVolumes: z.custom<LogVolumes>((value) => typeof value === 'function', { error: 'must be a function' }).optional(),
   /** Also the process's own metrics (RSS, CPU, event-loop lag, GC), prefixed `toolcell_process_`… as prom-client names them. */
   processMetrics: z.boolean().default(true),
 });
@@ -76,6 +89,8 @@ export class HostingMetrics implements HostingObserver {
     gauge(this.registry, 'toolcell_live_sessions', 'MCP sessions open now', parsed.liveSessions);
     gauge(this.registry, 'toolcell_live_containers', 'Sandbox containers running now', parsed.liveContainers);
     gauge(this.registry, 'toolcell_queued_calls', 'Calls waiting for admission now', parsed.queuedCalls);
+    gauge(this.registry, 'toolcell_buffered_body_bytes', 'Request-body bytes held now, all tenants together', parsed.bufferedBodyBytes);
+    if (parsed.logVolumes) logVolumeCounters(this.registry, parsed.logVolumes);
     if (parsed.processMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'toolcell_' });
   }
 
@@ -115,6 +130,32 @@ export class HostingMetrics implements HostingObserver {
     const { contentType, body } = await this.text();
     res.writeHead(200, { 'Content-Type': contentType, 'Cache-Control': 'no-store' }).end(req.method === 'HEAD' ? undefined : body);
   };
+}
+
+/**
+ * `toolcell_log_lines_total{log}`, `toolcell_log_bytes_total{log}` and
+ * `toolcell_log_counted_events_total{log}`, read from the logs at scrape
+ * time: how fast each log grows, and how much a flood was folded into count
+ * records instead.
+ */
+function logVolumeCounters(registry: Registry, read: LogVolumes): void {
+  const series: Array<[string, string, keyof LogVolumeReading]> = [
+    ['toolcell_log_lines_total', 'Lines written, by log', 'lines'],
+    ['toolcell_log_bytes_total', 'Bytes written, by log', 'bytes'],
+    ['toolcell_log_counted_events_total', 'Events folded into count records instead of lines of their own, by log', 'counted'],
+  ];
+  for (const [name, help, field] of series) {
+    new Counter({
+      name,
+      help,
+      labelNames: ['log'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const [log, volume] of Object.entries(read())) this.inc({ log }, volume[field]);
+      },
+    });
+  }
 }
 
 /** A gauge whose value is read at scrape time; without a reading it is left out. */

@@ -14,6 +14,8 @@ const ServeMetricsOptionsSchema = z.strictObject({
   port: integerOption(0, 9464, 65535),
   /** What /readyz checks; without it /readyz answers like /healthz. */
   ready: z.custom<ReadinessCheck>((value) => typeof value === 'function', { error: 'must be a function' }).optional(),
+  /** True once the server is stopping: /readyz is then 503 (createReadyzHandler's `stopping`). */
+  stopping: z.custom<() => boolean>((value) => typeof value === 'function', { error: 'must be a function' }).optional(),
 });
 
 export type ServeMetricsOptions = z.input<typeof ServeMetricsOptionsSchema>;
@@ -32,7 +34,11 @@ export interface RunningMetricsServer {
  */
 export async function serveMetrics(options: ServeMetricsOptions): Promise<RunningMetricsServer> {
   const parsed = parseOptions(ServeMetricsOptionsSchema, options, 'serveMetrics');
-  const readyz = createReadyzHandler({ check: parsed.ready ?? (async () => ({ ready: true, checks: {} })), detail: true });
+  const readyz = createReadyzHandler({
+    check: parsed.ready ?? (async () => ({ ready: true, checks: {} })),
+    detail: true,
+    ...(parsed.stopping ? { stopping: parsed.stopping } : {}),
+  });
   const routes: Record<string, RequestHandler> = { '/metrics': parsed.metrics.handler, '/healthz': healthzHandler, '/readyz': readyz };
   const server = createHostingHttpServer({
     handler: (req, res) => {

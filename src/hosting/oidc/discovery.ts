@@ -4,9 +4,37 @@ import { ToolcellError, ToolErrorType, errorMessage } from '../../errors.js';
 /** The part of an OpenID Provider's metadata a resource server needs. */
 const DiscoverySchema = z.looseObject({ issuer: z.string(), jwks_uri: z.url() });
 
+/** A discovery document or a key set is a few KiB; more is not read. */
+const MAX_DOCUMENT_BYTES = 1024 * 1024;
+
 /** `<issuer>/.well-known/openid-configuration`, as OpenID Connect Discovery forms it (no doubled slash). */
 export function discoveryUrl(issuer: string): URL {
   return new URL(`${issuer.replace(/\/$/, '')}/.well-known/openid-configuration`);
+}
+
+/**
+ * GETs a JSON document of the issuer: no redirect followed, given up after
+ * `timeoutMs`, at most 1 MiB read. Throws an Error saying what went wrong
+ * (`HTTP 500`, the network error, `not JSON`).
+ */
+export async function fetchIssuerJson(url: URL, timeoutMs: number): Promise<unknown> {
+  const response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs), redirect: 'error', headers: { Accept: 'application/json' } });
+  if (!response.ok) {
+    await response.body?.cancel().catch(() => {});
+    throw new Error(`HTTP ${response.status}`);
+  }
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of response.body ?? []) {
+    size += chunk.byteLength;
+    if (size > MAX_DOCUMENT_BYTES) throw new Error(`more than ${MAX_DOCUMENT_BYTES} bytes`);
+    chunks.push(chunk);
+  }
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
+  } catch {
+    throw new Error('not JSON');
+  }
 }
 
 /**
@@ -19,9 +47,7 @@ export async function discoverJwksUri(issuer: string, timeoutMs: number): Promis
   const url = discoveryUrl(issuer);
   let body: unknown;
   try {
-    const response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs), redirect: 'error', headers: { Accept: 'application/json' } });
-    if (!response.ok) throw new Error(`HTTP ${response.status}`);
-    body = await response.json();
+    body = await fetchIssuerJson(url, timeoutMs);
   } catch (error) {
     throw new ToolcellError(ToolErrorType.OIDC_DISCOVERY_FAILED, `Cannot read ${url.href}: ${errorMessage(error)}`, { cause: error });
   }

@@ -1,19 +1,25 @@
 import type { IncomingMessage } from 'node:http';
-import { createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
+import { errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
 import { z } from 'zod';
 import { integerOption, parseOptions } from '../../contracts/parse-options.js';
-import { errorMessage } from '../../errors.js';
-import type { AuthFailureReason, Authenticator, Principal } from '../principal.js';
-import { discoverJwksUri } from './discovery.js';
+import { refusalLabel, type AuthFailureReason, type Authenticator, type Principal } from '../principal.js';
+import { IssuerKeys, IssuerUnreachableError } from './issuer-keys.js';
+import { audienceProblem } from './resource-identifiers.js';
 
 /** Asymmetric algorithms only: a symmetric one would let anyone holding the public JWKS sign. */
 export const DEFAULT_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
 
+/** An audience: any string, a URI when it holds a colon (RFC 7519 StringOrURI). */
+const audience = z.string().check((ctx) => {
+  const problem = audienceProblem(ctx.value);
+  if (problem) ctx.issues.push({ code: 'custom', message: problem, input: ctx.value });
+});
+
 const OidcOptionsSchema = z.strictObject({
   /** The issuer URL exactly as tokens name it in `iss` (`--oidc-issuer`). */
   issuer: z.url(),
-  /** What `aud` must hold: this server's resource identifier (`--audience`). */
-  audience: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]),
+  /** What `aud` must hold (`--audience`): a name of this server, `toolcell`, a URN or its resource URL. */
+  audience: z.union([audience, z.array(audience).min(1)]),
   /** The claim that names the tenant (`--tenant-claim`); default `sub`. A top-level string claim. */
   tenantClaim: z.string().min(1).default('sub'),
   /** Whether the server has this tenant; a token naming any other is refused (`unknown_tenant`). */
@@ -23,6 +29,10 @@ const OidcOptionsSchema = z.strictObject({
   algorithms: z.array(z.string().min(1)).min(1).default(DEFAULT_ALGORITHMS),
   /** Discovery and JWKS requests give up after this. */
   timeoutMs: integerOption(100, 5000, 60_000),
+  /** After a failed discovery or JWKS request, none for this long, doubling while the issuer keeps failing (issuer-keys.ts). */
+  retryAfterMs: integerOption(10, 5000, 300_000),
+  /** Where an issuer outage is told, once when it starts and once when it ends (the server's stderr). */
+  onLog: z.custom<(message: string) => void>((value) => typeof value === 'function', { error: 'must be a function' }).optional(),
 });
 
 export type OidcAuthenticatorOptions = z.input<typeof OidcOptionsSchema>;
@@ -48,26 +58,32 @@ export type OidcFailureDetail =
 /** An AuthOutcome whose refusals also carry the detail. */
 export type OidcAuthOutcome = { ok: true; principal: Principal } | { ok: false; reason: AuthFailureReason; detail: OidcFailureDetail };
 
-type KeySet = ReturnType<typeof createRemoteJWKSet>;
-
 /**
  * An OAuth 2.1 resource server's token check, as the MCP authorization spec
  * asks: a JWT access token is verified against the issuer's JWKS (found
  * through `<issuer>/.well-known/openid-configuration`), its `iss`, `aud`,
  * `exp` and `nbf` checked with a small clock tolerance, and a claim mapped to
- * a tenant the server knows. The subject is `sub`, so a refreshed token of
- * the same user maps to the same Principal and keeps its sessions.
+ * a tenant the server knows. The subject is `sub` within the issuer, so a
+ * refreshed token of the same user maps to the same Principal and keeps its
+ * sessions, and no `sub` can pass for an API key's id (`sameIdentity`).
  *
- * Discovery happens on the first token and is retried after a failure; the
- * key set is refetched by jose when a token names a key it does not have
- * (the issuer rotated its keys).
+ * The keys are fetched and refetched by IssuerKeys, which bounds how often
+ * the issuer is asked whatever the tokens presented (a failure is cached
+ * and retried with a backoff) and logs an outage once.
  */
 export class OidcAuthenticator implements Authenticator {
   readonly #options: z.output<typeof OidcOptionsSchema>;
-  #keys: Promise<KeySet> | undefined;
+  readonly #keys: IssuerKeys;
 
   constructor(options: OidcAuthenticatorOptions) {
     this.#options = parseOptions(OidcOptionsSchema, options, 'OidcAuthenticator');
+    const { issuer, timeoutMs, retryAfterMs, onLog } = this.#options;
+    this.#keys = new IssuerKeys({ issuer, timeoutMs, retryAfterMs, ...(onLog ? { onLog } : {}) });
+  }
+
+  /** Requests made to the issuer so far (discovery and JWKS). */
+  get issuerRequests(): number {
+    return this.#keys.requests;
   }
 
   /** A JWS in compact form: three base64url parts, the first a JSON header (`eyJ`). */
@@ -77,15 +93,9 @@ export class OidcAuthenticator implements Authenticator {
 
   async authenticate(bearer: string, _request?: IncomingMessage): Promise<OidcAuthOutcome> {
     if (!this.recognises(bearer)) return refuse('malformed_credentials', 'malformed');
-    let keys: KeySet;
-    try {
-      keys = await this.#keySet();
-    } catch {
-      return refuse('invalid_token', 'issuer_unreachable');
-    }
     let payload: JWTPayload;
     try {
-      ({ payload } = await jwtVerify(bearer, keys, {
+      ({ payload } = await jwtVerify(bearer, this.#keys.getKey, {
         issuer: this.#options.issuer,
         audience: this.#options.audience,
         algorithms: this.#options.algorithms,
@@ -98,22 +108,12 @@ export class OidcAuthenticator implements Authenticator {
     const tenant = payload[this.#options.tenantClaim];
     if (typeof tenant !== 'string' || tenant === '' || typeof payload.sub !== 'string') return refuse('invalid_token', 'missing_claim');
     if (!this.#options.knownTenant(tenant)) return refuse('unknown_tenant', 'unknown_tenant');
-    return { ok: true, principal: { tenant, subject: payload.sub, via: 'oidc' } };
+    return { ok: true, principal: { tenant, subject: payload.sub, via: 'oidc', issuer: this.#options.issuer } };
   }
 
   /** Fetches the discovery document now (at start-up, to fail early); throws `oidc_discovery_failed`. */
-  async discover(): Promise<void> {
-    await this.#keySet();
-  }
-
-  #keySet(): Promise<KeySet> {
-    if (!this.#keys) {
-      const { issuer, timeoutMs } = this.#options;
-      this.#keys = discoverJwksUri(issuer, timeoutMs).then((uri) => createRemoteJWKSet(uri, { timeoutDuration: timeoutMs, cooldownDuration: 30_000 }));
-      // A failed discovery is tried again on the next token rather than remembered.
-      this.#keys.catch(() => (this.#keys = undefined));
-    }
-    return this.#keys;
+  discover(): Promise<void> {
+    return this.#keys.discover();
   }
 }
 
@@ -123,6 +123,7 @@ function refuse(reason: AuthFailureReason, detail: OidcFailureDetail): OidcAuthO
 
 /** jose's error, as one of the stable details. */
 function detailOf(error: unknown): OidcFailureDetail {
+  if (error instanceof IssuerUnreachableError) return 'issuer_unreachable';
   if (error instanceof joseErrors.JWTExpired) return 'expired';
   if (error instanceof joseErrors.JWTClaimValidationFailed) {
     if (error.claim === 'iss') return 'wrong_issuer';
@@ -133,12 +134,10 @@ function detailOf(error: unknown): OidcFailureDetail {
   if (error instanceof joseErrors.JWSSignatureVerificationFailed) return 'bad_signature';
   if (error instanceof joseErrors.JOSEAlgNotAllowed || error instanceof joseErrors.JOSENotSupported) return 'algorithm_not_allowed';
   if (error instanceof joseErrors.JWKSNoMatchingKey || error instanceof joseErrors.JWKSMultipleMatchingKeys) return 'unknown_signing_key';
-  if (error instanceof joseErrors.JWKSTimeout || error instanceof joseErrors.JWKSInvalid) return 'issuer_unreachable';
-  if (/fetch|ECONNREFUSED|network/i.test(errorMessage(error))) return 'issuer_unreachable';
   return 'malformed';
 }
 
 /** The outcome as the audit log's `reason`: `invalid_token:expired`. */
 export function auditReason(outcome: Extract<OidcAuthOutcome, { ok: false }>): string {
-  return outcome.reason === outcome.detail ? outcome.reason : `${outcome.reason}:${outcome.detail}`;
+  return refusalLabel(outcome);
 }

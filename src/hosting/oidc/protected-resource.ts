@@ -5,7 +5,11 @@ import { sendJson, sendMethodNotAllowed, type RequestHandler } from '../http/req
 export const PROTECTED_RESOURCE_WELL_KNOWN = '/.well-known/oauth-protected-resource';
 
 export interface ProtectedResourceOptions {
-  /** This server's resource identifier, e.g. `https://tools.example/mcp`: what tokens' `aud` names. */
+  /**
+   * The MCP endpoint's URL as clients reach it, e.g. `https://tools.example/mcp`
+   * (`--public-url` + `/mcp`): a client checks it against the URL it connected
+   * to. Not necessarily the audience tokens are checked for (`--audience`).
+   */
   resource: string;
   /** The issuers whose tokens are accepted (`--oidc-issuer`). */
   authorizationServers: string[];

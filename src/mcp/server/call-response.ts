@@ -1,5 +1,6 @@
 import type { Part } from '@google/genai';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { startsWithLeadResponse } from '../../scheduler/function-response.js';
 import type { CompletedToolCall } from '../../scheduler/tool-call.js';
 
 type ContentBlock = CallToolResult['content'][number];
@@ -10,10 +11,14 @@ type ContentBlock = CallToolResult['content'][number];
  * content (other types an embedded blob resource). Anything but success is
  * `isError: true`, with the error type in `_meta` so clients can branch on
  * it (`invalid_tool_params`, `confirmation_required`, `cancelled`, …).
+ * The functionResponse that leads a list of parts only because Gemini wants
+ * one first (`Tool execution succeeded.`) is not the tool's output and is
+ * left out: the client gets the parts themselves.
  */
 export function completedCallToResult(call: CompletedToolCall): CallToolResult {
   const content: ContentBlock[] = [];
-  for (const part of call.response.responseParts) content.push(...partToContent(part));
+  const parts = call.response.responseParts;
+  for (const part of startsWithLeadResponse(parts) ? parts.slice(1) : parts) content.push(...partToContent(part));
   if (content.length === 0) content.push({ type: 'text', text: '(no output)' });
   const result: CallToolResult = { content };
   if (call.status !== 'success') {

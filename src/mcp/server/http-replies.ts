@@ -12,6 +12,8 @@ export interface HttpRefusal {
   type?: string;
   /** More of the error's `data` (e.g. the limit's name). */
   data?: Record<string, unknown>;
+  /** The JSON-RPC error code; default -32000 (-32700 for a body that is not JSON). */
+  code?: number;
 }
 
 /** Sends a refusal as a JSON-RPC error, with its status and headers. */
@@ -22,7 +24,7 @@ export function sendRefusal(res: ServerResponse, refusal: HttpRefusal): void {
       : {};
   res
     .writeHead(refusal.status, { 'Content-Type': 'application/json', ...refusal.headers })
-    .end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: refusal.message, ...data }, id: null }));
+    .end(JSON.stringify({ jsonrpc: '2.0', error: { code: refusal.code ?? -32000, message: refusal.message, ...data }, id: null }));
 }
 
 /** Sends a JSON-RPC error with no request id. */

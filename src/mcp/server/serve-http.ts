@@ -36,10 +36,18 @@ export interface LiveHttpSession<Caller> {
   ageMs: number;
   /** Tool calls it has made. */
   calls: number;
+  /** Time since its last request started or ended (0 while one runs). */
+  inactiveMs: number;
+  /** Whether its client holds the session's event stream (GET) open now. */
+  streamOpen: boolean;
 }
 
-/** Why a session closed: the client ended it (DELETE), a timeout, the server, or the reason given to closeSession. */
-export type HttpSessionCloseReason = 'client' | 'idle' | 'max_lifetime' | 'shutdown' | 'error' | (string & {});
+/**
+ * Why a session closed: the client ended it (DELETE), a timeout (`idle`;
+ * `abandoned`: its client seems gone), the server, or the reason given to
+ * closeSession.
+ */
+export type HttpSessionCloseReason = 'client' | 'idle' | 'abandoned' | 'max_lifetime' | 'shutdown' | 'error' | (string & {});
 
 export interface ServeHttpOptions<Caller = unknown> {
   createSession: ServeSessionFactory<Caller>;
@@ -55,6 +63,14 @@ export interface ServeHttpOptions<Caller = unknown> {
   maxSessions?: number;
   /** A session with no running call and no request for this long is closed; default 30 minutes. */
   sessionIdleMs?: number;
+  /**
+   * A session whose client seems gone, with no running call, no request and
+   * no event stream (GET) open for this long, is closed; default 2 minutes.
+   * A client that closes without a DELETE (the MCP Inspector's CLI) would
+   * otherwise hold its sandbox, and its tenant's session quota, until
+   * `sessionIdleMs`. A client still there keeps its stream open (the SDKs do).
+   */
+  sessionAbandonedMs?: number;
   /** Problems worth a line on stderr (a session that failed to open, …). */
   onLog?: (message: string) => void;
   /**
@@ -72,6 +88,13 @@ export interface ServeHttpOptions<Caller = unknown> {
   /** Checks a POST's JSON-RPC message(s) before MCP sees them (a rate limit); a refusal is sent as is. */
   admitMessage?: (caller: Caller | undefined, body: unknown) => HttpRefusal | undefined;
   /**
+   * Reads a POST's JSON body, after `authenticate` (so nobody unknown makes
+   * the server buffer anything): a hosting server's budget of buffered bytes
+   * per tenant and server-wide, its read timeout. A refusal is sent as is.
+   * Default: `readJsonBody` (at most 4 MB, nothing else bounded).
+   */
+  readBody?: (req: IncomingMessage, res: ServerResponse, caller: Caller | undefined) => Promise<{ body: unknown } | { refusal: HttpRefusal }>;
+  /**
    * Handlers for paths other than /mcp (health, OAuth metadata, an admin
    * API), after the Host/Origin guard and without `authenticate`: each
    * checks what it needs itself. Undefined for a path: 404.
@@ -81,7 +104,7 @@ export interface ServeHttpOptions<Caller = unknown> {
   createListener?: (handler: (req: IncomingMessage, res: ServerResponse) => void) => Server;
   onSessionOpen?: (session: LiveHttpSession<Caller>) => void;
   onSessionClose?: (session: LiveHttpSession<Caller>, reason: HttpSessionCloseReason) => void;
-  /** How often idle and expired sessions are looked for; default min(sessionIdleMs, 60 s). */
+  /** How often idle, abandoned and expired sessions are looked for; default min(sessionIdleMs, sessionAbandonedMs, 10 s). */
   sweepIntervalMs?: number;
 }
 
@@ -111,8 +134,11 @@ interface SessionEntry<Caller> {
   calls: number;
   lastActivity: number;
   idleMs: number;
+  abandonedMs: number;
   /** POST responses still open (a running call streams its result): the session is not idle. */
   openResponses: number;
+  /** Event streams (GET) its client holds open: its client is there, though it may be idle. */
+  openStreams: number;
 }
 
 /**
@@ -136,6 +162,7 @@ class McpHttpServer<Caller> implements RunningHttpServer<Caller> {
   readonly #ended = new EndedSessions<Caller>();
   readonly #maxSessions: number;
   readonly #idleMs: number;
+  readonly #abandonedMs: number;
   readonly #log: (message: string) => void;
   #guard: ((req: IncomingMessage) => Refusal | undefined) | undefined;
   #sweeper: NodeJS.Timeout | undefined;
@@ -162,6 +189,7 @@ class McpHttpServer<Caller> implements RunningHttpServer<Caller> {
     this.#options = options;
     this.#maxSessions = options.maxSessions ?? 16;
     this.#idleMs = options.sessionIdleMs ?? 30 * 60_000;
+    this.#abandonedMs = options.sessionAbandonedMs ?? 2 * 60_000;
     this.#log = options.onLog ?? (() => {});
     const handler = (req: IncomingMessage, res: ServerResponse): void => {
       this.#handle(req, res).catch((error: unknown) => {
@@ -226,7 +254,7 @@ class McpHttpServer<Caller> implements RunningHttpServer<Caller> {
       ...(this.#options.token !== undefined ? { token: this.#options.token } : {}),
       ...(this.#options.allowedHosts ? { allowedHosts: this.#options.allowedHosts } : {}),
     });
-    this.#sweeper = setInterval(() => this.#sweep(), this.#options.sweepIntervalMs ?? Math.min(this.#idleMs, 60_000));
+    this.#sweeper = setInterval(() => this.#sweep(), this.#options.sweepIntervalMs ?? Math.min(this.#idleMs, this.#abandonedMs, 10_000));
     this.#sweeper.unref();
     this.#url = `http://${host.includes(':') ? `[${host}]` : host}:${this.#port}${MCP_HTTP_PATH}`;
   }
@@ -236,7 +264,10 @@ class McpHttpServer<Caller> implements RunningHttpServer<Caller> {
     for (const [id, entry] of this.#sessions) {
       const { maxLifetimeMs } = entry.session;
       if (maxLifetimeMs !== undefined && now - entry.openedAt >= maxLifetimeMs) void this.#closeSession(id, 'max_lifetime');
-      else if (entry.openResponses === 0 && now - entry.lastActivity > entry.idleMs) void this.#closeSession(id, 'idle');
+      else {
+        const reason = inactivityReason(entry, now);
+        if (reason) void this.#closeSession(id, reason);
+      }
     }
   }
 
@@ -246,7 +277,7 @@ class McpHttpServer<Caller> implements RunningHttpServer<Caller> {
     this.#sessions.delete(id);
     const why = endedBecause(reason, entry);
     if (reason !== 'shutdown') this.#ended.remember(id, entry.caller, why);
-    if (reason === 'idle' || reason === 'max_lifetime') {
+    if (reason === 'idle' || reason === 'abandoned' || reason === 'max_lifetime') {
       // On the standalone SSE stream if the client keeps one open (the SDK drops it otherwise): the client learns why before its next request fails.
       await entry.server.sendLoggingMessage({ level: 'warning', logger: 'toolcell', data: `The session ${why}.` }, id).catch(() => {});
     }
@@ -289,19 +320,27 @@ class McpHttpServer<Caller> implements RunningHttpServer<Caller> {
         track(entry, req, res);
         return entry.transport.handleRequest(req, res);
       }
-      const body = await readJsonBody(req);
-      if (body === undefined) return sendError(res, 400, -32700, 'Parse error: the body must be JSON of at most 4 MB');
+      const read = await this.#readBody(req, res, caller);
+      if ('refusal' in read) return sendRefusal(res, read.refusal);
+      const { body } = read;
       const refused = this.#options.admitMessage(caller, body);
       if (refused) return sendRefusal(res, refused);
       track(entry, req, res);
       return entry.transport.handleRequest(req, res, body);
     }
     if (req.method !== 'POST') return sendError(res, 400, -32000, 'Bad Request: no Mcp-Session-Id header; start a session with an initialize request');
-    const body = await readJsonBody(req);
-    if (body === undefined) return sendError(res, 400, -32700, 'Parse error: the body must be JSON of at most 4 MB');
+    const read = await this.#readBody(req, res, caller);
+    if ('refusal' in read) return sendRefusal(res, read.refusal);
+    const { body } = read;
     if (!isInitializeRequest(body)) return sendError(res, 400, -32000, 'Bad Request: no valid session ID provided');
     if (this.#sessions.size >= this.#maxSessions) return sendError(res, 503, -32000, `Too many sessions (at most ${this.#maxSessions})`);
     return this.#openSession(req, res, body, caller);
+  }
+
+  async #readBody(req: IncomingMessage, res: ServerResponse, caller: Caller | undefined): Promise<{ body: unknown } | { refusal: HttpRefusal }> {
+    if (this.#options.readBody) return this.#options.readBody(req, res, caller);
+    const body = await readJsonBody(req);
+    return body === undefined ? { refusal: { status: 400, message: 'Parse error: the body must be JSON of at most 4 MB', code: -32700 } } : { body };
   }
 
   /**
@@ -349,7 +388,9 @@ class McpHttpServer<Caller> implements RunningHttpServer<Caller> {
       calls: 0,
       lastActivity: now,
       idleMs: session.idleMs ?? this.#idleMs,
+      abandonedMs: session.abandonedMs ?? this.#abandonedMs,
       openResponses: 0,
+      openStreams: 0,
     };
     entry = opened;
     const transport = new StreamableHTTPServerTransport({
@@ -404,6 +445,10 @@ function endedBecause(reason: HttpSessionCloseReason, entry: SessionEntry<unknow
       return `reached its limit maxSessionSeconds (${seconds(entry.session.maxLifetimeMs)} s) and was closed`;
     case 'idle':
       return `reached its limit idleSeconds (${seconds(entry.idleMs)} s without a request) and was closed`;
+    case 'abandoned':
+      return `reached its limit abandonedSeconds (${seconds(entry.abandonedMs)} s without a request or an open event stream: its client seems gone) and was closed`;
+    case 'tenant':
+      return 'was closed by its tenant (DELETE /sessions/<id>)';
     case 'client':
       return 'was ended by the client';
     case 'key_revoked':
@@ -418,21 +463,46 @@ function endedBecause(reason: HttpSessionCloseReason, entry: SessionEntry<unknow
 }
 
 function live<Caller>(id: string, entry: SessionEntry<Caller>): LiveHttpSession<Caller> {
-  return { id, caller: entry.caller, ageMs: Date.now() - entry.openedAt, calls: entry.calls };
+  const now = Date.now();
+  return {
+    id,
+    caller: entry.caller,
+    ageMs: now - entry.openedAt,
+    calls: entry.calls,
+    inactiveMs: entry.openResponses > 0 ? 0 : now - entry.lastActivity,
+    streamOpen: entry.openStreams > 0,
+  };
+}
+
+/**
+ * Why an inactive session is to be closed now, if it is: with no call
+ * running, `idle` after idleMs without a request, `abandoned` after
+ * abandonedMs without a request and without an event stream; when both
+ * have passed, the one with the shorter limit (it was crossed first).
+ */
+function inactivityReason(entry: SessionEntry<unknown>, now: number): 'idle' | 'abandoned' | undefined {
+  if (entry.openResponses > 0) return undefined;
+  const inactive = now - entry.lastActivity;
+  const abandoned = entry.openStreams === 0 && inactive > entry.abandonedMs;
+  const idle = inactive > entry.idleMs;
+  if (abandoned && (!idle || entry.abandonedMs <= entry.idleMs)) return 'abandoned';
+  return idle ? 'idle' : undefined;
 }
 
 /**
  * Activity is a request's start and end. A POST counts as open until its
- * response closes (a call may run for long); a GET (the client's standing
- * event stream) does not keep a session alive, or a forgotten client would
- * hold its sandbox forever.
+ * response closes (a call may run for long). A GET (the client's standing
+ * event stream) shows the client is there, so the session is not abandoned
+ * while it is open, but it does not keep the session from being idle, or a
+ * forgotten client would hold its sandbox forever.
  */
 function track(entry: SessionEntry<unknown>, req: IncomingMessage, res: ServerResponse): void {
   entry.lastActivity = Date.now();
-  if (req.method !== 'POST') return;
-  entry.openResponses++;
+  if (req.method !== 'POST' && req.method !== 'GET') return;
+  const open = req.method === 'POST' ? 'openResponses' : 'openStreams';
+  entry[open]++;
   res.once('close', () => {
-    entry.openResponses--;
+    entry[open]--;
     entry.lastActivity = Date.now();
   });
 }

@@ -14,6 +14,8 @@ export interface ServeSession {
   aroundCall?: AroundToolCall;
   /** Closes the session after this long without a request (over HTTP; overrides the server's default). */
   idleMs?: number;
+  /** Closes the session after this long without a request and without an open event stream: its client is gone (over HTTP; overrides the server's default). */
+  abandonedMs?: number;
   /** Closes the session this long after it opened, busy or not (over HTTP). */
   maxLifetimeMs?: number;
 }

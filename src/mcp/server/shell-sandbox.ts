@@ -20,6 +20,13 @@ export interface ShellSandboxOptions {
   limits?: OpenSessionOptions['limits'];
   /** False: a session opens before its container is up, and its first command waits for it (OpenSessionOptions.awaitSandbox). */
   awaitSandbox?: boolean;
+  /** The secrets each new session's commands get (OpenSessionOptions.secrets), asked for at each session's opening. */
+  secrets?: () => Readonly<Record<string, string>> | undefined;
+}
+
+/** The id of the shell session (and the label of the container) that an MCP session's commands run in. */
+export function shellSessionIdOf(mcpSessionId: string): string {
+  return `mcp-${mcpSessionId}`;
 }
 
 /**
@@ -32,10 +39,12 @@ export function shellSessionSandbox(options: ShellSandboxOptions): (sessionId: s
   const root = options.workspace.roots[0];
   if (root === undefined) throw new TypeError('shellSessionSandbox: options.workspace needs a root');
   return async (sessionId) => {
+    const secrets = options.secrets?.();
     const session = await options.service.openSession({
+      ...(secrets && Object.keys(secrets).length > 0 ? { secrets: { ...secrets } } : {}),
       sandbox: options.sandbox,
       workspaceRoot: root,
-      sessionId: `mcp-${sessionId}`,
+      sessionId: shellSessionIdOf(sessionId),
       ...(options.limits ? { limits: options.limits } : {}),
       ...(options.awaitSandbox !== undefined ? { awaitSandbox: options.awaitSandbox } : {}),
     });

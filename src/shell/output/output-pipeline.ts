@@ -71,10 +71,13 @@ export class OutputPipeline {
   #binary = false;
   #disposed = false;
   #lastLive = '';
+  readonly #redact: (text: string) => string;
 
-  constructor(options: { mode: 'pty' | 'pipes'; limits: OutputLimits; onLive?: (output: LiveOutput) => void }) {
+  /** `redact` is applied to every text that leaves: live updates and the result (a session's secrets). */
+  constructor(options: { mode: 'pty' | 'pipes'; limits: OutputLimits; onLive?: (output: LiveOutput) => void; redact?: (text: string) => string }) {
     const limits = options.limits;
     this.#limits = limits;
+    this.#redact = options.redact ?? ((text) => text);
     this.#onLive = options.onLive;
     this.#sniffer = new BinarySniffer(limits.sniffBytes);
     const text = { headChars: limits.headChars, tailChars: limits.tailChars };
@@ -150,6 +153,16 @@ export class OutputPipeline {
 
   /** Stops live updates, waits for the renderer and returns the result. Call once. */
   async finish(): Promise<RenderedOutput> {
+    const rendered = await this.#finish();
+    return {
+      ...rendered,
+      output: this.#redact(rendered.output),
+      ...(rendered.stdout !== undefined ? { stdout: this.#redact(rendered.stdout) } : {}),
+      ...(rendered.stderr !== undefined ? { stderr: this.#redact(rendered.stderr) } : {}),
+    };
+  }
+
+  async #finish(): Promise<RenderedOutput> {
     this.#throttle.stop();
     const totalBytes = this.#totalBytes;
     const totalLines = this.#lineFeeds + (totalBytes > 0 && !this.#endsWithLineFeed ? 1 : 0);
@@ -234,7 +247,7 @@ export class OutputPipeline {
       this.#onLive({ type: 'binary_progress', bytesReceived: this.#totalBytes });
       return;
     }
-    const text = this.#pty ? (this.#terminal?.snapshot(this.#limits.liveLines) ?? '') : liveText(this.#streams!);
+    const text = this.#redact(this.#pty ? (this.#terminal?.snapshot(this.#limits.liveLines) ?? '') : liveText(this.#streams!));
     if (text === this.#lastLive || text.trim().length === 0) return;
     this.#lastLive = text;
     this.#onLive(text);

@@ -26,6 +26,8 @@ export interface OutputSaverOptions {
   /** The file's size cap (`shell.savedOutputMaxBytes`). */
   maxBytes: number;
   create?: CreateOutputFile;
+  /** Applied to the plain text before it is written or kept (a session's secrets); its lines are whole, so a secret is never split. */
+  redact?: (text: string) => string;
 }
 
 /** What a saved output came to, with the start and end of its text for the model. */
@@ -124,7 +126,8 @@ export class OutputSaver {
     await this.#file?.remove();
   }
 
-  #take(text: string): void {
+  #take(raw: string): void {
+    const text = this.#options.redact ? this.#options.redact(raw) : raw;
     this.#chars += text.length;
     this.#excerpt.append(text);
     if (this.#file) {
@@ -149,6 +152,11 @@ export class OutputSaver {
   }
 
   #excerptText(): string {
+    const text = this.#excerptUnredacted();
+    return this.#options.redact ? this.#options.redact(text) : text;
+  }
+
+  #excerptUnredacted(): string {
     if (!this.#rawTails) return this.#excerpt.toString();
     const tail = Object.values(this.#rawTails)
       .map((raw) => {

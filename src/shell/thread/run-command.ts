@@ -5,6 +5,7 @@ import { OutputPipeline, type OutputLimits } from '../output/output-pipeline.js'
 import { OutputSaver, type StopReason } from '../output/output-saver.js';
 import type { RunControl, RunEvent, RunRequest, WireError } from '../protocol.js';
 import type { ShellRunResult } from '../run-types.js';
+import type { SecretRedactor } from '../../secrets/secret-redactor.js';
 
 export interface RunCommandOptions {
   session: ShellSession;
@@ -18,6 +19,8 @@ export interface RunCommandOptions {
   savedOutputMaxBytes: number;
   /** Past the output budget, bytes per second a container reads from the command (0: as fast as it writes). */
   drainBytesPerSecond: number;
+  /** The session's secrets, removed from everything the command prints before it leaves this thread. */
+  redactor?: SecretRedactor;
 }
 
 /**
@@ -42,10 +45,13 @@ export async function runCommand(options: RunCommandOptions): Promise<void> {
     if (message?.type === 'cancel') stop('cancel');
   });
 
+  const { redactor } = options;
+  const redact = redactor ? (text: string) => redactor.redact(text) : undefined;
   const pipeline = new OutputPipeline({
     mode: request.mode,
     limits: options.limits,
     ...(request.live ? { onLive: (output) => send({ type: 'output', output }) } : {}),
+    ...(redact ? { redact } : {}),
   });
   try {
     spawned = await options.session.spawn({
@@ -80,20 +86,39 @@ export async function runCommand(options: RunCommandOptions): Promise<void> {
   if (stopReason) killing = spawned.kill({ graceMs: options.killGraceMs });
   const timers = startTimers(request, stop);
   const saver = request.saveOutput
-    ? new OutputSaver({ mode: request.mode, path: request.saveOutput.path, afterChars: request.saveOutput.afterChars, maxBytes: options.savedOutputMaxBytes })
+    ? new OutputSaver({
+        mode: request.mode,
+        path: request.saveOutput.path,
+        afterChars: request.saveOutput.afterChars,
+        maxBytes: options.savedOutputMaxBytes,
+        ...(redact ? { redact } : {}),
+      })
     : undefined;
+  // The secrets go first, on the raw bytes of each stream: before rendering, the caps and the
+  // saved file, so no cut can leave part of one on either side (the text is redacted again
+  // after rendering, for a secret an escape sequence or a line wrap had split).
+  const streams = redactor ? { stdout: redactor.byteStream(), stderr: redactor.byteStream() } : undefined;
+  const deliver = (chunk: Uint8Array, stream: 'stdout' | 'stderr'): void => {
+    if (chunk.length === 0) return;
+    pipeline.push(chunk, stream);
+    if (saver && !pipeline.binary) saver.push(chunk, stream);
+  };
+  const flushStreams = (): void => {
+    if (streams) for (const stream of ['stdout', 'stderr'] as const) deliver(streams[stream].flush(), stream);
+  };
   // Before onData: a report of dropped output comes in order with the chunks around it.
   spawned.onSkipped?.((skipped) => {
     timers.activity();
+    flushStreams();
     pipeline.skip(skipped);
     saver?.skip();
   });
   spawned.onData((chunk, stream) => {
     timers.activity();
-    pipeline.push(chunk, stream);
-    if (saver && !pipeline.binary) saver.push(chunk, stream);
+    deliver(streams ? streams[stream].push(chunk) : chunk, stream);
   });
   const status = await spawned.exited;
+  flushStreams();
   timers.clear();
   // Whatever the command left running (children, `&` jobs) ends with it.
   await (killing ?? spawned.kill({ graceMs: options.killGraceMs })).catch(() => {});

@@ -1,6 +1,7 @@
 import { ToolErrorType, ToolcellError, errorMessage, joinSentences } from '../../errors.js';
 import type { ShellBackend } from '../../backends/backend.js';
 import { createHostBackend } from '../../backends/host/host-backend.js';
+import { HOW_TO_GET_AN_ENGINE } from '../../backends/docker/engine-advice.js';
 import type { SandboxMode } from '../run-types.js';
 
 /**
@@ -15,9 +16,7 @@ interface DockerModule {
 /** Where a sandbox choice leads: a backend, or the reason there is none. */
 export type ResolvedSandbox = { ok: true; backend: ShellBackend } | { ok: false; error: ToolcellError };
 
-const HOW_TO_ENABLE =
-  "Run `toolcell sandbox setup` (starts Docker, installing Debian's docker.io when there is no engine, and builds the image), or point DOCKER_HOST at an engine; " +
-  'or pass `--sandbox none` to run commands on the host WITHOUT a sandbox, knowingly.';
+const HOW_TO_ENABLE = `${HOW_TO_GET_AN_ENGINE}; or pass \`--sandbox none\` to run commands on the host WITHOUT a sandbox, knowingly.`;
 
 /**
  * Turns `docker` / `none` / `auto` into a backend, failing closed: `auto`

@@ -7,6 +7,7 @@ import type { SandboxMode } from '../run-types.js';
 import type { SessionLimits } from '../../backends/docker/session-limits.js';
 import { runCommand, toWireError } from './run-command.js';
 import { SandboxResolver } from './sandbox-resolver.js';
+import { SecretRedactor } from '../../secrets/secret-redactor.js';
 
 /** A session as the thread holds it: open on a backend, or failed closed (retried on each run). */
 interface ThreadSession {
@@ -22,6 +23,9 @@ interface ThreadSession {
   opening?: Promise<void>;
   /** Aborted when the session closes: an opening still under way stops, and removes what it started. */
   closing: AbortController;
+  /** Environment values of every command, redacted from their output. */
+  secrets?: Record<string, string>;
+  redactor?: SecretRedactor;
 }
 
 /**
@@ -88,12 +92,20 @@ class ShellThread {
   }
 
   #open(message: Extract<ThreadRequest, { type: 'open' }>): void {
-    const { id, sessionId, sandbox, workspaceRoot, limits } = message;
+    const { id, sessionId, sandbox, workspaceRoot, limits, secrets } = message;
     if (this.#sessions.has(sessionId)) {
       this.#reply({ type: 'reply', id, ok: false, error: { code: ToolErrorType.INVALID_SESSION, message: `Shell session ${sessionId} is already open` } });
       return;
     }
-    const session: ThreadSession = { id: sessionId, sandbox, workspaceRoot, ...(limits ? { limits } : {}), closing: new AbortController() };
+    const redactor = SecretRedactor.of(secrets);
+    const session: ThreadSession = {
+      id: sessionId,
+      sandbox,
+      workspaceRoot,
+      ...(limits ? { limits } : {}),
+      ...(secrets && redactor ? { secrets, redactor } : {}),
+      closing: new AbortController(),
+    };
     this.#sessions.set(session.id, session);
     let answered = false;
     const answer = (opened: OpenedSession): void => {
@@ -157,7 +169,8 @@ class ShellThread {
       backend: session.backend.kind,
       hostEnv: settings.hostEnv,
       passEnv: settings.passEnv,
-      extra: request.env,
+      // The session's secrets win over a command's own values.
+      extra: { ...request.env, ...session.secrets },
       cols: settings.limits.cols,
       rows: settings.limits.rows,
     });
@@ -170,6 +183,7 @@ class ShellThread {
       killGraceMs: settings.killGraceMs,
       savedOutputMaxBytes: settings.savedOutputMaxBytes,
       drainBytesPerSecond: settings.drainBytesPerSecond,
+      ...(session.redactor ? { redactor: session.redactor } : {}),
     });
   }
 

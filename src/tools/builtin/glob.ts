@@ -1,14 +1,14 @@
 import { lstat } from 'node:fs/promises';
 import { isAbsolute, relative, sep } from 'node:path';
-import picomatch from 'picomatch';
 import { z } from 'zod';
 import { ToolErrorType } from '../../errors.js';
 import { GitignoreFilter } from '../../fs/gitignore.js';
 import { emptyWalkReport, walkFiles } from '../../fs/walk-files.js';
-import { absoluteWorkspacePath, isInsideRoot, resolveWorkspacePath } from '../../fs/workspace-paths.js';
+import { absoluteWorkspacePath, hostPattern, isInsideRoot, resolveWorkspacePath, shownPath } from '../../fs/workspace-paths.js';
 import { defineTool } from '../define-tool.js';
 import { toolErrorResult } from '../results.js';
 import { failureResult } from './tool-failure.js';
+import { linearGlob } from '../../fs/linear-glob.js';
 
 /** At most this many paths are listed; the rest are counted. */
 export const GLOB_MAX_RESULTS = 500;
@@ -49,7 +49,8 @@ export const globTool = defineTool({
     try {
       const directory = await resolveWorkspacePath(workspace, params.dir_path ?? '.');
       if (!directory.exists) return toolErrorResult(ToolErrorType.FILE_NOT_FOUND, `Directory not found: ${params.dir_path}`);
-      const pattern = relativePattern(params.pattern, directory.real);
+      const onHost = hostPattern(workspace, params.pattern);
+      const pattern = onHost === undefined ? null : relativePattern(onHost, directory.real);
       if (pattern === null) {
         return toolErrorResult(
           ToolErrorType.PATH_NOT_IN_WORKSPACE,
@@ -59,7 +60,7 @@ export const globTool = defineTool({
       if (pattern.split('/').includes('..')) {
         return toolErrorResult(ToolErrorType.INVALID_TOOL_PARAMS, `Glob patterns must not climb out with '..': ${params.pattern}`);
       }
-      const matches = picomatch(pattern, { dot: true, nocase: true });
+      const matches = linearGlob(pattern, { nocase: true });
       const report = emptyWalkReport();
       const found: GlobMatch[] = [];
       let unnamable = 0;
@@ -81,7 +82,13 @@ export const globTool = defineTool({
       }
       const sorted = sortByRecency(found, Date.now());
       return {
-        llmContent: renderMatches(params.pattern, directory.real, sorted, report.ignored, unnamable),
+        llmContent: renderMatches(
+          params.pattern,
+          shownPath(workspace, directory.real),
+          sorted.map((match) => ({ ...match, path: shownPath(workspace, match.path) })),
+          report.ignored,
+          unnamable,
+        ),
         returnDisplay: `Found ${found.length} matching file(s)`,
       };
     } catch (error) {

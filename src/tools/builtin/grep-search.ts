@@ -7,6 +7,7 @@ import { toolErrorResult } from '../results.js';
 import type { GrepRequest } from './grep/grep-types.js';
 import { formatMatches } from './grep/format-matches.js';
 import { searchWithJavaScript } from './grep/js-grep.js';
+import { compileLineRegex, MAX_PATTERN_CHARS } from './grep/line-regex.js';
 import { failureResult } from './tool-failure.js';
 
 /** The search stops after this many matching lines. */
@@ -21,7 +22,9 @@ export const GREP_MAX_MATCHES = 500;
  * (renameat2 RENAME_EXCHANGE), returned a host file's lines, and waited
  * for ever on a FIFO named `.gitignore`; git grep took its work tree and
  * pathspec magic from the repository's own configuration (a
- * `core.worktree = /` searched the host). `auto` stays accepted.
+ * `core.worktree = /` searched the host). `auto` stays accepted. The
+ * walk and the reads are JavaScript's; the matching is RE2's, in linear
+ * time (grep/line-regex.ts).
  */
 export type GrepEngineChoice = 'auto' | 'javascript';
 
@@ -35,7 +38,7 @@ const parameters = z.object({
     .string()
     .min(1)
     .describe(
-      "The regular expression (regex) pattern to search for within file contents (e.g., 'function\\s+myFunction', 'import\\s+\\{.*\\}\\s+from\\s+.*'). Matching is case-insensitive.",
+      `The regular expression (regex) pattern to search for within file contents (e.g., 'function\\s+myFunction', 'import\\s+\\{.*\\}\\s+from\\s+.*'). Matching is case-insensitive, line by line, in linear time (RE2 syntax): backreferences (\\1), lookahead/lookbehind ((?=, (?!, (?<=, (?<!) and repetition counts over 1000 are not supported. At most ${MAX_PATTERN_CHARS} characters.`,
     ),
   dir_path: z
     .string()
@@ -73,11 +76,9 @@ export function createGrepSearchTool(options: { name: string; engine?: GrepEngin
       `'${pattern}'${dir_path ? ` within ${dir_path}` : ''}${include_pattern ? ` in ${include_pattern}` : ''}`,
     locations: (params, workspace) => [{ path: absoluteWorkspacePath(workspace, params.dir_path ?? '.') }],
     async execute(params, { workspace, signal }) {
-      try {
-        new RegExp(params.pattern, 'i');
-      } catch (error) {
-        return toolErrorResult(ToolErrorType.INVALID_TOOL_PARAMS, `Invalid regular expression pattern: ${(error as Error).message}`);
-      }
+      // Compiled in the worker, as the search runs: RE2's compile is bounded by the pattern's length.
+      const compiled = compileLineRegex(params.pattern);
+      if (!compiled.ok) return toolErrorResult(compiled.type, compiled.message);
       const choice = options.engine ?? engineFromEnvironment();
       if (choice === null) {
         return toolErrorResult(ToolErrorType.SEARCH_FAILED, `${GREP_ENGINE_ENV} must be one of ${ENGINE_CHOICES.join(', ')}`);
@@ -89,7 +90,7 @@ export function createGrepSearchTool(options: { name: string; engine?: GrepEngin
           return toolErrorResult(ToolErrorType.PATH_IS_NOT_A_DIRECTORY, `Not a directory: ${params.dir_path}`);
         }
         const request: GrepRequest = { workspace, directory, pattern: params.pattern, include: params.include_pattern, maxMatches: GREP_MAX_MATCHES, signal };
-        const outcome = await searchWithJavaScript(request);
+        const outcome = await searchWithJavaScript({ ...request, regex: compiled.regex });
         const { matches } = outcome;
         const llmContent = formatMatches({
           pattern: params.pattern,

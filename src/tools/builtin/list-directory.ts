@@ -1,5 +1,4 @@
 import { relative, sep } from 'node:path';
-import picomatch from 'picomatch';
 import { z } from 'zod';
 import { ToolErrorType } from '../../errors.js';
 import { decodeFileName } from '../../fs/file-names.js';
@@ -9,6 +8,7 @@ import { absoluteWorkspacePath, displayPath, resolveWorkspacePath } from '../../
 import { defineTool } from '../define-tool.js';
 import { toolErrorResult } from '../results.js';
 import { failureResult } from './tool-failure.js';
+import { linearGlob } from '../../fs/linear-glob.js';
 
 const parameters = z.object({
   dir_path: z.string().min(1).describe('The path to the directory to list: relative to the workspace root, or absolute inside the workspace.'),
@@ -39,7 +39,7 @@ export const listDirectoryTool = defineTool({
       const resolved = await resolveWorkspacePath(workspace, params.dir_path);
       if (!resolved.exists) return toolErrorResult(ToolErrorType.FILE_NOT_FOUND, `Directory not found: ${params.dir_path}`);
       const entries = await readConfinedDirectory(workspace, resolved.real);
-      const isIgnoredByPattern = params.ignore?.length ? picomatch(params.ignore, { dot: true }) : () => false;
+      const isIgnoredByPattern = params.ignore?.length ? linearGlob(params.ignore) : () => false;
       const gitignore = new GitignoreFilter({ workspace, root: resolved.root });
       const base = relative(resolved.root, resolved.real).split(sep).join('/');
       const listed: ListedEntry[] = [];

@@ -5,7 +5,7 @@ import { classifyFsFailure } from '../../fs/fs-failure.js';
 import { GitignoreFilter } from '../../fs/gitignore.js';
 import { inlineMediaType } from '../../fs/media-types.js';
 import { walkFiles } from '../../fs/walk-files.js';
-import { displayPath } from '../../fs/workspace-paths.js';
+import { displayPath, shownPath } from '../../fs/workspace-paths.js';
 import { defineTool, type WorkspaceInfo } from '../define-tool.js';
 import type { Part } from '../tool.js';
 import { readFileForModel } from './file-content.js';
@@ -125,7 +125,8 @@ async function gather(candidates: Candidate[], include: string[], workspace: Wor
         continue;
       }
       totalBytes += size;
-      const part: Part | string = content.kind === 'media' ? content.part : `--- ${candidate.path} ---\n\n${renderLineWindow(content.window)}\n\n`;
+      const part: Part | string =
+        content.kind === 'media' ? content.part : `--- ${shownPath(workspace, candidate.path)} ---\n\n${renderLineWindow(content.window)}\n\n`;
       gathered.parts.push(part);
       gathered.read.push(candidate.shown);
     } catch (error) {

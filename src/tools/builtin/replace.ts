@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ToolErrorType } from '../../errors.js';
 import { writeFileAtomic } from '../../fs/atomic-write.js';
 import { encodeText } from '../../fs/text-encoding.js';
-import { absoluteWorkspacePath } from '../../fs/workspace-paths.js';
+import { absoluteWorkspacePath, shownPath } from '../../fs/workspace-paths.js';
 import { defineTool, type WorkspaceInfo } from '../define-tool.js';
 import { toolErrorResult } from '../results.js';
 import type { FileDiff, ToolResult } from '../tool.js';
@@ -80,7 +80,7 @@ export const replaceTool = defineTool({
         signal,
         createParents: true,
       });
-      const path = plan.file.resolved.real;
+      const path = shownPath(workspace, plan.file.resolved.real);
       const llmContent = created
         ? `Created new file: ${path} with provided content.`
         : `Successfully modified file: ${path} (${plan.occurrences} replacement${plan.occurrences === 1 ? '' : 's'}).`;

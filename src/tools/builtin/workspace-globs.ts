@@ -1,7 +1,7 @@
 import { isAbsolute, relative, sep } from 'node:path';
-import picomatch from 'picomatch';
 import { ToolErrorType, ToolcellError } from '../../errors.js';
-import { findContainingRoot } from '../../fs/workspace-paths.js';
+import { linearGlob } from '../../fs/linear-glob.js';
+import { findContainingRoot, hostPattern } from '../../fs/workspace-paths.js';
 import type { WorkspaceInfo } from '../define-tool.js';
 
 /** Glob patterns sorted by the workspace root they apply to, made relative to it. */
@@ -21,12 +21,13 @@ export function patternsByRoot(workspace: WorkspaceInfo, patterns: readonly stri
     let root = primary;
     let pattern = raw;
     if (isAbsolute(raw)) {
-      const containing = findContainingRoot(workspace.roots, staticPrefix(raw));
-      if (containing === undefined) {
+      const onHost = hostPattern(workspace, raw);
+      const containing = onHost === undefined ? undefined : findContainingRoot(workspace.roots, staticPrefix(onHost));
+      if (onHost === undefined || containing === undefined) {
         throw new ToolcellError(ToolErrorType.PATH_NOT_IN_WORKSPACE, `Pattern is outside the workspace: ${raw}`);
       }
       root = containing;
-      pattern = relative(root, raw).split(sep).join('/');
+      pattern = relative(root, onHost).split(sep).join('/');
     }
     pattern = pattern.replace(/^(\.\/)+/, '').replace(/\/+$/, '');
     if (pattern.split('/').includes('..')) {
@@ -42,7 +43,7 @@ export function patternsByRoot(workspace: WorkspaceInfo, patterns: readonly stri
 
 /** A matcher for root-relative paths; dotfiles match, case matters (as on Linux). */
 export function matcherFor(patterns: readonly string[]): (path: string) => boolean {
-  return patterns.length === 0 ? () => false : picomatch([...patterns], { dot: true });
+  return patterns.length === 0 ? () => false : linearGlob(patterns);
 }
 
 /** The part of a pattern before its first glob character, for locating its root. */

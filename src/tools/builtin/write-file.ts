@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ToolErrorType } from '../../errors.js';
 import { writeFileAtomic } from '../../fs/atomic-write.js';
 import { encodeText } from '../../fs/text-encoding.js';
-import { absoluteWorkspacePath, displayPath } from '../../fs/workspace-paths.js';
+import { absoluteWorkspacePath, displayPath, shownPath } from '../../fs/workspace-paths.js';
 import { defineTool, type WorkspaceInfo } from '../define-tool.js';
 import type { FileDiff } from '../tool.js';
 import { loadEditableFile, type EditableFile } from './editable-file.js';
@@ -63,7 +63,8 @@ export const writeFileTool = defineTool({
         createParents: true,
       });
       const where = displayPath(workspace, file.resolved.real);
-      const llmContent = created ? `Successfully created and wrote to new file: ${file.resolved.real}.` : `Successfully overwrote file: ${file.resolved.real}.`;
+      const shown = shownPath(workspace, file.resolved.real);
+      const llmContent = created ? `Successfully created and wrote to new file: ${shown}.` : `Successfully overwrote file: ${shown}.`;
       return { llmContent, returnDisplay: diff, summary: `${created ? 'Created' : 'Wrote'} ${where}` };
     } catch (error) {
       return failureResult(error, ToolErrorType.FILE_WRITE_FAILURE);

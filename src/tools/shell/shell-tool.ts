@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import { relative } from 'node:path';
 import { z } from 'zod';
@@ -7,6 +8,7 @@ import { resolveWorkspacePath } from '../../fs/workspace-paths.js';
 import type { CallSandbox } from '../../contracts/sandbox-runtime.js';
 import type { ShellSessionHandle } from '../../shell/session-handle.js';
 import { DEFAULT_INACTIVITY_TIMEOUT_MS } from '../../shell/run-types.js';
+import { MAX_COMMAND_BYTES } from '../../contracts/defaults.js';
 import type { WorkspaceInfo } from '../define-tool.js';
 import { validateWithZod, zodToParametersJsonSchema } from '../parameters.js';
 import { toolErrorResult } from '../results.js';
@@ -41,6 +43,22 @@ const parameters = z
   .strict();
 
 export type ShellToolParams = z.output<typeof parameters>;
+
+/** Longer commands are not split on the main thread for the confirmation's summary (shell-quote takes ~0.2 s on 128 KiB). */
+const LISTED_COMMAND_CHARS = 4_096;
+
+/**
+ * The commands a confirmation names ("always allow" remembers this label).
+ * A long command is named by its hash instead: splitting it here would cost
+ * the main thread in proportion to its length, and a label from its first
+ * part alone would let "always allow ls" cover `ls; …; rm -rf /`.
+ */
+function rootCommandLabel(command: string): string {
+  if (command.length > LISTED_COMMAND_CHARS)
+    return `a command of ${command.length} characters (sha256 ${createHash('sha256').update(command).digest('hex').slice(0, 16)})`;
+  const roots = rootCommands(command);
+  return roots.length > 0 ? roots.join(', ') : 'shell command';
+}
 
 const DESCRIPTION = `Runs a shell command as \`bash -c <command>\` in the workspace's sandbox and returns what it printed.
 
@@ -95,6 +113,20 @@ export class ShellTool extends BaseTool<ShellToolParams> {
   }
 
   validateParams(raw: unknown): ValidationResult<ShellToolParams> {
+    const command = (raw as { command?: unknown } | null)?.command;
+    // Checked before anything else reads the command (the policy's parse, the confirmation's split, the audit line).
+    // A string longer in characters than the cap in bytes is over it without being measured.
+    if (
+      typeof command === 'string' &&
+      command.length > MAX_COMMAND_BYTES / 3 &&
+      (command.length > MAX_COMMAND_BYTES || Buffer.byteLength(command, 'utf8') > MAX_COMMAND_BYTES)
+    ) {
+      return {
+        ok: false,
+        type: ToolErrorType.COMMAND_TOO_LONG,
+        error: `the command is longer than ${MAX_COMMAND_BYTES} bytes, the most a command can be (Linux's limit on one argument of \`bash -c\`); it was not run. Split it, or write a script to a file and run the file.`,
+      };
+    }
     return validateWithZod(parameters, raw);
   }
 
@@ -107,12 +139,11 @@ export class ShellTool extends BaseTool<ShellToolParams> {
   }
 
   override async shouldConfirmExecute(params: ShellToolParams): Promise<ExecConfirmationDetails> {
-    const roots = rootCommands(params.command);
     return {
       type: 'exec',
       title: 'Confirm Shell Command',
       command: params.command,
-      rootCommand: roots.length > 0 ? roots.join(', ') : 'shell command',
+      rootCommand: rootCommandLabel(params.command),
       directory: params.dir_path || '.',
       sandbox: this.#session.describe(),
     };

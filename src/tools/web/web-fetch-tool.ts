@@ -1,12 +1,17 @@
 import { z } from 'zod';
 import { EgressGate } from '../../egress/egress-gate.js';
+import { SETTINGS_WORDING, type EgressWording } from '../../egress/egress-wording.js';
+import type { EgressEvent } from '../../egress/egress-event.js';
+import { ReportingEgressGate } from '../../egress/reporting-gate.js';
 import { mapResolver } from '../../egress/resolver.js';
 import { ToolErrorType } from '../../errors.js';
 import { BaseTool } from '../base-tool.js';
 import { validateWithZod, zodToParametersJsonSchema } from '../parameters.js';
 import { toolErrorResult } from '../results.js';
 import type { ToolConfirmationDetails, ToolResult, ValidationResult } from '../tool.js';
-import { DEFAULT_FETCH_LIMITS, fetchPage, type FetchedPage, type FetchLimits } from './fetch-page.js';
+import { DEFAULT_FETCH_LIMITS, fetchPage, type FetchedPage, type FetchLimits, type PageConversion } from './fetch-page.js';
+import { MAX_HTML_DEPTH } from './html-depth.js';
+import { sharedHtmlTextPool, type HtmlToText } from './html-text-pool.js';
 import { extractUrls, MAX_URLS } from './prompt-urls.js';
 
 export const WEB_FETCH_TOOL_NAME = 'web_fetch';
@@ -39,9 +44,24 @@ export interface WebFetchToolOptions {
   allow: readonly string[];
   /** Names resolved from this map instead of DNS (tests; pinned names). */
   hosts?: Readonly<Record<string, string | readonly string[]>>;
+  /** How refusals name the list and its absence; default the settings' (a hosting tenant gets its own). */
+  wording?: EgressWording;
   /** Answers the prompt from the pages through the model (set when a Gemini API key is configured); without it the text itself is returned. */
   summarize?: (input: WebFetchSummaryInput, signal: AbortSignal) => Promise<string>;
   limits?: Partial<FetchLimits>;
+  /**
+   * Every connection web_fetch allowed or refused (each URL and every
+   * redirect hop), as the egress proxy reports the sandbox's: the egress
+   * log locally, the audit log's `egress` lines on a hosting server.
+   */
+  onEgress?: (event: EgressEvent) => void;
+  /**
+   * Whose pages these are, for the fair share of the HTML threads (a hosting
+   * server passes the tenant's name). Default `local`.
+   */
+  owner?: string;
+  /** Where HTML becomes text. Default: the process's HTML threads (html-text-pool.ts). */
+  htmlToText?: HtmlToText;
 }
 
 /**
@@ -51,28 +71,37 @@ export interface WebFetchToolOptions {
  * sandbox's egress rules (sandbox.network.allow, checked for every redirect
  * hop, public addresses only unless listed): otherwise it would be a way
  * around them, and a server-side request forgery. It asks first (an `info`
- * confirmation listing the URLs). Runs on the main thread: its work is
- * network waits, and the HTML conversion is bounded by the byte cap.
+ * confirmation listing the URLs). Its own work on the main thread is
+ * network waits; a page's HTML is turned into text in the HTML threads,
+ * flattened below MAX_HTML_DEPTH and within the URL's time limit.
  */
 export class WebFetchTool extends BaseTool<WebFetchParams> {
   readonly #gate: EgressGate;
   readonly #allowsAnything: boolean;
   readonly #summarize: WebFetchToolOptions['summarize'];
   readonly #limits: FetchLimits;
+  readonly #wording: EgressWording;
+  readonly #conversion: PageConversion;
 
   constructor(options: WebFetchToolOptions) {
+    const wording = options.wording ?? SETTINGS_WORDING;
     super({
       name: WEB_FETCH_TOOL_NAME,
       displayName: 'WebFetch',
-      description:
-        "Processes content from URL(s) embedded in a prompt. Include up to 20 URLs and instructions (e.g., summarize, extract specific data) directly in the 'prompt' parameter. Only hosts listed in the sandbox's network allowlist (sandbox.network.allow) can be fetched; private and local addresses are refused.",
+      description: `Processes content from URL(s) embedded in a prompt. Include up to 20 URLs and instructions (e.g., summarize, extract specific data) directly in the 'prompt' parameter. Only hosts listed in ${wording === SETTINGS_WORDING ? "the sandbox's network allowlist (sandbox.network.allow)" : wording.list} can be fetched; private and local addresses are refused.`,
       kind: 'fetch',
       parametersJsonSchema: zodToParametersJsonSchema(parameters),
     });
-    this.#gate = new EgressGate({ allow: options.allow, ...(options.hosts ? { resolver: mapResolver(options.hosts) } : {}) });
+    this.#wording = wording;
+    const gate = { allow: options.allow, wording, ...(options.hosts ? { resolver: mapResolver(options.hosts) } : {}) };
+    this.#gate = options.onEgress ? new ReportingEgressGate({ ...gate, onEvent: options.onEgress }) : new EgressGate(gate);
     this.#allowsAnything = options.allow.length > 0;
     this.#summarize = options.summarize;
     this.#limits = { ...DEFAULT_FETCH_LIMITS, ...options.limits };
+    this.#conversion = {
+      htmlToText: options.htmlToText ?? ((html, how) => sharedHtmlTextPool().convert(html, how)),
+      ...(options.owner !== undefined ? { owner: options.owner } : {}),
+    };
   }
 
   validateParams(raw: unknown): ValidationResult<WebFetchParams> {
@@ -98,13 +127,11 @@ export class WebFetchTool extends BaseTool<WebFetchParams> {
     const fetched = pages.filter((page): page is Extract<FetchedPage, { ok: true }> => page.ok);
     const failures = pages.filter((page): page is Extract<FetchedPage, { ok: false }> => !page.ok).map((page) => `${page.url}: ${page.reason}`);
     if (fetched.length === 0) {
-      const hint = this.#allowsAnything
-        ? ''
-        : ' The sandbox has no network (sandbox.network is "none"); hosts must be listed in sandbox.network.allow to be fetched.';
+      const hint = this.#allowsAnything ? '' : ` ${this.#wording.none}`;
       return toolErrorResult(ToolErrorType.WEB_FETCH_FAILED, `Could not fetch any URL of the prompt. ${failures.join('; ')}.${hint}`);
     }
     const budget = Math.floor(MAX_TEXT_CHARS / fetched.length);
-    const texts = fetched.map((page) => ({ url: page.finalUrl, text: clip(page.text, budget, page.cut) }));
+    const texts = fetched.map((page) => ({ url: page.finalUrl, text: flattenedNote(page.flattened) + clip(page.text, budget, page.cut) }));
     const sources = `Sources:\n${fetched.map((page, index) => `[${index + 1}] ${page.url}${page.finalUrl !== page.url ? ` (redirected to ${page.finalUrl})` : ''}`).join('\n')}`;
     const failed = failures.length > 0 ? `\n\nNot fetched:\n${failures.join('\n')}` : '';
     const display = `Fetched ${fetched.length} of ${pages.length} URL${pages.length === 1 ? '' : 's'}${failures.length > 0 ? ` (${failures.length} failed)` : ''}`;
@@ -127,7 +154,7 @@ export class WebFetchTool extends BaseTool<WebFetchParams> {
     const worker = async (): Promise<void> => {
       while (next < urls.length) {
         const index = next++;
-        results[index] = await fetchPage(urls[index]!, this.#gate, this.#limits, signal);
+        results[index] = await fetchPage(urls[index]!, this.#gate, this.#limits, signal, this.#conversion);
       }
     };
     await Promise.all(Array.from({ length: Math.min(PARALLEL_FETCHES, urls.length) }, worker));
@@ -139,4 +166,8 @@ function clip(text: string, budget: number, cut: boolean): string {
   const trimmed = text.trim();
   if (trimmed.length <= budget && !cut) return trimmed;
   return `${trimmed.slice(0, budget)}\n[... the page was cut here: it is longer than this call's share of ${MAX_TEXT_CHARS} characters ...]`;
+}
+
+function flattenedNote(flattened: number | undefined): string {
+  return flattened ? `[... ${flattened} HTML tags nested deeper than ${MAX_HTML_DEPTH} levels were dropped; their text is kept ...]\n` : '';
 }

@@ -14,7 +14,7 @@ test('grep_search runs no program named in the workspace git config', async (t) 
   chmodSync(hook, 0o755);
   execFileSync('git', ['-C', ws.root, 'config', 'core.fsmonitor', hook]);
   writeFileSync(ws.path('a.txt'), 'hello again\n'); // a stale index invites a refresh
-  const result = await runTool(localTool(createGrepSearchTool({ name: 'g', engine: 'auto' }), ws), { pattern: 'hello(?= again)' });
+  const result = await runTool(localTool(createGrepSearchTool({ name: 'g', engine: 'auto' }), ws), { pattern: 'hello again' });
   t.regex(llmText(result), /L1: hello again/);
   t.false(existsSync(marker));
 });

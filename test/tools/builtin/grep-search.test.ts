@@ -7,6 +7,7 @@ import {
   searchFileContentTool,
   type GrepEngineChoice,
 } from '../../../src/tools/builtin/grep-search.js';
+import { MAX_PATTERN_CHARS } from '../../../src/tools/builtin/grep/line-regex.js';
 import { llmText, localTool, runTool, useTempWorkspace } from '../../helpers/workspace.js';
 
 const FILES = {
@@ -97,10 +98,64 @@ test('javascript: long matching lines are cut', async (t) => {
   t.false(text.includes('x'.repeat(501)));
 });
 
-test('javascript: uses JavaScript regex features like lookahead', async (t) => {
-  const ws = useTempWorkspace(t, { files: { 'a.txt': 'foobar\nfoobaz\n' } });
-  const text = llmText(await runTool(localTool(createGrepSearchTool({ name: 'g', engine: 'javascript' }), ws), { pattern: 'foo(?=baz)' }));
-  t.is(text, 'Found 1 match for pattern "foo(?=baz)" in path ".":\n---\nFile: a.txt\nL2: foobaz\n---');
+test('what RE2 cannot match in linear time is refused as unsupported_pattern, naming the construct', async (t) => {
+  const ws = useTempWorkspace(t, { files: { 'a.txt': 'foobar\nfoobaz\naa\n' } });
+  const grep = localTool(createGrepSearchTool({ name: 'g', engine: 'javascript' }), ws);
+  for (const pattern of ['foo(?=baz)', 'foo(?!bar)', '(?<=foo)baz', '(?<!x)foo', '(a)\\1', '(?<n>a)\\k<n>', 'a{1001}', 'a[^]b']) {
+    const result = await runTool(grep, { pattern });
+    t.is(result.error?.type, 'unsupported_pattern', pattern);
+    t.regex(llmText(result), /linear time \(RE2\).*backreferences.*lookahead and lookbehind/, pattern);
+  }
+  const long = await runTool(grep, { pattern: 'a'.repeat(MAX_PATTERN_CHARS + 1) });
+  t.is(long.error?.type, 'invalid_tool_params');
+  t.regex(llmText(long), new RegExp(`at most ${MAX_PATTERN_CHARS}`));
+});
+
+test('catastrophic patterns are matched in linear time, with the right lines', async (t) => {
+  // Each held a worker for minutes under JavaScript's backtracking engine (44 a's: 87 s for the first).
+  const evil = `${'a'.repeat(44)}!`;
+  const ws = useTempWorkspace(t, { files: { 'evil.txt': `${evil}\n${'a'.repeat(44)}\n${'x'.repeat(5000)}\n${'ab'.repeat(3000)}\n` } });
+  const grep = localTool(createGrepSearchTool({ name: 'g', engine: 'javascript' }), ws);
+  const cases: Array<[string, number[]]> = [
+    ['^(a|aa)+$', [2]],
+    ['^(a+)+$', [2]],
+    ['(a*)*b', [4]],
+    ['(x+x+)+y', []],
+    ['^(\\w+\\s?)*$', [2, 3, 4]],
+    ['(.*a){20}!', [1]],
+    ['((ab)*)*c', []],
+    ['(a|a?)+$', [1, 2, 3, 4]],
+  ];
+  for (const [pattern, lines] of cases) {
+    const result = await runTool(grep, { pattern });
+    t.is(result.error, undefined, pattern);
+    t.deepEqual(
+      [...llmText(result).matchAll(/^L(\d+):/gm)].map((match) => Number(match[1])),
+      lines,
+      pattern,
+    );
+  }
+});
+
+test('lines are matched one by one, as grep does: anchors per line, CRLF, a match never spans lines', async (t) => {
+  const ws = useTempWorkspace(t, {
+    files: { 'crlf.txt': 'one\r\ntwo end\r\nthree\r\n', 'span.txt': 'alpha\nbeta\ngamma alpha beta\n', 'bom.txt': '\ufeffFirst line\nsecond\n' },
+  });
+  const grep = localTool(createGrepSearchTool({ name: 'g', engine: 'javascript' }), ws);
+  const linesOf = async (pattern: string) =>
+    [...llmText(await runTool(grep, { pattern })).matchAll(/^File: (\S+)\n((?:L.*\n?)+)/gm)].map(
+      (m) => `${m[1]}:${[...m[2]!.matchAll(/^L(\d+)/gm)].map((l) => l[1]).join(',')}`,
+    );
+  t.deepEqual(await linesOf('end$'), ['crlf.txt:2']);
+  t.deepEqual(await linesOf('^two'), ['crlf.txt:2']);
+  // `\s` matches a newline: across lines there is a match, within one line only in line 3.
+  t.deepEqual(await linesOf('alpha\\s+beta'), ['span.txt:3']);
+  t.deepEqual(await linesOf('alpha[^x]*beta'), ['span.txt:3']);
+  t.deepEqual(await linesOf('^first'), ['bom.txt:1']);
+  // \A and \z anchor at the line's ends (the pattern is searched line by line only).
+  t.deepEqual(await linesOf('\\Asecond\\z'), ['bom.txt:2']);
+  // A file's last newline ends its last line: no empty line follows it.
+  t.deepEqual(await linesOf('^$'), []);
 });
 
 test('an invalid regex is invalid_tool_params', async (t) => {

@@ -6,6 +6,7 @@ import type { SandboxMode } from '../../../src/shell/run-types.js';
 import { registerShellTool } from '../../../src/tools/shell/register-shell-tool.js';
 import { rootCommands } from '../../../src/tools/shell/root-commands.js';
 import { ShellTool, type ShellToolOptions } from '../../../src/tools/shell/shell-tool.js';
+import { MAX_COMMAND_BYTES } from '../../../src/contracts/defaults.js';
 import type { LiveOutput, ToolResult } from '../../../src/tools/tool.js';
 import { llmText, useTempWorkspace, type TempWorkspace } from '../../helpers/workspace.js';
 
@@ -43,6 +44,29 @@ test('params: an empty command or an unknown key is rejected', async (t) => {
   t.false(empty.ok);
   t.false(tool.validateParams({ command: 'ls', cwd: '/' }).ok);
   t.false(tool.validateParams('ls').ok);
+});
+
+test('params: a command over 131,071 UTF-8 bytes is refused with command_too_long; one at the limit runs', async (t) => {
+  const { tool } = await useShellTool(t);
+  const over = tool.validateParams({ command: `echo ${'é'.repeat(MAX_COMMAND_BYTES / 2)}` });
+  t.false(over.ok);
+  if (!over.ok) {
+    t.is(over.type, 'command_too_long');
+    t.regex(over.error, /longer than 131071 bytes/);
+  }
+  t.is((tool.validateParams({ command: `echo ${'a'.repeat(MAX_COMMAND_BYTES * 30)}` }) as { type?: string }).type, 'command_too_long');
+  // The longest command bash can be started with still runs: the cap refuses nothing that could run.
+  const atLimit = `: ${'a'.repeat(MAX_COMMAND_BYTES - 2)}`;
+  const result = await run(tool, { command: `${atLimit.slice(0, -9)}; echo ok` });
+  t.regex(String(result.llmContent), /ok/);
+});
+
+test('confirmation: a command over 4,096 characters is named by its hash, not split on the main thread', async (t) => {
+  const { tool } = await useShellTool(t);
+  const long = `ls; ${': '.repeat(3000)}; rm -rf build`;
+  const details = await tool.shouldConfirmExecute({ command: long });
+  t.regex(details.rootCommand, /^a command of \d+ characters \(sha256 [0-9a-f]{16}\)$/);
+  t.not((await tool.shouldConfirmExecute({ command: `${long} ` })).rootCommand, details.rootCommand, '"always allow" covers only the same command');
 });
 
 test('confirmation: exec details with the root commands, directory and where it runs', async (t) => {

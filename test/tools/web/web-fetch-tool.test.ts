@@ -6,6 +6,9 @@ import { webFetchSummarizer } from '../../../src/agent/web-fetch-summary.js';
 import { extractUrls } from '../../../src/tools/web/prompt-urls.js';
 import { WebFetchTool, type WebFetchParams, type WebFetchToolOptions } from '../../../src/tools/web/web-fetch-tool.js';
 import type { ToolResult } from '../../../src/tools/tool.js';
+import type { EgressEvent } from '../../../src/egress/egress-event.js';
+import { HtmlTextPool, type HtmlToText } from '../../../src/tools/web/html-text-pool.js';
+import { eventually } from '../../helpers/docker.js';
 import { startFakeGemini, textTurn } from '../../helpers/fake-gemini.js';
 
 // A site on loopback: loopback is private, so the tool reaches it only by
@@ -28,6 +31,9 @@ test.before(async () => {
     if (req.url === '/big') return void res.writeHead(200, { 'content-type': 'text/plain' }).end('x'.repeat(300_000));
     if (req.url === '/image') return void res.writeHead(200, { 'content-type': 'image/png' }).end(Buffer.from([0x89, 0x50, 0x4e, 0x47]));
     if (req.url === '/hang') return; // never answers
+    // Shallow, so not flattened: seconds of html-to-text's time.
+    if (req.url === '/slow-html') return void res.writeHead(200, { 'content-type': 'text/html' }).end(`<ul>${'<li>a'.repeat(1_000_000)}</ul>`);
+    if (req.url === '/nested') return void res.writeHead(200, { 'content-type': 'text/html' }).end(`${'<div>'.repeat(50_000)}deep${'</div>'.repeat(50_000)}`);
     if (req.url === '/to-internal') return void res.writeHead(302, { location: `http://internal.test:${internalPort}/secret` }).end();
     if (req.url === '/to-loopback-ip') return void res.writeHead(301, { location: `http://127.0.0.1:${internalPort}/secret` }).end();
     if (req.url === '/to-plain') return void res.writeHead(302, { location: '/plain' }).end();
@@ -136,6 +142,33 @@ test('SSRF: a redirect to an internal name or a loopback address is refused at t
   t.is(internalHits, before);
 });
 
+test('every connection, allowed or refused, each redirect hop included, is reported as an egress event', async (t) => {
+  const events: EgressEvent[] = [];
+  const web = tool({ onEgress: (event) => events.push(event) });
+  await fetchPrompt(web, `Read http://site.test:${port}/to-plain http://site.test:${port}/to-internal http://unlisted.test:${port}/plain`);
+  const seen = events.map((event) => `${event.action} ${event.host}:${event.port}`).sort();
+  t.deepEqual(seen, [
+    `allowed site.test:${port}`,
+    `allowed site.test:${port}`,
+    `allowed site.test:${port}`,
+    `refused internal.test:${internalPort}`,
+    `refused unlisted.test:${port}`,
+  ]);
+  t.true(events.every((event) => event.via === 'web_fetch' && event.client === 'host' && typeof event.time === 'string'));
+  t.like(
+    events.find((event) => event.host === 'internal.test'),
+    { action: 'refused', reason: `resolves only to non-public 127.0.0.1 (loopback), not listed in sandbox.network.allow` },
+  );
+  t.like(
+    events.find((event) => event.action === 'allowed'),
+    { address: '127.0.0.1', entry: `site.test:${port}` },
+  );
+  // With no network at all, the refusals are reported too.
+  const none: EgressEvent[] = [];
+  await fetchPrompt(tool({ allow: [], onEgress: (event) => none.push(event) }), `Read http://site.test:${port}/plain`);
+  t.like(none, [{ action: 'refused', host: 'site.test', via: 'web_fetch', reason: 'not in sandbox.network.allow' }]);
+});
+
 test('bounded: a long page is cut and binary content is not returned; partial success keeps what worked', async (t) => {
   const result = await fetchPrompt(tool({ limits: { maxBytes: 200_000 } }), `Read http://site.test:${port}/big http://site.test:${port}/image`);
   t.is(result.error, undefined);
@@ -163,4 +196,39 @@ test('with a model configured, the prompt is answered from the pages through the
   t.regex(sent, /What is the point of/);
   t.regex(sent, /First point\./);
   t.is(result.returnDisplay, 'Fetched 1 of 1 URL, answered through the model');
+});
+
+test("the URL's time limit covers turning its page into text: a conversion still running then is ended and the page refused, saying so", async (t) => {
+  // A converter that runs until it is told to stop, so the limit surely falls in the conversion
+  // (the real threads' ending is the next test's and html-text.test.ts's).
+  let stopped: unknown;
+  const endless: HtmlToText = (_html, { signal }) =>
+    new Promise((_resolve, reject) => signal.addEventListener('abort', () => reject((stopped = signal.reason)), { once: true }));
+  const web = tool({ htmlToText: endless, limits: { timeoutMs: 5_000 } });
+  const result = await fetchPrompt(web, `Read http://site.test:${port}/article`);
+  t.is(result.error?.type, 'web_fetch_failed');
+  t.regex(result.text, /could not be turned into text within the URL's time limit of 5 s/);
+  t.is((stopped as Error).name, 'TimeoutError');
+});
+
+test('a cancelled call ends the conversion of its page', async (t) => {
+  const pool = new HtmlTextPool({ threads: 1 });
+  t.teardown(() => pool.close());
+  const web = tool({ htmlToText: pool.convert });
+  await pool.convert('<p>warm</p>', { signal: new AbortController().signal });
+  const controller = new AbortController();
+  const running = web.execute(params(web, `Read http://site.test:${port}/slow-html`), controller.signal);
+  const [thread] = pool.threadIds;
+  t.true(await eventually(async () => pool.running === 1, 30_000, 5));
+  controller.abort();
+  t.is(((await running.catch((error: unknown) => error)) as Error).name, 'AbortError');
+  t.is(pool.running, 0);
+  t.true(await eventually(async () => !pool.threadIds.includes(thread!), 30_000, 5), 'the thread converting it was terminated');
+});
+
+test('a page nested deeper than the cap comes back flattened, and the model is told', async (t) => {
+  const result = await fetchPrompt(tool(), `Read http://site.test:${port}/nested`);
+  t.is(result.error, undefined);
+  t.regex(result.text, /49744 HTML tags nested deeper than 256 levels were dropped; their text is kept/);
+  t.regex(result.text, /deep/);
 });

@@ -15,7 +15,7 @@ export interface GrepMatch {
 export interface GrepRequest {
   workspace: WorkspaceInfo;
   directory: ResolvedWorkspacePath;
-  /** A JavaScript regular expression (already checked to compile), matched case-insensitively. */
+  /** The pattern as the model wrote it (compiled by grep/line-regex.ts, matched case-insensitively). */
   pattern: string;
   /** Glob limiting the files searched; without a `/` it matches file names at any depth. */
   include?: string | undefined;

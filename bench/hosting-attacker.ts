@@ -1,0 +1,157 @@
+/**
+ * A hostile tenant of bench/hosting, run as a child process so that its own
+ * work (serialising 4 MB requests, opening sockets, parsing answers) is not
+ * done on the server's event loop, which shares the bench's process. It
+ * attacks until it is sent SIGTERM.
+ *
+ *   node dist/bench/hosting-attacker.js MODE URL KEY
+ *
+ * Modes (each what issue 22 saw a tenant do, with an ordinary key):
+ * - huge-commands: run_shell_command with commands just under the
+ *   131,071-byte cap, made of backtick substitutions the policy must parse
+ *   and judge (the costliest judged input), four loops, and every tenth a
+ *   3.9 MB one (under the 4 MB body cap) that must be refused as too long;
+ * - regexes: grep_search with catastrophic regular expressions, and globs
+ *   that backtrack, over a file made for them;
+ * - stalled-bodies: POSTs announcing a 4 MiB body that stall before its last
+ *   byte, 100 open at a time;
+ * - bad-keys: requests with made-up keys as fast as they are answered (the
+ *   audit log's flood);
+ * - session-churn: initialize then DELETE, in a loop, four at a time.
+ */
+import { connect as connectSocket } from 'node:net';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+
+const [mode, url, key] = process.argv.slice(2) as [string, string, string];
+const MiB = 1024 * 1024;
+let stopping = false;
+process.on('SIGTERM', () => {
+  stopping = true;
+  setTimeout(() => process.exit(0), 500).unref();
+});
+
+async function openSession(): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
+  const client = new Client({ name: 'bench-attacker', version: '1.0.0' });
+  const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${key}` } } });
+  await client.connect(transport);
+  return { client, transport };
+}
+
+/** A session, opened again and again until the server gives one (sessionsPerMinute answers 429 meanwhile): an attacker does not give up. */
+async function session(): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
+  for (;;) {
+    try {
+      return await openSession();
+    } catch (error) {
+      if (stopping) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+  }
+}
+
+async function callLoop(calls: Array<{ name: string; arguments: Record<string, unknown> }>): Promise<void> {
+  const { client } = await session();
+  for (let i = 0; !stopping; i++) await client.callTool(calls[i % calls.length]!, undefined, { timeout: 300_000 }).catch(() => undefined);
+}
+
+const CATASTROPHIC = ['^(a|aa)+$', '^(a+)+$', '(a|a)+$', '^(a*)*$', '(x+x+)+y', '(.*a){30}!', '^(\\w+\\s?)*!$', '((ab)*)+c'];
+const BACKTRACKING_GLOB = '*a*a*a*a*a*a*a*a*a*a*b';
+
+async function regexes(): Promise<void> {
+  const setup = await session();
+  const lines = `${'a'.repeat(44)}!\n${'a'.repeat(5000)}!\n`.repeat(50);
+  await setup.client.callTool({ name: 'write_file', arguments: { file_path: 'aaaa.txt', content: lines } });
+  await setup.client.callTool({ name: 'write_file', arguments: { file_path: `${'a'.repeat(200)}.txt`, content: 'x' } });
+  await setup.transport.terminateSession().catch(() => undefined);
+  await setup.client.close();
+  const calls = [
+    ...CATASTROPHIC.map((pattern) => ({ name: 'grep_search', arguments: { pattern } })),
+    { name: 'glob', arguments: { pattern: BACKTRACKING_GLOB } },
+    { name: 'grep_search', arguments: { pattern: 'a', include_pattern: BACKTRACKING_GLOB } },
+    { name: 'list_directory', arguments: { dir_path: '.', ignore: [BACKTRACKING_GLOB] } },
+  ];
+  // Two loops: a tenant holds as many workers as its calls allow.
+  await Promise.all([callLoop(calls), callLoop([...calls].reverse())]);
+}
+
+function stalledBodies(): void {
+  const port = new URL(url).port;
+  const body = Buffer.alloc(4 * MiB - 1, 0x20);
+  const open = (): void => {
+    if (stopping) return;
+    const socket = connectSocket(Number(port), new URL(url).hostname);
+    socket.on('error', () => {});
+    socket.on('data', () => {});
+    // Answered (408 after the read timeout, 503 at once past the budget): open the next one.
+    socket.on('close', () => setTimeout(open, 100));
+    socket.write(
+      `POST /mcp HTTP/1.1\r\nHost: ${new URL(url).host}\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${4 * MiB}\r\n\r\n`,
+    );
+    socket.write(body);
+  };
+  for (let i = 0; i < 100; i++) open();
+}
+
+async function badKeys(): Promise<void> {
+  const flood = async (): Promise<void> => {
+    for (let i = 0; !stopping; i++) {
+      await fetch(url, {
+        method: 'POST',
+        headers: { Authorization: `Bearer tc_${Math.random().toString(36).slice(2)}_${i}`, 'Content-Type': 'application/json' },
+        body: '{}',
+      })
+        .then((response) => response.arrayBuffer())
+        .catch(() => undefined);
+    }
+  };
+  await Promise.all(Array.from({ length: 8 }, flood));
+}
+
+async function sessionChurn(): Promise<void> {
+  const churn = async (): Promise<void> => {
+    while (!stopping) {
+      const opened = await openSession().catch(() => undefined);
+      if (!opened) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        continue;
+      }
+      await opened.transport.terminateSession().catch(() => undefined);
+      await opened.client.close().catch(() => undefined);
+    }
+  };
+  await Promise.all(Array.from({ length: 4 }, churn));
+}
+
+switch (mode) {
+  case 'huge-commands': {
+    // Unique each time (no cache can answer it): ~128 KiB of `a` substitutions, each judged as a command of its own.
+    const judged = (i: number): string => `echo ${i} ${'`a` '.repeat(Math.floor((128 * 1024 - 32) / 4))}`;
+    // Past the cap: refused as command_too_long before any parse.
+    const tooLong = (i: number): string => `echo ${i} ${'a && b || c | d ; '.repeat(Math.floor((3.9 * MiB) / 18))}`;
+    const { client } = await session();
+    const loop = async (offset: number): Promise<void> => {
+      for (let i = offset; !stopping; i += 4) {
+        const command = i % 10 === 9 ? tooLong(i) : judged(i);
+        await client.callTool({ name: 'run_shell_command', arguments: { command } }, undefined, { timeout: 300_000 }).catch(() => undefined);
+      }
+    };
+    await Promise.all([loop(0), loop(1), loop(2), loop(3)]);
+    break;
+  }
+  case 'regexes':
+    await regexes();
+    break;
+  case 'stalled-bodies':
+    stalledBodies();
+    break;
+  case 'bad-keys':
+    await badKeys();
+    break;
+  case 'session-churn':
+    await sessionChurn();
+    break;
+  default:
+    process.stderr.write(`hosting-attacker: unknown mode ${mode}\n`);
+    process.exit(2);
+}

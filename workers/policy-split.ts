@@ -1,0 +1,28 @@
+/**
+ * Entry of the policy's parse thread: splits shell commands into simple
+ * commands and judges them against the rules off the main thread, so a long
+ * or pathological command costs this thread's time, never the server's
+ * event loop; only the verdicts go back. Started by SplitThread
+ * (src/policy/split-thread.ts), which ends it when a command runs past its budget.
+ */
+import { parentPort } from 'node:worker_threads';
+import { alwaysAllowPrefixes } from '../src/policy/allowed-in-chat.js';
+import { judgeLayer } from '../src/policy/policy-verdict.js';
+import { splitCommand } from '../src/policy/split-command.js';
+import type { ThreadRequest, ThreadResponse } from '../src/policy/split-thread.js';
+
+if (!parentPort) throw new Error('workers/policy-split.js must be started as a worker thread (by SplitThread)');
+const port = parentPort;
+port.on('message', (request: ThreadRequest) => {
+  let response: ThreadResponse;
+  try {
+    const commands = splitCommand(request.command);
+    response =
+      request.kind === 'judge'
+        ? { id: request.id, verdicts: request.layers.map((layer) => judgeLayer(layer, commands)) }
+        : { id: request.id, prefixes: alwaysAllowPrefixes(commands) };
+  } catch (error) {
+    response = { id: request.id, error: error instanceof Error ? error.message : String(error) };
+  }
+  port.postMessage(response);
+});
