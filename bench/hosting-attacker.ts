@@ -26,6 +26,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 const [mode, url, key] = process.argv.slice(2) as [string, string, string];
 const MiB = 1024 * 1024;
 let stopping = false;
+// The bench holds our stdin: when it goes (ended, or crashed), so do we.
+process.stdin.on('close', () => process.exit(0)).resume();
 process.on('SIGTERM', () => {
   stopping = true;
   setTimeout(() => process.exit(0), 500).unref();

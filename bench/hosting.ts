@@ -52,6 +52,32 @@ async function connect(url: string, key: string): Promise<Session> {
   return { client, transport };
 }
 
+// The MCP SDK sends a cancellation when an attacking call is aborted, and does not catch its failure (the
+// server refusing the attacker with 429 or 503 is the defence working): such rejections are counted, not fatal.
+let attackerRejections = 0;
+const countRefusal = (error: unknown): void => {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (code !== 429 && code !== 503) {
+    console.error(error);
+    process.exit(1);
+  }
+  attackerRejections++;
+};
+process.on('unhandledRejection', countRefusal);
+process.on('uncaughtException', countRefusal);
+
+/** The attacker's session: opened again until given, as its session churn can hold its sessionsPerMinute (429). */
+async function connectPersistently(url: string, key: string): Promise<Session> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await connect(url, key);
+    } catch (error) {
+      if (attempt >= 120) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+  }
+}
+
 async function closeSession(session: Session): Promise<void> {
   await session.transport.terminateSession().catch(() => {});
   await session.client.close().catch(() => {});
@@ -271,7 +297,7 @@ try {
     ['disk fill, then spin', 'dd if=/dev/zero of=fill bs=1M count=1024; while :; do :; done'],
   ];
   const serverAttacks: Array<[string, string]> = [
-    ['3.9 MB commands under a policy', 'huge-commands'],
+    ['huge commands under a policy (128 KiB judged, 3.9 MB refused)', 'huge-commands'],
     ['catastrophic regexes and globs', 'regexes'],
     ['stalled 4 MiB bodies (100 open)', 'stalled-bodies'],
     ['log flood: bad keys', 'bad-keys'],
@@ -281,7 +307,7 @@ try {
   const shellAttack =
     (command: string): Attack =>
     async () => {
-      const attacker = await connect(server.url, keyOf('t00'));
+      const attacker = await connectPersistently(server.url, keyOf('t00'));
       const stop = new AbortController();
       setMaxListeners(0, stop.signal); // every attacking call listens to it
       const attacking = (async () => {
@@ -297,7 +323,8 @@ try {
     (mode: string): Attack =>
     async () => {
       const child = spawn(process.execPath, [fileURLToPath(new URL('./hosting-attacker.js', import.meta.url)), mode, server.url, keyOf('t00')], {
-        stdio: ['ignore', 'ignore', 'inherit'],
+        // Its stdin is how it knows this process is gone (it ends when the pipe closes): no attacker outlives the bench.
+        stdio: ['pipe', 'ignore', 'inherit'],
       });
       return async () => {
         // An attacker that ended early measured nothing for the rest of the run: say so.
@@ -324,12 +351,13 @@ try {
   const figures = (run: { p50: number; p99: number; failed: number }): string =>
     `p50 ${fmt(run.p50)}, p99 ${fmt(run.p99)} (${(run.p99 / idle.p99).toFixed(2)}×), ${run.failed} failed`;
   console.log(
-    `\nnoisy neighbour (B runs \`echo hello\`, ${NOISY_SAMPLES} calls a figure; A, under a policy, attacks with every attack below at once: in its sandbox a fork bomb, a CPU spin, a 1 GB output flood and a fill of its 256 MB disk cap; at the server 3.9 MB commands, catastrophic regexes, stalled bodies, bad keys and session churn)`,
+    `\nnoisy neighbour (B runs \`echo hello\`, ${NOISY_SAMPLES} calls a figure; A, under a policy, attacks with every attack below at once: in its sandbox a fork bomb, a CPU spin, a 1 GB output flood and a fill of its 256 MB disk cap; at the server huge commands, catastrophic regexes, stalled bodies, bad keys and session churn)`,
   );
   line('B alone', `p50 ${fmt(idle.p50)}, p99 ${fmt(idle.p99)}, ${idle.failed} failed`);
   for (const [name, run] of alone) line(`B while A runs only its ${name}`, figures(run));
   line('B while A does all of these at once', figures(busy));
   line('ratio of p99s', `${(busy.p99 / idle.p99).toFixed(2)} (target ≤ 3)`);
+  line("the attacker's requests refused outside a call (429/503, the limits at work)", String(attackerRejections));
   await closeSession(victim);
 } finally {
   await server.close();

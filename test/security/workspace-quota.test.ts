@@ -69,9 +69,11 @@ except OSError as e:
   const { entries } = await usage(session.workspace);
   await session.shell('rm -rf inodes');
   t.log(outcome.text.slice(0, 400));
-  // The bound is sampled (every 5 ms, then a check with the tree frozen): under gVisor, where each system call of the
-  // sampling costs more, a call gets further past the limit before it is frozen (measured: 104,753).
-  t.true(entries <= 100_000 + (UNDER_GVISOR ? 10_000 : 1_000), `one call created ${entries} files on the host filesystem`);
+  // The supervisor samples every 5 ms and kills at the first sample past the 100,000-file limit;
+  // what is created between two samples depends on the host's load (1,506 more at load 12, seen)
+  // and on the runtime (under gVisor each system call of the sampling costs more: 104,753 seen),
+  // so the bound is the limit plus 10%: far below exhausting the filesystem, which is the claim.
+  t.true(entries <= 100_000 * 1.1, `one call created ${entries} files on the host filesystem`);
   t.deepEqual(await commandProcesses(containerId), []);
   await session.assertAlive(t);
 });
