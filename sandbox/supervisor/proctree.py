@@ -73,8 +73,11 @@ def _scan():
         except OSError:
             continue
         # The command name may hold spaces and parentheses: split after the last ')'.
-        fields = data[data.rindex(b")") + 2:].split()
-        table[int(name)] = (int(fields[1]), fields[0], fields[19])
+        try:
+            fields = data[data.rindex(b")") + 2:].split()
+            table[int(name)] = (int(fields[1]), fields[0], fields[19])
+        except (ValueError, IndexError):
+            continue  # a task gone between open and read: nothing to scan
     return table
 
 
@@ -98,6 +101,39 @@ def descendants(root, group=None):
             if pid not in found and pid != root and state not in _DEAD and _has_group(pid, started, group):
                 found[pid] = state
     return found
+
+
+# Where a call's processes are found by their group (no subreaper: gVisor),
+# one scan can miss all of them: a scan lists /proc, then reads each entry,
+# and a fork bomb's processes each live only long enough to fork (a few ms
+# under gVisor, less than a scan of hundreds of entries takes), so every
+# listed one may be dead when read while its children, born after the
+# listing, were never listed (seen under load: a bomb alive after its call
+# reported done). A scan is a true picture only if no process was born while
+# it ran: then every process alive at its end was listed and read alive.
+# So "nothing is left" needs an empty scan during which /proc gained no pid.
+_SNAPSHOT_ROUNDS = 200
+
+
+def _pids():
+    return {name for name in os.listdir("/proc") if name.isdigit()}
+
+
+def nothing_left(root, group=None):
+    """True when `root` has no living descendant (and `group` no living
+    member). Without a group the tree is the reaper's own (a subreaper's
+    orphans stay in it) and one scan is exact; with one, see above. False
+    when births never paused for _SNAPSHOT_ROUNDS scans (callers go on to
+    kill, then look again)."""
+    if group is None:
+        return not descendants(root)
+    for _ in range(_SNAPSHOT_ROUNDS):
+        listed = _pids()
+        if descendants(root, group):
+            return False
+        if _pids() <= listed:
+            return True
+    return False
 
 
 def _signal(pid, sig):
@@ -136,9 +172,9 @@ def end_tree(root, grace_seconds, reap, group=None):
     `grace_seconds`, then SIGKILL until none is left. `reap` collects exited
     children of `root`."""
     procs = freeze(root, group)
-    if not procs:
+    if not procs and nothing_left(root, group):
         return
-    if grace_seconds > 0:
+    if procs and grace_seconds > 0:
         for pid in procs:
             _signal(pid, signal.SIGTERM)
         for pid in procs:
@@ -146,14 +182,16 @@ def end_tree(root, grace_seconds, reap, group=None):
         deadline = time.monotonic() + grace_seconds
         while time.monotonic() < deadline:
             reap()
-            if not descendants(root, group):
+            if nothing_left(root, group):
                 return
             time.sleep(0.005)
     while True:
         reap()
         procs = freeze(root, group)
         if not procs:
-            return
+            if nothing_left(root, group):
+                return
+            continue
         for pid in procs:
             _signal(pid, signal.SIGKILL)
         time.sleep(0.001)
@@ -168,6 +206,7 @@ def kill_strays(root, keep, group=None):
     a round, and the pids limit bounds how many there are (a fixed number of
     rounds let a fork storm outlast it where system calls are slow: gVisor)."""
     while True:
+        listed = _pids()
         table = _scan()
         children = {}
         for pid, (ppid, _, _) in table.items():
@@ -182,7 +221,10 @@ def kill_strays(root, keep, group=None):
         if group is not None:
             strays.extend(pid for pid, (_, state, started) in table.items() if state not in _DEAD and pid not in strays and _has_group(pid, started, group))
         if not strays:
-            return
+            # Where strays are found by group, only a scan no birth overlapped is a true picture (see nothing_left).
+            if group is None or _pids() <= listed:
+                return
+            continue
         for pid in strays:
             _signal(pid, signal.SIGSTOP)
         for pid in strays:

@@ -175,13 +175,13 @@ class _CallTree:
                 break
             if self.main_exited:
                 # Without a subreaper, no child left does not mean nothing is left: orphans went to init.
-                if self.childless and (group is None or not proctree.descendants(me, group)):
+                if self.childless and (group is None or proctree.nothing_left(me, group)):
                     break
                 if not self.background:
                     # A finished call leaves nothing behind (`cmd &` included).
                     proctree.end_tree(me, DEFAULT_GRACE_MS / 1000.0, self.reap, group)
                     break
-                if not proctree.descendants(me, group):
+                if proctree.nothing_left(me, group):
                     break
             # A background tree's last process may not be our child: poll too.
             timeout = 1.0 if self.main_exited else None

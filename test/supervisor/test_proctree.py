@@ -90,3 +90,59 @@ def test_kill_strays_ends_the_call_group_of_a_dead_reaper():
             os.kill(member, signal.SIGKILL)
         except ProcessLookupError:
             pass
+
+
+@needs_root
+def _born_during_first_scan(monkeypatch):
+    """Starts a call-group orphan while the first /proc scan runs, after its
+    listing: under gVisor a fork bomb's processes die and are born faster than
+    a scan reads them, so a scan can find none of a living bomb."""
+    real_scan = proctree._scan
+    born = []
+
+    def scan_then_fork():
+        table = real_scan()
+        if not born:
+            born.append(_orphan(GROUP))
+        return table
+
+    monkeypatch.setattr(proctree, "_scan", scan_then_fork)
+    return born
+
+
+def _kill_all(pids):
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+@needs_root
+def test_end_tree_does_not_take_a_scan_that_a_birth_overlapped_for_nothing_left(monkeypatch):
+    born = _born_during_first_scan(monkeypatch)
+    try:
+        proctree.end_tree(os.getpid(), 0, lambda: None, GROUP)
+        assert born, "the late process was started"
+        assert not _alive(born[0]), "the process born during the empty scan was ended too"
+    finally:
+        _kill_all(born)
+
+
+@needs_root
+def test_kill_strays_does_not_take_a_scan_that_a_birth_overlapped_for_nothing_left(monkeypatch):
+    born = _born_during_first_scan(monkeypatch)
+    try:
+        proctree.kill_strays(os.getpid(), set(), GROUP)
+        assert born and not _alive(born[0])
+    finally:
+        _kill_all(born)
+
+
+@needs_root
+def test_nothing_left_is_true_when_no_process_of_the_group_lives():
+    stranger = _orphan(GROUP + 1)
+    try:
+        assert proctree.nothing_left(os.getpid(), GROUP)
+    finally:
+        _kill_all([stranger])
