@@ -17,6 +17,7 @@ import { buildContainerSpec } from '../../src/backends/docker/hardening.js';
 import { imageExists, sandboxImageTag } from '../../src/backends/docker/image.js';
 import { ownerLabels } from '../../src/backends/docker/labels.js';
 import { resolveDockerBackendOptions } from '../../src/backends/docker/options.js';
+import { PinnedDirectory } from '../../src/backends/docker/pinned-dir.js';
 import { PrivateMounts } from '../../src/backends/docker/private-mounts.js';
 import { prepareWorkspace } from '../../src/backends/docker/workspace-dirs.js';
 import { makeWorkspace, requireDocker, createTestBackend } from '../helpers/docker.js';
@@ -147,4 +148,28 @@ setInterval(() => {}, 1000);`;
   await PrivateMounts.removeStale();
   t.false(await mounted(), 'removed');
   await t.throwsAsync(stat(target), { code: 'ENOENT' });
+});
+
+test('once private mounts worked, a failed one fails its start with the reason and later starts still get private mounts', async (t) => {
+  if (!isRoot) {
+    t.false(new PrivateMounts({ enabled: true }).available, 'private mounts need root');
+    return;
+  }
+  const { sub } = await layout(t);
+  const mounts = new PrivateMounts({ enabled: true });
+  const good = await PinnedDirectory.open(sub);
+  t.teardown(() => good.close());
+  const first = await mounts.bind(good);
+  t.truthy(first, 'the first mount works');
+  await mounts.release([first!]);
+  // A folder whose descriptor is gone cannot be mounted: a failure of this one start.
+  const gone = await PinnedDirectory.open(sub);
+  await gone.close();
+  const error = await t.throwsAsync(mounts.bind(gone));
+  t.true(isToolcellError(error) && (error as { code?: string }).code === 'sandbox_unavailable', String(error));
+  t.regex(error?.message ?? '', /Cannot make the workspace's private mount point/);
+  t.true(mounts.available, 'private mounts stay on: falling back to path mounts would drop their protection for every later start');
+  const later = await mounts.bind(good);
+  t.truthy(later, 'a later start gets a private mount again');
+  await mounts.release([later!]);
 });

@@ -164,8 +164,11 @@ class DockerBackend implements DockerShellBackend {
       return await this.#startCheckedContainer(workspaceRoot, input);
     } catch (error) {
       // An engine in another mount namespace (toolcell itself in a container) cannot see the
-      // private mount points: from then on the checks in the container are the guard.
-      if (!this.#mounts.available || !String((error as Error).message).includes(PRIVATE_MOUNT_ROOT)) throw error;
+      // private mount points: from then on the checks in the container are the guard. Only the
+      // engine's own words say so: any other failure naming a mount point (a start raced by a
+      // closing backend or a removed workspace) is that start's, and must not switch them off for
+      // every later one (under gVisor that would refuse every later session).
+      if (!this.#mounts.available || !engineCannotSeePrivateMounts(error)) throw error;
       this.#mounts.disable();
       return this.#startCheckedContainer(workspaceRoot, input);
     }
@@ -307,6 +310,12 @@ function unixSocketOf(dockerHost: string | undefined): string | undefined {
  * of its own), and SIGKILL init, ending the container. Measured; the
  * refusal is tested in test/sandbox/runtimes.test.ts.
  */
+/** dockerd's answer to a bind source it cannot find, for one of our private mount points. */
+function engineCannotSeePrivateMounts(error: unknown): boolean {
+  const message = String((error as Error | undefined)?.message ?? error);
+  return /bind source path does not exist/i.test(message) && message.includes(`${PRIVATE_MOUNT_ROOT}/`);
+}
+
 function gvisorRefusal(prepared: PreparedWorkspace): string | undefined {
   const sources = [prepared.workspace.source, prepared.background.source];
   if (!sources.every((source) => source.startsWith(`${PRIVATE_MOUNT_ROOT}/`)))

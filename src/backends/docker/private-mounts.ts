@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { ToolcellError, ToolErrorType } from '../../errors.js';
 import type { PinnedDirectory } from './pinned-dir.js';
 
 /** Where toolcell makes its private mount points: root-only, out of every sandbox's reach. */
@@ -36,6 +37,8 @@ function run(command: string, args: string[], extraFd?: number): Promise<void> {
  */
 export class PrivateMounts {
   #available: boolean;
+  /** A mount worked once: mounts work here, so a later failure is that start's, not a reason to stop using them. */
+  #proven = false;
 
   constructor(options: { enabled: boolean }) {
     this.#available = options.enabled && process.getuid?.() === 0;
@@ -61,9 +64,16 @@ export class PrivateMounts {
       await mkdir(target, { mode: 0o700 });
       // fd 3 of `mount` is the folder; --no-canonicalize keeps mount(8) from turning it back into a path.
       await run('mount', ['--no-canonicalize', '--bind', '/proc/self/fd/3', target], folder.fd);
+      this.#proven = true;
       return target;
-    } catch {
+    } catch (error) {
       await rmdir(target).catch(() => undefined);
+      // Falling back to path mounts after mounts worked would quietly drop their protection (and
+      // gVisor needs them): this start fails instead, with the reason.
+      if (this.#proven)
+        throw new ToolcellError(ToolErrorType.SANDBOX_UNAVAILABLE, `Cannot make the workspace's private mount point: ${(error as Error).message}`, {
+          cause: error,
+        });
       this.#available = false;
       return undefined;
     }
