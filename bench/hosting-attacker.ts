@@ -7,8 +7,10 @@
  *   node dist/bench/hosting-attacker.js MODE URL KEY
  *
  * Modes (each what issue 22 saw a tenant do, with an ordinary key):
- * - huge-commands: run_shell_command with commands of 3.9 MB (under the
- *   4 MB body cap) that the operator's policy must judge;
+ * - huge-commands: run_shell_command with commands just under the
+ *   131,071-byte cap, made of backtick substitutions the policy must parse
+ *   and judge (the costliest judged input), four loops, and every tenth a
+ *   3.9 MB one (under the 4 MB body cap) that must be refused as too long;
  * - regexes: grep_search with catastrophic regular expressions, and globs
  *   that backtrack, over a file made for them;
  * - stalled-bodies: POSTs announcing a 4 MiB body that stall before its last
@@ -24,16 +26,30 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 const [mode, url, key] = process.argv.slice(2) as [string, string, string];
 const MiB = 1024 * 1024;
 let stopping = false;
+// The bench holds our stdin: when it goes (ended, or crashed), so do we.
+process.stdin.on('close', () => process.exit(0)).resume();
 process.on('SIGTERM', () => {
   stopping = true;
   setTimeout(() => process.exit(0), 500).unref();
 });
 
-async function session(): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
+async function openSession(): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
   const client = new Client({ name: 'bench-attacker', version: '1.0.0' });
   const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${key}` } } });
   await client.connect(transport);
   return { client, transport };
+}
+
+/** A session, opened again and again until the server gives one (sessionsPerMinute answers 429 meanwhile): an attacker does not give up. */
+async function session(): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
+  for (;;) {
+    try {
+      return await openSession();
+    } catch (error) {
+      if (stopping) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+  }
 }
 
 async function callLoop(calls: Array<{ name: string; arguments: Record<string, unknown> }>): Promise<void> {
@@ -97,7 +113,7 @@ async function badKeys(): Promise<void> {
 async function sessionChurn(): Promise<void> {
   const churn = async (): Promise<void> => {
     while (!stopping) {
-      const opened = await session().catch(() => undefined);
+      const opened = await openSession().catch(() => undefined);
       if (!opened) {
         await new Promise((resolve) => setTimeout(resolve, 50));
         continue;
@@ -111,14 +127,18 @@ async function sessionChurn(): Promise<void> {
 
 switch (mode) {
   case 'huge-commands': {
-    // Unique each time (no cache can answer it), 3.9 MB, of words a policy must split and judge.
-    const command = (i: number): string => `echo ${i} ${'a && b || c | d ; '.repeat(Math.floor((3.9 * MiB) / 18))}`;
+    // Unique each time (no cache can answer it): ~128 KiB of `a` substitutions, each judged as a command of its own.
+    const judged = (i: number): string => `echo ${i} ${'`a` '.repeat(Math.floor((128 * 1024 - 32) / 4))}`;
+    // Past the cap: refused as command_too_long before any parse.
+    const tooLong = (i: number): string => `echo ${i} ${'a && b || c | d ; '.repeat(Math.floor((3.9 * MiB) / 18))}`;
     const { client } = await session();
     const loop = async (offset: number): Promise<void> => {
-      for (let i = offset; !stopping; i += 2)
-        await client.callTool({ name: 'run_shell_command', arguments: { command: command(i) } }, undefined, { timeout: 300_000 }).catch(() => undefined);
+      for (let i = offset; !stopping; i += 4) {
+        const command = i % 10 === 9 ? tooLong(i) : judged(i);
+        await client.callTool({ name: 'run_shell_command', arguments: { command } }, undefined, { timeout: 300_000 }).catch(() => undefined);
+      }
     };
-    await Promise.all([loop(0), loop(1)]);
+    await Promise.all([loop(0), loop(1), loop(2), loop(3)]);
     break;
   }
   case 'regexes':

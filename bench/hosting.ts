@@ -52,6 +52,32 @@ async function connect(url: string, key: string): Promise<Session> {
   return { client, transport };
 }
 
+// The MCP SDK sends a cancellation when an attacking call is aborted, and does not catch its failure (the
+// server refusing the attacker with 429 or 503 is the defence working): such rejections are counted, not fatal.
+let attackerRejections = 0;
+const countRefusal = (error: unknown): void => {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (code !== 429 && code !== 503) {
+    console.error(error);
+    process.exit(1);
+  }
+  attackerRejections++;
+};
+process.on('unhandledRejection', countRefusal);
+process.on('uncaughtException', countRefusal);
+
+/** The attacker's session: opened again until given, as its session churn can hold its sessionsPerMinute (429). */
+async function connectPersistently(url: string, key: string): Promise<Session> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await connect(url, key);
+    } catch (error) {
+      if (attempt >= 120) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+  }
+}
+
 async function closeSession(session: Session): Promise<void> {
   await session.transport.terminateSession().catch(() => {});
   await session.client.close().catch(() => {});
@@ -281,7 +307,7 @@ try {
   const shellAttack =
     (command: string): Attack =>
     async () => {
-      const attacker = await connect(server.url, keyOf('t00'));
+      const attacker = await connectPersistently(server.url, keyOf('t00'));
       const stop = new AbortController();
       setMaxListeners(0, stop.signal); // every attacking call listens to it
       const attacking = (async () => {
@@ -297,9 +323,15 @@ try {
     (mode: string): Attack =>
     async () => {
       const child = spawn(process.execPath, [fileURLToPath(new URL('./hosting-attacker.js', import.meta.url)), mode, server.url, keyOf('t00')], {
-        stdio: ['ignore', 'ignore', 'inherit'],
+        // Its stdin is how it knows this process is gone (it ends when the pipe closes): no attacker outlives the bench.
+        stdio: ['pipe', 'ignore', 'inherit'],
       });
       return async () => {
+        // An attacker that ended early measured nothing for the rest of the run: say so.
+        if (child.exitCode !== null || child.signalCode !== null) {
+          console.error(`bench/hosting: the ${mode} attacker ended early (${child.exitCode ?? child.signalCode})`);
+          return;
+        }
         const exited = once(child, 'exit');
         child.kill('SIGTERM');
         await exited;
@@ -325,6 +357,7 @@ try {
   for (const [name, run] of alone) line(`B while A runs only its ${name}`, figures(run));
   line('B while A does all of these at once', figures(busy));
   line('ratio of p99s', `${(busy.p99 / idle.p99).toFixed(2)} (target ≤ 3)`);
+  line("the attacker's requests refused outside a call (429/503, the limits at work)", String(attackerRejections));
   await closeSession(victim);
 } finally {
   await server.close();

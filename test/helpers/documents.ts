@@ -4,7 +4,7 @@ import { packageRoot } from '../../src/paths.js';
 
 /**
  * The project's documents as the checks of test/docs/ (and help-promises) read them: README.md,
- * SECURITY.md, ARCHITECTURE.md and every Markdown file under docs/, split
+ * SECURITY.md, ARCHITECTURE.md and every Markdown file under docs/ and deploy/, split
  * into what a reader sees as text, inline code and code blocks, with the
  * anchors GitHub gives their headings.
  */
@@ -17,7 +17,7 @@ export interface Document {
 
 /** Every document the checks cover. */
 export function documents(): Document[] {
-  const paths = ['README.md', 'SECURITY.md', 'ARCHITECTURE.md', ...markdownUnder('docs')];
+  const paths = ['README.md', 'SECURITY.md', 'ARCHITECTURE.md', ...markdownUnder('docs'), ...markdownUnder('deploy')];
   return paths.map((path) => ({ path, text: readFileSync(join(packageRoot, path), 'utf8') }));
 }
 

@@ -199,6 +199,17 @@ export async function openHostingOperations(flags: HostingOperationsFlags, store
 }
 
 /**
+ * A TLS pair the server cannot serve with: bad input (invalid_input, or the
+ * check's own code) that, like a listener that cannot open, stops the start
+ * with exit 1 naming the flags rather than as a usage error.
+ */
+export class TlsPairFailure extends ToolcellError {
+  constructor(message: string, cause: unknown) {
+    super(isToolcellError(cause) ? cause.code : ToolErrorType.INVALID_INPUT, message, { cause });
+  }
+}
+
+/**
  * Reads the pair with `read` (tls-reload's checks: a file that cannot be
  * read, is not PEM, a key that is not the certificate's, dates, names) so
  * the start stops naming the flags before anything is served; the check's
@@ -211,7 +222,6 @@ async function checkTlsPair(read: () => Promise<{ summary: string }>, tls: { cer
     // The cause's words where there is one (OpenSSL's `error:05800074:x509 certificate routines::key values mismatch`, ENOENT), else the check's.
     const cause = (error as { cause?: unknown }).cause;
     const detail = errorMessage(cause ?? error).replace(/^error:[0-9A-Fa-f]+:[^:]*:[^:]*:/, '');
-    const code = isToolcellError(error) ? error.code : ToolErrorType.INVALID_INPUT;
-    throw new ToolcellError(code, `--tls-cert ${tls.certFile} --tls-key ${tls.keyFile}: cannot serve TLS with them: ${detail}`, { cause: error });
+    throw new TlsPairFailure(`--tls-cert ${tls.certFile} --tls-key ${tls.keyFile}: cannot serve TLS with them: ${detail}`, error);
   }
 }

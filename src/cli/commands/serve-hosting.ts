@@ -50,16 +50,23 @@ export async function runHostingServe(options: HostingCliOptions): Promise<numbe
   const checked = checkIdentityFlags(options);
   if (typeof checked === 'string') return usage(checked);
   const { publicUrl } = checked;
-  const [{ createRuntime }, { TenantStore }, { ApiKeyAuthenticator }, { HostingServer }, { TenantDisks }, { folderWorkspace }, { openHostingOperations }] =
-    await Promise.all([
-      import('../../runtime/runtime.js'),
-      import('../../hosting/tenant-store.js'),
-      import('../../hosting/api-key.js'),
-      import('../../hosting/hosting-server.js'),
-      import('../../hosting/disk/tenant-disks.js'),
-      import('../../hosting/tenant-workspace.js'),
-      import('./hosting-operations.js'),
-    ]);
+  const [
+    { createRuntime },
+    { TenantStore },
+    { ApiKeyAuthenticator },
+    { HostingServer },
+    { TenantDisks },
+    { folderWorkspace },
+    { openHostingOperations, TlsPairFailure },
+  ] = await Promise.all([
+    import('../../runtime/runtime.js'),
+    import('../../hosting/tenant-store.js'),
+    import('../../hosting/api-key.js'),
+    import('../../hosting/hosting-server.js'),
+    import('../../hosting/disk/tenant-disks.js'),
+    import('../../hosting/tenant-workspace.js'),
+    import('./hosting-operations.js'),
+  ]);
   let store;
   try {
     store = await TenantStore.open({ file: resolve(options.tenants), onLog: say, dataDir });
@@ -73,6 +80,7 @@ export async function runHostingServe(options: HostingCliOptions): Promise<numbe
     operations = await openHostingOperations({ ...flags, ...(publicUrl ? { publicUrl } : {}) }, store, say);
   } catch (error) {
     store.close();
+    if (error instanceof TlsPairFailure) return failure(error);
     return isToolcellError(error) || error instanceof RangeError || error instanceof TypeError ? usage(errorMessage(error)) : failure(error);
   }
   // A hard cap on each tenant's workspace is a loop-mounted filesystem: it needs root. A tenant with a

@@ -1,0 +1,239 @@
+/**
+ * deploy/swarm/ deployed as an operator would (deploy.sh, which runs
+ * `docker stack deploy`), with the stand-in server (images/echo) in place
+ * of toolcell's: the launcher gives each node's server the power a Swarm
+ * task cannot have, the server gets its Swarm secrets, and a rolling update
+ * drains each node in turn while a request is in flight.
+ */
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { REPO_ROOT } from '../../helpers/cluster/layout.js';
+import { runCommand, waitFor } from '../../helpers/cluster/run-command.js';
+import { openSessions } from './front.js';
+import { CERTS_DIR, FRONT_PORT, hubServerGet, manager, runningTasks, SERVER_PORT, STACK, type ClusterCheck, type ClusterContext } from '../context.js';
+
+const SERVER = 'toolcell-server';
+
+/** Each node's server answers /healthz with its own name: returns the container id per node. */
+async function serversUp(context: ClusterContext): Promise<Map<string, string>> {
+  const ids = new Map<string, string>();
+  for (const node of context.cluster.nodes) {
+    const id = await waitFor(
+      `${node.hostname}'s server`,
+      async () => {
+        const got = await hubServerGet(node, '/readyz');
+        if (got.status !== 200 || (JSON.parse(got.body) as { node: string }).node !== node.hostname) return undefined;
+        return (await context.cluster.docker(node, ['inspect', '--format', '{{.Id}}', SERVER])).stdout.trim() || undefined;
+      },
+      120_000,
+    );
+    ids.set(node.hostname, id);
+  }
+  return ids;
+}
+
+export const stackChecks: ClusterCheck[] = [
+  {
+    name: 'deploy.sh deploys the stack: a server on every node, the front on every node, three etcd members',
+    async run(context) {
+      const started = Date.now();
+      await runCommand(
+        'bash',
+        [
+          join(REPO_ROOT, 'deploy', 'swarm', 'deploy.sh'),
+          '--stack',
+          STACK,
+          '--certs',
+          CERTS_DIR,
+          '--front-port',
+          String(FRONT_PORT),
+          '--server-port',
+          String(SERVER_PORT),
+        ],
+        {
+          env: {
+            DOCKER_HOST: `unix://${manager(context).socket}`,
+            TOOLCELL_LAUNCHER_IMAGE: context.images.launcher,
+            TOOLCELL_SERVER_IMAGE: context.images.echo,
+            TOOLCELL_ETCD_IMAGE: context.images.etcd,
+            TOOLCELL_HAPROXY_IMAGE: context.images.haproxy,
+            TOOLCELL_SERVER_ENV: JSON.stringify([
+              `PORT=${SERVER_PORT}`,
+              'TLS_CERT=/run/secrets/toolcell-server.pem',
+              'TLS_KEY=/run/secrets/toolcell-server-key.pem',
+            ]),
+          },
+        },
+      );
+      const hostnames = context.cluster.nodes.map((node) => node.hostname);
+      for (const service of ['server', 'front']) {
+        await waitFor(
+          `${service} on every node`,
+          async () => ((await runningTasks(context, `${STACK}_${service}`)).sort().join() === hostnames.join() ? true : undefined),
+          180_000,
+        );
+      }
+      for (const [index, member] of ['etcd1', 'etcd2', 'etcd3'].entries()) {
+        const nodes = await waitFor(
+          `${member} running`,
+          async () => {
+            const running = await runningTasks(context, `${STACK}_${member}`);
+            return running.length === 1 ? running : undefined;
+          },
+          180_000,
+        );
+        assert.deepEqual(nodes, [hostnames[index]], `${member} is pinned to its labelled node`);
+      }
+      await serversUp(context);
+      // Deployed means clients are served: every front has seen a server come up (its health checks) and opens a session.
+      for (const node of context.cluster.nodes) {
+        await waitFor(
+          `the front on ${node.hostname} opening sessions`,
+          async () => ((await openSessions(`${node.address}:${FRONT_PORT}`, 3)).failures.length === 0 ? true : undefined),
+          120_000,
+          1000,
+        );
+      }
+      context.figure(`stack deployed, every task running and every front opening sessions: ${Date.now() - started} ms`);
+      // What the cluster costs the machine: each node's processes and containers (its cgroup tree), anonymous memory only.
+      const rss: string[] = [];
+      for (const node of context.cluster.nodes) {
+        const stat = await readFile(join('/sys/fs/cgroup/memory', node.hostname, 'memory.stat'), 'utf8');
+        const bytes = Number(/^total_rss (\d+)$/m.exec(stat)?.[1] ?? NaN);
+        rss.push(`${node.hostname} ${Math.round(bytes / 2 ** 20)} MiB`);
+      }
+      context.figure(`memory (rss) with the stack running: ${rss.join(', ')} (dockerd, containerd, launcher, server, HAProxy, etcd member each)`);
+    },
+  },
+  {
+    name: 'the launcher runs each node’s server with the power it needs, not privileged: loop mount, iptables, hardened sandbox on the mounted disk',
+    async run(context) {
+      for (const node of context.cluster.nodes) {
+        const { stdout } = await context.cluster.docker(node, ['inspect', '--format', '{{json .HostConfig}}', SERVER]);
+        const host = JSON.parse(stdout) as { Privileged: boolean; NetworkMode: string; CapAdd: string[]; Binds: string[] };
+        assert.equal(host.Privileged, false);
+        assert.equal(host.NetworkMode, 'host');
+        assert.deepEqual(host.CapAdd.map((cap) => cap.replace(/^CAP_/, '')).sort(), ['NET_ADMIN', 'NET_RAW', 'SYS_ADMIN']);
+        assert.ok(host.Binds.includes('/var/lib/toolcell:/var/lib/toolcell:rshared'), host.Binds.join(' '));
+      }
+      const node = manager(context);
+      const dir = '/var/lib/toolcell/tcsw-power';
+      // In the server: a disk image loop-mounted (as a tenant's capped workspace), and an egress rule on the node's network.
+      await context.cluster.docker(node, [
+        'exec',
+        SERVER,
+        'sh',
+        '-ec',
+        `mkdir -p ${dir}/ws && truncate -s 64M ${dir}/disk.img && mkfs.ext4 -q ${dir}/disk.img && dev=$(losetup --find --show ${dir}/disk.img) && mount -o nosuid,nodev $dev ${dir}/ws && echo written-by-the-server > ${dir}/ws/proof && iptables -w 5 -I INPUT -i tcpower0 -m comment --comment "toolcell egress tcpower0" -j DROP`,
+      ]);
+      try {
+        const rules = (await runCommand('ip', ['netns', 'exec', node.netns, 'iptables', '-S', 'INPUT'])).stdout;
+        assert.match(rules, /toolcell egress tcpower0/, 'the rule is in the node’s own network namespace');
+        // A hardened sandbox container of the node's engine sees the mounted disk (the mount propagated back: rshared).
+        const { stdout } = await context.cluster.docker(node, [
+          'run',
+          '--rm',
+          '--network',
+          'none',
+          '--read-only',
+          '--cap-drop',
+          'ALL',
+          '--security-opt',
+          'no-new-privileges',
+          '--pids-limit',
+          '64',
+          '--user',
+          '10001:10001',
+          '-v',
+          `${dir}/ws:/workspace:ro`,
+          '--entrypoint',
+          'sh',
+          context.images.sandbox,
+          '-c',
+          'cat /workspace/proof; grep -E "^(NoNewPrivs|Seccomp):" /proc/self/status; stat -f -c %b /workspace',
+        ]);
+        assert.match(stdout, /written-by-the-server/);
+        assert.match(stdout, /NoNewPrivs:\s+1/);
+        assert.match(stdout, /Seccomp:\s+2/);
+        const blocks = Number(stdout.trim().split('\n').at(-1));
+        assert.ok(blocks > 0 && blocks < 70_000, `the sandbox sees the 64 MiB disk, not the node's (${blocks} blocks)`);
+      } finally {
+        // The loop device stays attached, as a server that crashed would leave it: the teardown must find and detach it.
+        await context.cluster.docker(node, [
+          'exec',
+          SERVER,
+          'sh',
+          '-c',
+          `iptables -w 5 -D INPUT -i tcpower0 -m comment --comment "toolcell egress tcpower0" -j DROP; umount ${dir}/ws`,
+        ]);
+      }
+    },
+  },
+  {
+    name: 'the server gets the launcher task’s Swarm secrets (TLS), read-only, and nothing on the node’s disk',
+    async run(context) {
+      const expected = await readFile(join(CERTS_DIR, 'toolcell-server.pem'), 'utf8');
+      for (const node of context.cluster.nodes) {
+        const { stdout } = await context.cluster.docker(node, ['exec', SERVER, 'cat', '/run/secrets/toolcell-server.pem']);
+        assert.equal(stdout, expected, `${node.hostname}'s server reads its certificate`);
+        const mount = (await context.cluster.docker(node, ['exec', SERVER, 'sh', '-c', 'grep " /run/secrets/toolcell-server-key.pem " /proc/self/mountinfo']))
+          .stdout;
+        assert.match(mount, / ro[, ]/, 'read-only');
+        assert.match(mount, / - tmpfs /, 'on the engine’s tmpfs for the task');
+      }
+    },
+  },
+  {
+    name: 'docker service update rolls one node at a time, stop-first; on every node a request in flight finishes while its server drains',
+    async run(context) {
+      const before = await serversUp(context);
+      const node = manager(context);
+      // Swarm picks the nodes' order. A 15 s request is kept in flight on every node not yet
+      // replaced (a new one each time a node is done): when a node's turn comes (5 s after the
+      // previous one runs again), its request is in the middle of its run.
+      const answers: Promise<{ host: string; status: number; body: string }>[] = [];
+      const replaced = new Set<string>();
+      const fire = () => {
+        for (const n of context.cluster.nodes)
+          if (!replaced.has(n.hostname)) answers.push(hubServerGet(n, '/slow?ms=15000', 60).then((got) => ({ host: n.hostname, ...got })));
+      };
+      fire();
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      const started = Date.now();
+      await context.cluster.docker(node, ['service', 'update', '--detach', '--force', `${STACK}_server`]);
+      // Sampled during the update: how many nodes' servers answer at once (stop-first, parallelism 1: at least all but one).
+      let fewest = context.cluster.nodes.length;
+      await waitFor(
+        'the update to complete',
+        async () => {
+          let up = 0;
+          for (const n of context.cluster.nodes) {
+            if ((await hubServerGet(n, '/healthz')).status === 200) up++;
+            if (replaced.has(n.hostname)) continue;
+            const id = (await context.cluster.docker(n, ['ps', '-q', '--no-trunc', '--filter', `name=^${SERVER}$`])).stdout.trim();
+            if (id !== '' && id !== before.get(n.hostname)) {
+              replaced.add(n.hostname);
+              fire();
+            }
+          }
+          fewest = Math.min(fewest, up);
+          const state = (await context.cluster.docker(node, ['service', 'inspect', '--format', '{{.UpdateStatus.State}}', `${STACK}_server`])).stdout.trim();
+          return state === 'completed' ? true : undefined;
+        },
+        300_000,
+        200,
+      );
+      context.figure(`rolling update of the server over 3 nodes, each draining a 15 s request: ${Date.now() - started} ms`);
+      const finished = await Promise.all(answers);
+      for (const answer of finished) assert.equal(answer.status, 200, `a request in flight on ${answer.host} finished: ${answer.body}`);
+      for (const n of context.cluster.nodes) {
+        const drained = finished.filter((a) => a.host === n.hostname && (JSON.parse(a.body) as { draining: boolean }).draining);
+        assert.ok(drained.length > 0, `on ${n.hostname}, a request finished while its server drained`);
+      }
+      assert.ok(fewest >= context.cluster.nodes.length - 1, `never more than one node's server down at once (fewest up: ${fewest})`);
+      const after = await serversUp(context);
+      for (const [host, id] of before) assert.notEqual(after.get(host), id, `${host}'s server was replaced`);
+    },
+  },
+];
