@@ -297,7 +297,7 @@ try {
     ['disk fill, then spin', 'dd if=/dev/zero of=fill bs=1M count=1024; while :; do :; done'],
   ];
   const serverAttacks: Array<[string, string]> = [
-    ['3.9 MB commands under a policy', 'huge-commands'],
+    ['huge commands under a policy (128 KiB judged, 3.9 MB refused)', 'huge-commands'],
     ['catastrophic regexes and globs', 'regexes'],
     ['stalled 4 MiB bodies (100 open)', 'stalled-bodies'],
     ['log flood: bad keys', 'bad-keys'],
@@ -351,7 +351,7 @@ try {
   const figures = (run: { p50: number; p99: number; failed: number }): string =>
     `p50 ${fmt(run.p50)}, p99 ${fmt(run.p99)} (${(run.p99 / idle.p99).toFixed(2)}×), ${run.failed} failed`;
   console.log(
-    `\nnoisy neighbour (B runs \`echo hello\`, ${NOISY_SAMPLES} calls a figure; A, under a policy, attacks with every attack below at once: in its sandbox a fork bomb, a CPU spin, a 1 GB output flood and a fill of its 256 MB disk cap; at the server 3.9 MB commands, catastrophic regexes, stalled bodies, bad keys and session churn)`,
+    `\nnoisy neighbour (B runs \`echo hello\`, ${NOISY_SAMPLES} calls a figure; A, under a policy, attacks with every attack below at once: in its sandbox a fork bomb, a CPU spin, a 1 GB output flood and a fill of its 256 MB disk cap; at the server huge commands, catastrophic regexes, stalled bodies, bad keys and session churn)`,
   );
   line('B alone', `p50 ${fmt(idle.p50)}, p99 ${fmt(idle.p99)}, ${idle.failed} failed`);
   for (const [name, run] of alone) line(`B while A runs only its ${name}`, figures(run));
