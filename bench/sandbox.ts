@@ -17,8 +17,11 @@
  *                                     into /dev/null (host, and inside the container)
  *   event loop                        main-thread delay p99 while four 256 MB floods run
  *   memory                            resident-set growth during and after the floods
+ *   runtimes                          gVisor (runsc) beside runc: warm `true`, a new session, 256 MB
+ *                                     through the PTY, 8 sessions ÷ 1, each ratio runsc ÷ runc
+ *                                     (sandbox-runtimes.ts; skipped when the engine has no runsc)
  *
- *   npm run bench:sandbox -- [--calls N] [--runs N] [--image REF] [--load-seconds S] [--open N] [--scaling-rounds N]
+ *   npm run bench:sandbox -- [--calls N] [--runs N] [--image REF] [--load-seconds S] [--open N] [--scaling-rounds N] [--only runtimes]
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, open, realpath, rm } from 'node:fs/promises';
@@ -32,6 +35,7 @@ import { buildShellEnvironment } from '../src/shell/environment.js';
 import { ShellService } from '../src/shell/shell-service.js';
 import { hostPtyTrue, hostSpawnTrue } from './host-spawn.js';
 import { loadSessions, measureScaling, openSessions } from './sandbox-concurrency.js';
+import { compareRuntimes } from './sandbox-runtimes.js';
 import { fmt, percentile, sortNumbers } from './stats.js';
 import { timeEach, timeInterleaved } from './timing.js';
 
@@ -43,6 +47,7 @@ const { values } = parseArgs({
     'load-seconds': { type: 'string', default: '3' },
     open: { type: 'string', default: '100' },
     'scaling-rounds': { type: 'string', default: '5' },
+    only: { type: 'string' },
   },
 });
 const loadMs = Number(values['load-seconds']) * 1000;
@@ -68,8 +73,13 @@ function row(label: string, figure: string, target = ''): void {
   console.log(`  ${label.padEnd(58)} ${figure.padEnd(26)} ${target}`);
 }
 
-const workspace = await realpath(await mkdtemp(join(tmpdir(), 'toolcell-bench-sandbox-')));
 const dockerOptions: Record<string, unknown> = values.image ? { image: values.image } : {};
+const runtimeRows = () => compareRuntimes({ calls, runs, scalingRounds, dockerOptions, row });
+if (values.only === 'runtimes') {
+  await runtimeRows();
+  process.exit(0);
+}
+const workspace = await realpath(await mkdtemp(join(tmpdir(), 'toolcell-bench-sandbox-')));
 console.log(
   `bench/sandbox: Node ${process.version}, ${calls} calls per latency figure, ${runs} runs for session starts and docker run, workspace ${workspace}`,
 );
@@ -281,6 +291,8 @@ row('RSS growth after the floods', `${((rssAfter - rssBefore) / MiB).toFixed(0)}
 row('characters handed on per flood', `${Math.max(...results.map((r) => r.output.length))}`, 'capped (maxOutputChars 1,000,000)');
 
 for (const s of floodSessions) await s.close();
+console.log('');
+await runtimeRows();
 await session.close();
 await rawSession.close();
 await service.close();

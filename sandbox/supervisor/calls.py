@@ -8,7 +8,8 @@ reaper goes back to the supervisor's idle set, unless it died.
 
 Kill watchdog: a reaper that has not finished a kill within the grace period
 plus KILL_WATCHDOG seconds (say it was stopped by a signal) is SIGKILLed; its
-orphans come to the supervisor, which kills them as strays.
+orphans come to the supervisor (or, where reapers are no subreapers, to
+init), which kills them as strays.
 """
 
 import collections
@@ -45,6 +46,7 @@ class Call:
         self.stdin_closing = False
         self.stdin_registered = False
         self.reaper_pid = None
+        self.group = None  # the call group, when the reaper is no subreaper (proctree.py)
         self.sock = None
         self.status_buffer = b""
         self.started = False
@@ -203,6 +205,7 @@ class Call:
         kind = message.get("t")
         if kind == "started":
             self.started = True
+            self.group = message.get("group")
             reply = {"pid": message["pid"]}
             if "logPath" in self.spec:
                 reply["logPath"] = self.spec["logPath"]
@@ -231,7 +234,8 @@ class Call:
         if self.finished:
             return
         self.sup.log("error", f"call {self.id}: its reaper exited unexpectedly")
-        proctree.kill_strays(os.getpid(), self.sup.managed_pids() - {self.reaper_pid})
+        # Its call group too: where reapers are no subreapers, the orphans went to init, not to us.
+        proctree.kill_strays(os.getpid(), self.sup.managed_pids() - {self.reaper_pid}, proctree.call_group(self.reaper_pid))
         self.tree_done = True
         self.kill_deadline = None
         self.drain_deadline = time.monotonic() + DRAIN_TIMEOUT

@@ -11,7 +11,9 @@ the log is never followed. Back to effective uid 0, it starts `setpriv`
 with posix_spawn in a new session, with default signal dispositions, an
 empty signal mask and the command's stdio; setpriv sets the real,
 effective and saved uid and gid to the command's, drops every
-supplementary group, empties the inheritable and bounding capability sets
+supplementary group (or, where reapers are no subreapers, leaves the call
+group as the only one: proctree.py; without CAP_SETGID a command, uid 0
+included, can neither drop nor change it), empties the inheritable and bounding capability sets
 (CAP_SETPCAP) and execs `bash -c`. At that execve the capability sets
 become empty: a non-root uid gets none without file capabilities, and a
 uid-0 command, for which the kernel would grant root the bounding set,
@@ -65,13 +67,15 @@ class SpawnError(Exception):
     """The command could not start; the message says which step failed."""
 
 
-def spawn_command(spec, user, stdio):
+def spawn_command(spec, user, stdio, call_group=None):
     """Starts `bash -c command` in its own session as `user` (uid, gid); returns its
     pid (the caller reaps it).
 
     `stdio` is (stdin, stdout, stderr) fds, or None for a background call,
     whose output goes to spec["logPath"]. Every other fd of the reaper is
-    close-on-exec. Raises SpawnError.
+    close-on-exec. `call_group`, when given, is the command's one
+    supplementary group, the marker of its call (proctree.py); otherwise it
+    has none. Raises SpawnError.
     """
     uid, gid = user
     opened = []
@@ -88,7 +92,8 @@ def spawn_command(spec, user, stdio):
                 opened.append(null_fd)
                 stdio = (null_fd, log_fd, log_fd)
         step = "exec " + SETPRIV
-        argv = [SETPRIV, f"--reuid={uid}", f"--regid={gid}", "--clear-groups", *_NO_CAPABILITIES, "--", SHELL, "-c", spec["command"]]
+        groups = "--clear-groups" if call_group is None else f"--groups={call_group}"
+        argv = [SETPRIV, f"--reuid={uid}", f"--regid={gid}", groups, *_NO_CAPABILITIES, "--", SHELL, "-c", spec["command"]]
         stdio_actions = [(os.POSIX_SPAWN_DUP2, fd, target) for target, fd in enumerate(stdio)]
         return os.posix_spawn(
             SETPRIV,

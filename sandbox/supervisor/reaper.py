@@ -4,7 +4,10 @@ The supervisor forks a few reapers ahead of time and reuses them call after
 call. A reaper marks itself a child subreaper (prctl PR_SET_CHILD_SUBREAPER),
 so every orphan of its call (setsid, nohup, double forks) is re-parented to
 it rather than to init: the call's processes are exactly the reaper's
-descendants. It starts the command (launch.py), reports its pid and exit
+descendants. Where the kernel refuses that (gVisor's, for any process but
+its pid 1), orphans go to init (docker-init, which reaps them), and the
+reaper finds its call's processes by the call group it starts every command
+with (proctree.py). It starts the command (launch.py), reports its pid and exit
 status, ends the tree when told to or when the command exits (unless the call
 is a background one), says "done" once nothing is left, and waits for the
 next call. It carries the commands' extra syscall filter (syscall_filter.py)
@@ -20,7 +23,8 @@ Supervisor -> reaper (fdchannel messages on `sock`):
   {"t": "kill", "graceMs": N}
   EOF: the supervisor is gone or retires the reaper: kill at once, exit.
 Reaper -> supervisor (JSON lines on `sock`):
-  {"t": "started", "pid": N} | {"t": "failed", "message": S}
+  {"t": "started", "pid": N, "group": G|null} | {"t": "failed", "message": S}
+     (G: the call group when the reaper is no subreaper, see proctree.py)
   {"t": "exited", "exitCode": N|null, "signal": S|null}
   {"t": "done"}   (nothing of the call is left; the reaper is idle again)
 """
@@ -38,13 +42,20 @@ import proctree
 import syscall_filter
 
 PR_SET_CHILD_SUBREAPER = 36
+EINVAL = 22
 DEFAULT_GRACE_MS = 200
 
 
 def set_child_subreaper():
+    """True when this process is now a child subreaper; False where the kernel
+    refuses it with EINVAL (gVisor, for any process but its pid 1)."""
     libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
-        raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER)")
+    if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0:
+        return True
+    errno = ctypes.get_errno()
+    if errno == EINVAL:
+        return False
+    raise OSError(errno, "prctl(PR_SET_CHILD_SUBREAPER)")
 
 
 def close_all_except(keep):
@@ -64,12 +75,14 @@ def _status(code):
 
 
 class Reaper:
-    def __init__(self, sock, user, wake_r):
+    def __init__(self, sock, user, wake_r, subreaper):
         self.sock = sock
         self.receiver = fdchannel.Receiver(sock)
         self.user = user
         self.wake_r = wake_r
         self.me = os.getpid()
+        # None: a subreaper keeps every process of its calls among its descendants.
+        self.group = None if subreaper else proctree.call_group(self.me)
 
     def report(self, message):
         try:
@@ -94,7 +107,7 @@ class Reaper:
 
     def run_call(self, spec, fds):
         try:
-            pid = launch.spawn_command(spec, self.user, tuple(fds) if fds else None)
+            pid = launch.spawn_command(spec, self.user, tuple(fds) if fds else None, self.group)
         except launch.SpawnError as error:
             # Nothing started, so nothing to wait for: the reaper is idle again.
             self.report({"t": "failed", "message": str(error)})
@@ -102,7 +115,7 @@ class Reaper:
         finally:
             for fd in fds:  # the command has its own copies
                 os.close(fd)
-        self.report({"t": "started", "pid": pid})
+        self.report({"t": "started", "pid": pid, "group": self.group})
         _CallTree(self, pid, bool(spec.get("background"))).run()
         self.report({"t": "done"})
 
@@ -121,10 +134,11 @@ class _CallTree:
     def reap(self):
         """Collects exited children; `childless` tells whether none is left.
 
-        A reaper is a child subreaper, so a living descendant of the call
-        always has a living ancestor among the reaper's children (an orphan
-        is re-parented to the reaper before its parent can be reaped): no
-        child left means nothing of the call is left, without a /proc walk.
+        A reaper that is a child subreaper has a living child for every
+        living process of its call (an orphan is re-parented to the reaper
+        before its parent can be reaped): no child left means nothing of the
+        call is left, without a /proc walk. (One that is not looks for the
+        call group as well: run.)
         """
         while True:
             try:
@@ -152,21 +166,22 @@ class _CallTree:
             self.kill_grace = 0
 
     def run(self):
-        me = self.reaper.me
+        me, group = self.reaper.me, self.reaper.group
         sock, wake_r = self.reaper.sock, self.reaper.wake_r
         while True:
             self.reap()
             if self.kill_grace is not None:
-                proctree.end_tree(me, self.kill_grace / 1000.0, self.reap)
+                proctree.end_tree(me, self.kill_grace / 1000.0, self.reap, group)
                 break
             if self.main_exited:
-                if self.childless:
+                # Without a subreaper, no child left does not mean nothing is left: orphans went to init.
+                if self.childless and (group is None or not proctree.descendants(me, group)):
                     break
                 if not self.background:
                     # A finished call leaves nothing behind (`cmd &` included).
-                    proctree.end_tree(me, DEFAULT_GRACE_MS / 1000.0, self.reap)
+                    proctree.end_tree(me, DEFAULT_GRACE_MS / 1000.0, self.reap, group)
                     break
-                if not proctree.descendants(me):
+                if not proctree.descendants(me, group):
                     break
             # A background tree's last process may not be our child: poll too.
             timeout = 1.0 if self.main_exited else None
@@ -187,7 +202,7 @@ def run_reaper(sock, user):
     """Entry point in a child the supervisor forks; never returns."""
     code = 0
     try:
-        set_child_subreaper()
+        subreaper = set_child_subreaper()
         os.setgroups([])
         # Commands inherit this: the OOM killer takes them before the supervisor.
         with open("/proc/self/oom_score_adj", "w") as f:
@@ -203,7 +218,7 @@ def run_reaper(sock, user):
         # Once per reaper rather than once per command: every command is
         # its child and inherits the filter (filters only ever stack).
         syscall_filter.install(root=user[0] == 0)
-        Reaper(sock, user, wake_r).serve()
+        Reaper(sock, user, wake_r, subreaper).serve()
     except BaseException as error:  # noqa: BLE001
         try:
             sock.sendall((json.dumps({"t": "failed", "message": f"reaper: {error}"}) + "\n").encode())

@@ -3,6 +3,8 @@
 pty mode: stdout and stderr are one PTY (window size from the request); stdin
 is /dev/null and there is no controlling terminal, so `read` gets EOF and
 /dev/tty readers (sudo, ssh, getpass) fail at once instead of hanging.
+Where the kernel's terminals cannot carry output safely (gVisor, see
+_pty_usable), one pipe stands in for the PTY.
 pipes mode: separate stdout/stderr pipes; stdin is a pipe fed by STDIN frames
 when the request says so, else /dev/null.
 background: nothing to read; output goes to a log file the command's user
@@ -16,6 +18,48 @@ import termios
 import time
 
 import protocol as P
+
+
+_PTY_PROBE_BYTES = 4 << 20
+
+
+def _pty_usable():
+    """Whether this kernel's terminals can carry a command's output: writes to
+    the slave must block once the master holds a bufferful (else a `yes`
+    flood queues in the kernel's memory until the session's memory limit
+    kills the container), and reading the master once the slave is closed
+    everywhere must fail (EIO: how the end of the output is known). Linux's
+    do; gVisor's (Debian's runsc, 2022) do neither, so there pty-mode calls
+    get one pipe for stdout and stderr instead (no terminal: isatty is false)."""
+    master, slave = os.openpty()
+    try:
+        os.set_blocking(slave, False)
+        written = 0
+        try:
+            while written < _PTY_PROBE_BYTES:
+                written += os.write(slave, b"\n" * 65536)
+        except BlockingIOError:
+            pass
+        if written >= _PTY_PROBE_BYTES:
+            return False
+        os.close(slave)
+        slave = None
+        os.set_blocking(master, False)
+        try:
+            while os.read(master, 65536):
+                pass
+        except BlockingIOError:
+            return False
+        except OSError:
+            return True
+        return True
+    finally:
+        os.close(master)
+        if slave is not None:
+            os.close(slave)
+
+
+PTY_USABLE = _pty_usable()
 
 
 def _require(condition, message):
@@ -59,6 +103,13 @@ def open_stdio(spec, args, call_id):
                  "logName must be a plain file name")
         spec["logPath"] = f"{args.log_dir}/{name}"
         return None, {}, None
+    if spec["mode"] == "pty" and not PTY_USABLE:
+        _window(spec, "cols", 80)
+        _window(spec, "rows", 24)
+        out_r, out_w = os.pipe()
+        os.set_blocking(out_r, False)
+        null = os.open("/dev/null", os.O_RDONLY | os.O_CLOEXEC)
+        return (null, out_w, out_w), {out_r: P.STDOUT}, None
     if spec["mode"] == "pty":
         cols = _window(spec, "cols", 80)
         rows = _window(spec, "rows", 24)

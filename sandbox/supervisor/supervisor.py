@@ -17,8 +17,10 @@ SHUTDOWN kills every call and exits, which stops the container.
 
 import argparse
 import collections
+import errno
 import json
 import os
+import resource
 import selectors
 import signal
 import sys
@@ -38,6 +40,14 @@ from stdio import open_stdio
 SHUTDOWN_TIMEOUT = 5.0
 IDLE_REAPERS = 2       # started ahead, so the first calls do not wait for a fork
 MAX_IDLE_REAPERS = 4   # more idle ones than this are retired
+# Under gVisor the pids limit is RLIMIT_NPROC in its kernel (hardening.ts),
+# counted per real uid: the commands' tasks apart from the supervisor's and
+# the reapers' (never the commands' uid: identity.py). The reapers (one a call) are
+# held here to a quarter of it (64 calls at once for the default 256): a
+# call costs about 4.5 MB there against 1.6 MB under runc (measured), and a
+# gVisor sandbox at its memory limit can lose its Sentry, every process with it.
+_NPROC = resource.getrlimit(resource.RLIMIT_NPROC)[0]
+MAX_REAPERS = max(4, _NPROC // 4) if _NPROC != resource.RLIM_INFINITY else float("inf")
 
 
 def parse_args(argv):
@@ -146,6 +156,8 @@ class Supervisor:
 
     # -- reapers -------------------------------------------------------------
     def fork_reaper(self):
+        if len(self.managed_pids()) >= MAX_REAPERS:
+            raise OSError(errno.EAGAIN, "the pids limit is reached")
         mine, theirs = fdchannel.pair()
         pid = os.fork()
         if pid == 0:
@@ -226,7 +238,7 @@ class Supervisor:
             call.quota_last = sample or call.quota_last
             if not self.quota.grew_past(call.quota_base, sample):
                 continue
-            frozen = proctree.freeze(call.reaper_pid)
+            frozen = proctree.freeze(call.reaper_pid, call.group)
             message, call.quota_base, _attributed = self.quota.confirm(call.quota_base, sample)
             if message:
                 call.kill_for_quota(message)  # the reaper kills the frozen tree
@@ -318,7 +330,9 @@ class Supervisor:
 def main(argv):
     args = parse_args(argv)
     identity.separate_from((args.uid, args.gid))
-    # Orphans of a crashed reaper come back here rather than to init.
+    # Orphans of a crashed reaper come back here rather than to init. gVisor
+    # refuses this to all but its pid 1 (docker-init): there init adopts them,
+    # and the dead reaper's call group finds them (calls.py, proctree.py).
     reaper.set_child_subreaper()
     return Supervisor(args).run()
 

@@ -21,6 +21,12 @@ everything a command starts, and filters only ever stack. It refuses:
 - The i386 socketcall(2) multiplexer, whose arguments sit in memory a filter
   cannot read; 32-bit programs use the direct socket calls (Linux 4.3+), which
   get the rule above. EPERM.
+- New namespaces: unshare(2), setns(2), and clone(2) with any CLONE_NEW*
+  flag (EPERM); clone3(2), whose flags sit in memory, fails with ENOSYS, so
+  that glibc falls back to clone. The engine's profile refuses the same to a
+  container without CAP_SYS_ADMIN; under gVisor, whose kernel does not load
+  that profile, this keeps commands out of user namespaces (and the
+  capabilities they hand out inside) all the same.
 - A set-user-ID or set-group-ID bit in a mode being set (chmod, fchmod,
   fchmodat, fchmodat2, mknod, mknodat, creat, and open/openat creating a
   file). The workspace is a host folder: a set-id file a command left there
@@ -65,6 +71,16 @@ _SOCKET_CALLS = {
     _AUDIT_ARCH_AARCH64: (198, 199, None),
     _AUDIT_ARCH_ARM: (281, 288, None),
 }
+# Per architecture: (clone, unshare, setns); clone's flags are its first argument everywhere.
+_NAMESPACE_CALLS = {
+    _AUDIT_ARCH_X86_64: (56, 272, 308),
+    _AUDIT_ARCH_I386: (120, 310, 346),
+    _AUDIT_ARCH_AARCH64: (220, 97, 268),
+    _AUDIT_ARCH_ARM: (120, 337, 375),
+}
+_CLONE3 = 435  # on every architecture
+# CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET
+CLONE_NEW_FLAGS = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000
 
 # Per architecture: calls that set a file's mode, as (number, index of the
 # mode argument, index of the flags argument or None). open and openat use
@@ -200,12 +216,20 @@ def program(root=False):
         asm.jump(asm.JEQ_K, pair, f"pair_{arch:x}", None)
         if socketcall is not None:
             asm.jump(asm.JEQ_K, socketcall, f"{prefix}_deny", None)
+        clone, unshare, setns = _NAMESPACE_CALLS[arch]
+        asm.jump(asm.JEQ_K, unshare, f"{prefix}_deny", None)
+        asm.jump(asm.JEQ_K, setns, f"{prefix}_deny", None)
+        asm.jump(asm.JEQ_K, _CLONE3, f"{prefix}_absent", None)  # ENOSYS: glibc falls back to clone
+        asm.jump(asm.JEQ_K, clone, f"clone_{arch:x}", None)
         if root:
             for number in _INOTIFY_CALLS[arch]:
                 asm.jump(asm.JEQ_K, number, f"{prefix}_absent", None)
         _mode_checks(asm, prefix, _MODE_CALLS[arch])
         asm.jump(asm.JGE_K, _IO_URING_FIRST, None, f"{prefix}_allow")
         asm.jump(asm.JGT_K, _IO_URING_LAST, f"{prefix}_allow", f"{prefix}_deny")
+        asm.label(f"clone_{arch:x}")
+        asm.load(_arg_low(0))
+        asm.jump(asm.JSET_K, CLONE_NEW_FLAGS, f"{prefix}_deny", f"{prefix}_allow")
         asm.label(f"socket_{arch:x}")
         asm.load(_arg_low(0))
         _family_checks(asm, f"socket_{arch:x}", ALLOWED_FAMILIES, netlink=True, allow=f"{prefix}_allow")

@@ -95,12 +95,20 @@ export interface SessionContainerLimits {
   memoryBytes?: number;
   cpus?: number;
   pids?: number;
+  /** The OCI runtime of the session's container, e.g. `runsc`. */
+  runtime?: string;
 }
 
 export interface ShellBackend {
   readonly kind: 'docker' | 'host';
-  /** Where commands run, for confirmations and logs, e.g. `docker (toolcell-sandbox:3f2a…)`. */
-  describe(): string;
+  /**
+   * Where commands run, for confirmations and logs, e.g.
+   * `docker (toolcell-sandbox:3f2a…, runtime runsc)`; with `limits`, where a
+   * session with those limits runs (its own runtime).
+   */
+  describe(limits?: SessionContainerLimits): string;
+  /** The OCI runtime a session with `limits` runs on (`runc`, `runsc`); undefined off Docker. */
+  runtimeOf?(limits?: SessionContainerLimits): string | undefined;
   /**
    * `signal` cancels an opening still under way (a container still starting is removed); the promise then rejects with `cancelled`.
    * `limits`: the session's own container limits over the backend's (Docker only; the shell thread never sends them to the host backend).

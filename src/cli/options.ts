@@ -1,5 +1,6 @@
 import { InvalidArgumentError, Option } from 'commander';
 import { APPROVAL_MODES, type ApprovalMode, isApprovalMode } from '../contracts/approval-mode.js';
+import { sandboxRuntimeSchema } from '../contracts/sandbox-runtime.js';
 import type { RuntimeOptions } from '../runtime/runtime.js';
 import type { SandboxMode } from '../runtime/shell-settings.js';
 
@@ -24,6 +25,22 @@ export function sandboxOption(): Option {
     if (value !== 'docker' && value !== 'none' && value !== 'auto') throw new InvalidArgumentError('must be docker, none or auto');
     return value;
   });
+}
+
+/** A `--runtime` value: a runtime name (sandboxRuntimeSchema), or a usage error. */
+export function parseRuntimeName(value: string): string {
+  const parsed = sandboxRuntimeSchema.safeParse(value);
+  if (!parsed.success) throw new InvalidArgumentError('must be a runtime name such as runsc or runc');
+  return parsed.data;
+}
+
+export function runtimeOption(): Option {
+  // No commander default: an absent flag lets settings' sandbox.runtime apply.
+  return new Option(
+    '--runtime <name>',
+    "OCI runtime of the sandbox's containers: runsc (gVisor: a kernel of its own between commands and the host's; " +
+      "set it up with `toolcell sandbox setup --runtime runsc`) | runc | another the engine has; default: settings' sandbox.runtime, else the engine's (runc)",
+  ).argParser(parseRuntimeName);
 }
 
 export function timeoutOption(): Option {
@@ -58,6 +75,7 @@ export interface RunnerCliOptions {
   workspace: string;
   approval: ApprovalMode;
   sandbox?: SandboxMode;
+  runtime?: string;
   timeout?: number;
   settings?: string;
   trustWorkspace?: boolean;
@@ -70,6 +88,7 @@ export function runtimeOptionsFrom(cli: Omit<RunnerCliOptions, 'approval'> & { a
     workspace: cli.workspace,
     ...(cli.approval ? { approvalMode: cli.approval } : {}),
     ...(cli.sandbox ? { sandbox: cli.sandbox } : {}),
+    ...(cli.runtime ? { sandboxRuntime: cli.runtime } : {}),
     ...(cli.timeout ? { timeoutSeconds: cli.timeout } : {}),
     ...(cli.settings ? { settingsFile: cli.settings } : {}),
     ...(cli.trustWorkspace ? { trustWorkspace: true } : {}),

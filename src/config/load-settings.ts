@@ -5,7 +5,7 @@ import { parseOptions } from '../contracts/parse-options.js';
 import { ToolcellError, ToolErrorType } from '../errors.js';
 import { parseSettingsJson, readSettingsText, type SettingsFileOrigin } from './settings-file.js';
 import { settingsSchema } from './settings-schema.js';
-import { isTrustedWorkspace, narrowNetwork, untrustedWorkspaceSettings } from './workspace-trust.js';
+import { isTrustedWorkspace, narrowNetwork, tightenRuntime, untrustedWorkspaceSettings } from './workspace-trust.js';
 import type { Settings, SettingsFile } from './settings-schema.js';
 
 /** Where settings live, relative to a workspace root or a home folder. */
@@ -61,13 +61,16 @@ export function loadSettings(raw: LoadSettingsOptions): Settings {
   settings.workspaceTrusted = options.trustWorkspace === true || isTrustedWorkspace(options.workspace, user?.trustedWorkspaces ?? []);
   const workspace = readSettingsFile(workspaceFile, { required: false, origin: 'workspace' });
   if (!workspace) return settings;
+  // Trusted or not, a workspace may only make the runtime stronger (workspace-trust.ts).
+  const runtime = tightenRuntime(settings.sandbox.runtime, workspace);
+  if (runtime.ignored !== undefined) settings.warnings.push(`${workspaceFile}: ${runtime.ignored}`);
   if (settings.workspaceTrusted) {
     if (workspace.trustedWorkspaces !== undefined) settings.warnings.push(`${workspaceFile}: trustedWorkspaces is read only from ${userFile}; ignored here.`);
-    const { trustedWorkspaces: _ignored, ...applied } = workspace;
+    const { trustedWorkspaces: _ignored, ...applied } = runtime.file;
     mergeInto(settings, applied, workspaceFile);
     return settings;
   }
-  const { kept, ignored } = untrustedWorkspaceSettings(workspace);
+  const { kept, ignored } = untrustedWorkspaceSettings(runtime.file);
   if (kept.sandbox?.network !== undefined) {
     const { network, dropped } = narrowNetwork(settings.sandbox.network, kept.sandbox.network);
     kept.sandbox = { ...kept.sandbox, network };

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { sandboxRuntimeSchema } from '../contracts/sandbox-runtime.js';
 import { AllowList } from '../egress/allow-list.js';
 import { secretNameProblem } from '../secrets/secret-rules.js';
 
@@ -125,6 +126,14 @@ export const sandboxSettingsSchema = z.strictObject({
       error: 'must be "none" or {"allow": [host, ...]}',
     })
     .optional(),
+  /**
+   * The OCI runtime of the sandbox's containers (the `--runtime` flag wins):
+   * `runsc` for gVisor (set it up with `toolcell sandbox setup --runtime
+   * runsc`), `runc`, or another the engine has. Default: the engine's
+   * default (runc). A workspace's own file may only ask for a stronger one
+   * (runsc over runc), never a weaker one.
+   */
+  runtime: sandboxRuntimeSchema.optional(),
   /**
    * Secrets for sandboxed commands: environment variables every command (and
    * discovered tool) of the sandbox gets, by name, with the value taken on

@@ -1,5 +1,6 @@
 import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { mayTighten } from '../contracts/sandbox-runtime.js';
 import type { SandboxNetworkSettings, SettingsFile } from './settings-schema.js';
 
 /**
@@ -17,6 +18,8 @@ import type { SandboxNetworkSettings, SettingsFile } from './settings-schema.js'
  *   the repository's author may have written;
  * - `sandbox.network`: applied only as far as it narrows the user's own
  *   (`narrowNetwork`): a repository must not open the sandbox's network;
+ * - `sandbox.runtime` (trusted or not): only a stronger one than the user's
+ *   (`tightenRuntime`);
  * - `trustedWorkspaces`: a workspace cannot vouch for itself (never applied).
  *
  * Everything else (discovery commands, which run in the sandbox; timeouts;
@@ -67,6 +70,23 @@ function realOrResolved(path: string): string {
   } catch {
     return resolve(path);
   }
+}
+
+/**
+ * A workspace's `sandbox.runtime` against the user's: it applies only when it
+ * is the same or a known stronger one (runc → runsc: mayTighten), whether
+ * the workspace is trusted or not, so a repository can ask for gVisor but
+ * never take its commands out of it. `file` is the workspace's file without
+ * a runtime that does not apply; `ignored` says why, for the warning.
+ */
+export function tightenRuntime(user: string | undefined, file: SettingsFile): { file: SettingsFile; ignored?: string } {
+  const wanted = file.sandbox?.runtime;
+  if (wanted === undefined || mayTighten(user, wanted)) return { file };
+  const { runtime: _dropped, ...sandbox } = file.sandbox!;
+  return {
+    file: { ...file, sandbox },
+    ignored: `sandbox.runtime "${wanted}" ignored: a workspace may only ask for a stronger runtime than yours (${user ?? "the engine's default"}).`,
+  };
 }
 
 /**

@@ -7,6 +7,7 @@ import { probeDocker } from '../backends/docker/probe.js';
 import { sessionMemory } from '../backends/docker/session-memory.js';
 import { parseOptions } from '../contracts/parse-options.js';
 import { errorMessage, isToolcellError, ToolErrorType } from '../errors.js';
+import { RuntimeCatalog } from '../backends/docker/runtimes.js';
 import type { AroundToolCall } from '../mcp/server/create-tool-server.js';
 import { serveHttp, SessionRefusal, type HttpRefusal, type LiveHttpSession, type RunningHttpServer } from '../mcp/server/serve-http.js';
 import type { ServeSession } from '../mcp/server/session.js';
@@ -51,6 +52,8 @@ export interface HostedSession {
   calls: number;
   /** Its container's memory use now (`sessionsWithMemory` only), when the engine reported it. */
   memoryBytes?: number;
+  /** The OCI runtime of the session's container (`runc`, `runsc`). */
+  runtime?: string;
 }
 
 /**
@@ -77,6 +80,9 @@ export class HostingServer {
   readonly #secrets: TenantSecretOpener;
   readonly #onTenantRemoved = (name: string) => void this.#tenantRemoved(name);
   readonly #onKeysRevoked = (ids: string[]) => void this.#keysRevoked(ids);
+  /** The runtime each live session's container runs on, for the admin API. */
+  readonly #sessionRuntimes = new Map<string, string>();
+  #runtimes!: RuntimeCatalog;
   /** What the tenants' egress proxies wrote to their event files, read as they came (the log-volume metric). */
   readonly #egressVolume: LogVolume = { lines: 0, bytes: 0, counted: 0 };
   #http!: RunningHttpServer<Principal>;
@@ -156,7 +162,10 @@ export class HostingServer {
 
   /** Live sessions, oldest first (the admin API lists these). */
   listSessions(): HostedSession[] {
-    return this.#http.listSessions().map((session) => hosted(session));
+    return this.#http.listSessions().map((session) => {
+      const runtime = this.#sessionRuntimes.get(session.id);
+      return { ...hosted(session), ...(runtime !== undefined ? { runtime } : {}) };
+    });
   }
 
   /**
@@ -209,6 +218,7 @@ export class HostingServer {
       // The egress event files of those containers' proxies (tenant-network.ts): nothing reads them any more.
       await rm(join(options.dataDir, 'egress'), { recursive: true, force: true });
     }
+    this.#runtimes = new RuntimeCatalog(createEngineClient());
     const base = hostingShellOptions(options.runtime.settings);
     this.#shell = await ShellService.create({
       ...base,
@@ -332,6 +342,7 @@ export class HostingServer {
       while (undo.length > 0) await undo.pop()!();
     };
     try {
+      const runtime = await this.#sessionRuntime(tenant);
       const releaseSlot = await this.#sessionGate.acquire(tenant, AbortSignal.timeout(this.#options.sessionWaitMs)).catch(() => {
         throw new SessionRefusal({ status: 503, message: 'The server is at its session capacity; retry later', headers: { 'Retry-After': '5' } });
       });
@@ -359,6 +370,8 @@ export class HostingServer {
       this.#workspaces.set(base.registry, resources.workspace);
       this.#policyOf.set(base.registry, policy);
       if (redactor) this.#redactorOf.set(base.registry, redactor);
+      this.#sessionRuntimes.set(id, runtime);
+      undo.push(() => void this.#sessionRuntimes.delete(id));
       return {
         registry: base.registry,
         idleMs: limits.idleSeconds * 1000,
@@ -380,10 +393,27 @@ export class HostingServer {
     }
   }
 
+  /**
+   * The runtime a tenant's new session runs on: the tenant's (tenants file),
+   * else the operator's, else the engine's default. One the engine does not
+   * have refuses the session at once, in one line saying how to set it up.
+   */
+  async #sessionRuntime(tenant: string): Promise<string> {
+    const named = this.#options.store.tenant(tenant)?.runtime ?? this.#options.runtime.settings.sandbox.runtime;
+    try {
+      return (await this.#runtimes.resolve(named, { egress: false })).name;
+    } catch (error) {
+      if (!isToolcellError(error)) throw error;
+      this.#log(`tenant ${tenant}: ${error.message}`);
+      throw new SessionRefusal({ status: 503, message: error.message, type: ToolErrorType.SANDBOX_UNAVAILABLE });
+    }
+  }
+
   /** A tenant's resources for its current limits: made on first use, replaced when its container limits change. */
   async #tenantResources(tenant: string, limits: TenantLimits): Promise<TenantResources> {
     const view = this.#options.store.tenant(tenant);
     const allow = view?.network;
+    const sandboxRuntime = view?.runtime;
     const uid = view?.uid;
     if (uid === undefined) throw new SessionRefusal({ status: 401, message: 'Invalid bearer token' });
     const image = await readTenantImage(tenant, view?.dockerfile).catch((error: unknown) => {
@@ -399,10 +429,10 @@ export class HostingServer {
       const current = await pending.catch(() => undefined);
       // Another session may have replaced them while this one waited: start over from what is there now.
       if (this.#resources.get(tenant) !== pending) return this.#tenantResources(tenant, limits);
-      if (current?.matches(limits, allow, uid, image?.key)) return current;
+      if (current?.matches(limits, allow, uid, image?.key, sandboxRuntime)) return current;
       if (current) void current.retire();
     }
-    const made = this.#makeResources(tenant, uid, limits, allow, image);
+    const made = this.#makeResources(tenant, uid, limits, allow, image, sandboxRuntime);
     this.#resources.set(tenant, made);
     made.catch(() => this.#resources.get(tenant) === made && this.#resources.delete(tenant));
     return made;
@@ -413,7 +443,14 @@ export class HostingServer {
    * an allow list, on a shell service of its own (its own egress network and
    * proxy, tenant-network.ts), closed with them.
    */
-  async #makeResources(tenant: string, uid: number, limits: TenantLimits, allow: readonly string[] | undefined, image?: TenantImage): Promise<TenantResources> {
+  async #makeResources(
+    tenant: string,
+    uid: number,
+    limits: TenantLimits,
+    allow: readonly string[] | undefined,
+    image: TenantImage | undefined,
+    sandboxRuntime: string | undefined,
+  ): Promise<TenantResources> {
     const network: TenantNetwork = {
       tenant,
       allow,
@@ -440,6 +477,7 @@ export class HostingServer {
       prepareWorkspace: this.#prepare,
       network,
       ...(image ? { imageKey: image.key } : {}),
+      ...(sandboxRuntime !== undefined ? { sandboxRuntime } : {}),
       shell: own?.shell ?? this.#shell,
       ...(own ? { ownsShell: true, egress: own.egress } : {}),
     });

@@ -14,8 +14,8 @@ import { networkKey, tenantWebFetch, type TenantEgress, type TenantNetwork } fro
 import type { PrepareWorkspace, PreparedWorkspace } from './tenant-workspace.js';
 import { tenantUser } from './tenant-uid.js';
 
-/** The limits, network, uid and image a tenant's sessions and file tools are made with: a change needs new resources. */
-function containerKey(limits: TenantLimits, allow: readonly string[] | undefined, uid: number, image?: string): string {
+/** The limits, network, uid, image and runtime a tenant's sessions and file tools are made with: a change needs new resources. */
+function containerKey(limits: TenantLimits, allow: readonly string[] | undefined, uid: number, image?: string, runtime?: string): string {
   return [
     limits.memoryBytes,
     limits.cpus,
@@ -25,6 +25,7 @@ function containerKey(limits: TenantLimits, allow: readonly string[] | undefined
     networkKey(allow),
     uid,
     image ?? 'toolcell',
+    runtime ?? '',
   ].join('/');
 }
 
@@ -50,6 +51,8 @@ export interface TenantResourcesOptions {
   network?: TenantNetwork;
   /** The key of the tenant's own image (tenant-image.ts), when it has one: a changed image needs new resources. */
   imageKey?: string;
+  /** The OCI runtime of its sandboxes (tenant-runtime.ts); absent: the shell service's (the operator's). */
+  sandboxRuntime?: string;
 }
 
 /**
@@ -74,6 +77,8 @@ function commandUser(prepared: PreparedWorkspace, uid: number): { uid: number; g
 export class TenantResources {
   readonly tenant: string;
   readonly limits: TenantLimits;
+  /** The OCI runtime its sessions' containers get; undefined: the operator's. */
+  readonly sandboxRuntime: string | undefined;
   readonly key: string;
   readonly workspace: WorkspaceInfo;
   /** Opens a session's registry and sandbox; `secrets` are its commands' (the tenant's, opened by the server). */
@@ -117,7 +122,8 @@ export class TenantResources {
   ) {
     this.tenant = options.tenant;
     this.limits = options.limits;
-    this.key = containerKey(options.limits, options.network?.allow, options.uid, options.imageKey);
+    this.sandboxRuntime = options.sandboxRuntime;
+    this.key = containerKey(options.limits, options.network?.allow, options.uid, options.imageKey, options.sandboxRuntime);
     this.workspace = workspace;
     this.#shell = options.ownsShell ? options.shell : undefined;
     this.#egress = options.egress;
@@ -141,6 +147,7 @@ export class TenantResources {
         pids: options.limits.pids,
         cpuGroup: tenantSlug(options.tenant),
         ...(user ? { user } : {}),
+        ...(options.sandboxRuntime !== undefined ? { runtime: options.sandboxRuntime } : {}),
       },
       // The MCP handshake does not wait for the container: a burst of new sessions would hold each
       // initialize for every container start before it; the session's first command waits instead.
@@ -161,9 +168,9 @@ export class TenantResources {
     };
   }
 
-  /** True when new sessions should use fresh resources for these limits, allow list, uid and image. */
-  matches(limits: TenantLimits, allow: readonly string[] | undefined, uid: number, imageKey?: string): boolean {
-    return !this.#retired && this.key === containerKey(limits, allow, uid, imageKey);
+  /** True when new sessions should use fresh resources for these limits, allow list, uid, image and runtime. */
+  matches(limits: TenantLimits, allow: readonly string[] | undefined, uid: number, imageKey?: string, sandboxRuntime?: string): boolean {
+    return !this.#retired && this.key === containerKey(limits, allow, uid, imageKey, sandboxRuntime);
   }
 
   use(): void {

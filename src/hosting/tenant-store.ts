@@ -7,6 +7,7 @@ import type { KeyDirectory, StoredKey } from './api-key.js';
 import type { PolicyRule } from '../policy/policy-rule.js';
 import { resolveLimits, type TenantLimits } from './limits.js';
 import { resolveTenantNetwork } from './tenant-policy-fields.js';
+import { resolveTenantRuntime } from './tenant-runtime.js';
 import { loadTenantPolicies } from './tenant-policy.js';
 import { readTenantsFile, writeTenantsFile, type TenantsFile } from './tenants-file.js';
 import { assignTenantUids } from './tenant-uid.js';
@@ -23,6 +24,8 @@ export interface TenantView {
   policy: readonly PolicyRule[];
   /** The egress allow list (the tenant's `network`, else the defaults'); undefined: no network. */
   network?: readonly string[];
+  /** The OCI runtime of its sandboxes (the tenant's `runtime`, else the defaults'); undefined: the operator's. */
+  runtime?: string;
   /** The Dockerfile of the tenant's own sandbox image (tenant-image.ts); undefined: toolcell's image. */
   dockerfile?: string;
   /** The tenant's secrets, still sealed (name → sealed value); opened per session (tenant-secrets.ts). */
@@ -168,6 +171,7 @@ export class TenantStore extends EventEmitter<TenantStoreEvents> implements KeyD
     const policies = loadTenantPolicies(this.file, content);
     for (const [name, entry] of Object.entries(content.tenants)) {
       const network = resolveTenantNetwork(content.defaults?.network, entry.network);
+      const runtime = resolveTenantRuntime(content.defaults?.runtime, entry.runtime);
       tenants.set(name, {
         name,
         uid: entry.uid!,
@@ -175,6 +179,7 @@ export class TenantStore extends EventEmitter<TenantStoreEvents> implements KeyD
         limits: resolveLimits(content.defaults?.limits, entry.limits),
         policy: policies.get(name) ?? [],
         ...(network !== undefined ? { network } : {}),
+        ...(runtime !== undefined ? { runtime } : {}),
         ...(entry.image ? { dockerfile: entry.image.dockerfile } : {}),
         ...(entry.secrets ? { secrets: Object.fromEntries(Object.entries(entry.secrets).map(([name, secret]) => [name, secret.sealed])) } : {}),
       });

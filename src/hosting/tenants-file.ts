@@ -6,6 +6,7 @@ import { describeJsonSyntaxError } from '../config/json-syntax-error.js';
 import { writeFileAtomic } from '../fs/atomic-write.js';
 import { limitsSchema } from './limits.js';
 import { tenantNetworkSchema, tenantPoliciesSchema } from './tenant-policy-fields.js';
+import { tenantRuntimeSchema } from './tenant-runtime.js';
 import { tenantSecretsSchema } from './tenant-secrets.js';
 import { assignTenantUids, TENANT_UID_FIRST, TENANT_UID_LAST, tenantUidSchema } from './tenant-uid.js';
 
@@ -14,10 +15,11 @@ import { assignTenantUids, TENANT_UID_FIRST, TENANT_UID_LAST, tenantUidSchema } 
  * workspace and under which limits. JSON, managed by `toolcell tenant …` so
  * nobody edits hashes by hand; the server reloads it when it changes.
  *
- * {"version": 1, "defaults": {"limits": {…}, "policies"?: [...], "network"?: …},
+ * {"version": 1, "defaults": {"limits": {…}, "policies"?: [...], "network"?: …, "runtime"?: "runsc"},
  *  "nextUid": 1900000001,
  *  "tenants": {"acme": {"uid": 1900000000, "workspace"?: "/srv/acme", "limits"?: {…},
  *              "policies"?: ["/srv/policies/acme.toml"], "network"?: "none" | {"allow": [...]},
+ *              "runtime"?: "runsc",
  *              "keys": [{"id", "hash", "createdAt", "revokedAt"?}]}}}
  */
 
@@ -48,6 +50,8 @@ export const tenantSchema = z.strictObject({
   policies: tenantPoliciesSchema.optional(),
   /** What this tenant's sandboxes may reach; replaces the defaults' (see tenant-network.ts). */
   network: tenantNetworkSchema.optional(),
+  /** The OCI runtime of this tenant's sandboxes, e.g. `runsc`; replaces the defaults' (see tenant-runtime.ts). */
+  runtime: tenantRuntimeSchema.optional(),
   /**
    * The tenant's own sandbox image: a Dockerfile (an absolute path) built FROM
    * toolcell's image by the operator (`toolcell tenant image build`), never by the server.
@@ -62,7 +66,12 @@ export const tenantsFileSchema = z
   .strictObject({
     version: z.literal(1),
     defaults: z
-      .strictObject({ limits: limitsSchema.optional(), policies: tenantPoliciesSchema.optional(), network: tenantNetworkSchema.optional() })
+      .strictObject({
+        limits: limitsSchema.optional(),
+        policies: tenantPoliciesSchema.optional(),
+        network: tenantNetworkSchema.optional(),
+        runtime: tenantRuntimeSchema.optional(),
+      })
       .optional(),
     /** The next tenant uid to hand out: it only grows, so a removed tenant's uid is never given again. */
     nextUid: z

@@ -41,6 +41,16 @@ export class LazyShellSession {
     return this.#sandbox === 'docker' ? 'docker sandbox' : 'docker sandbox (refused if the Docker engine does not answer)';
   }
 
+  /** The opened session's backend (`docker`, `host`, `unavailable`); undefined before the first command. */
+  get backend(): ShellSessionHandle['backend'] | undefined {
+    return this.#opened?.backend;
+  }
+
+  /** The opened session's OCI runtime (`runc`, `runsc`); undefined before the first command and off Docker. */
+  get runtime(): string | undefined {
+    return this.#opened?.runtime;
+  }
+
   async run(options: ShellRunOptions): Promise<ShellRunResult> {
     const session = await untilAborted(this.#open(), options.signal);
     if (session === undefined) throw new ToolcellError(ToolErrorType.CANCELLED, 'The command was cancelled before it started.');

@@ -1,6 +1,10 @@
 import { realpath, stat } from 'node:fs/promises';
+import { z } from 'zod';
 import { join } from 'node:path';
 import { ToolcellError, ToolErrorType, errorMessage } from '../errors.js';
+import { assertRuntimeAvailable } from '../backends/docker/runtimes.js';
+import { parseOptions } from '../contracts/parse-options.js';
+import { sandboxRuntimeSchema } from '../contracts/sandbox-runtime.js';
 import { loadSettings } from '../config/load-settings.js';
 import { sandboxAllowList, type Settings } from '../config/settings-schema.js';
 import { pruneOldFiles } from '../fs/prune-old-files.js';
@@ -40,6 +44,13 @@ export interface RuntimeOptions {
   sandbox?: SandboxMode;
   /** Wall-clock limit of one shell command and of one discovered tool's call, in seconds (wins over settings). */
   timeoutSeconds?: number;
+  /**
+   * The sandbox containers' OCI runtime when the user named it (`--runtime`,
+   * e.g. `runsc`): wins over settings' `sandbox.runtime`. A runtime the engine
+   * does not have (named either way) is refused when the runtime is created,
+   * before anything runs.
+   */
+  sandboxRuntime?: string;
   /** A settings file that overrides the workspace's and the user's. */
   settingsFile?: string;
   /** Apply the workspace's own settings file in full (loadSettings' `trustWorkspace`). */
@@ -157,6 +168,11 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const redactor = SecretRedactor.of(secrets.values);
   const sandboxDockerfile = workspaceSandboxDockerfile(root, workspaceTrusted, onWarning);
   const sandbox = resolveSandboxMode(options.sandbox, settings, onWarning);
+  if (options.sandboxRuntime !== undefined) {
+    const { sandboxRuntime } = parseOptions(z.object({ sandboxRuntime: sandboxRuntimeSchema }), { sandboxRuntime: options.sandboxRuntime }, 'createRuntime');
+    settings.sandbox = { ...settings.sandbox, runtime: sandboxRuntime };
+  }
+  if (settings.sandbox.runtime !== undefined && sandbox !== 'none') await assertRuntimeAvailable(settings.sandbox.runtime);
   const registry = new ToolRegistry({ onWarning });
   const fileTimeoutMs = settings.tools.fileTimeoutMs;
   const pool = new WorkerPool({ ...(fileTimeoutMs !== undefined ? { callTimeoutMs: fileTimeoutMs } : {}), ...options.pool });

@@ -28,7 +28,7 @@ export function localEgressLogFile(): string {
 }
 
 /**
- * ShellService options from settings (`shell.*`, `sandbox.image`, `sandbox.network`). Without a
+ * ShellService options from settings (`shell.*`, `sandbox.image`, `sandbox.network`, `sandbox.runtime`). Without a
  * named image, the first sandboxed command builds this version's image when
  * it is missing (progress on stderr), as Gemini CLI pulls its sandbox image
  * on first use; a named image is the user's and must exist.
@@ -40,6 +40,7 @@ export function shellServiceOptions(settings: Settings, sandboxDockerfile?: stri
     ...(settings.shell.savedOutputMaxBytes !== undefined ? { savedOutputMaxBytes: settings.shell.savedOutputMaxBytes } : {}),
     docker: {
       ...(settings.sandbox.image !== undefined ? { image: settings.sandbox.image } : { buildIfMissing: true }),
+      ...(settings.sandbox.runtime !== undefined ? { runtime: settings.sandbox.runtime } : {}),
       // A trusted workspace's .toolcell/sandbox.Dockerfile, built FROM that image on first use (sandbox-dockerfile.ts).
       ...(sandboxDockerfile !== undefined ? { dockerfile: sandboxDockerfile, buildIfMissing: true } : {}),
       ...(allow !== undefined ? { egress: { allow: [...allow], logFile: localEgressLogFile() } } : {}),

@@ -287,6 +287,7 @@ export class Scheduler {
           responseParts: convertToFunctionResponse(request.name, request.callId, llmContent),
           resultDisplay: result.returnDisplay,
           ...(result.displayLines !== undefined ? { displayLines: result.displayLines } : {}),
+          ...(result.sandbox ? { sandbox: result.sandbox } : {}),
         },
       });
     } finally {
@@ -313,6 +314,7 @@ export class Scheduler {
     const details = result && typeof result.llmContent === 'string' && result.llmContent !== `Error: ${message}` ? result.llmContent : undefined;
     const response = createErrorResponse(call.request, { type, message }, details);
     if (result) response.resultDisplay = result.returnDisplay;
+    if (result?.sandbox) response.sandbox = result.sandbox;
     this.#table.set({
       status: 'error',
       request: call.request,
@@ -357,6 +359,7 @@ export class Scheduler {
         decision: call.decision ?? (call.status === 'cancelled' ? 'reject' : 'auto'),
         outcome: call.status,
         ...(call.response.error ? { errorType: call.response.error.type } : {}),
+        ...(call.response.sandbox ? { sandbox: call.response.sandbox } : {}),
       });
     } catch {
       // Telemetry must never change a call's outcome.

@@ -1,4 +1,5 @@
 import type { Part } from '@google/genai';
+import type { CallSandbox } from '../contracts/sandbox-runtime.js';
 import type { ToolCallDecision } from '../contracts/tool-call-decision.js';
 import type { LiveOutput, Tool, ToolConfirmationDetails, ToolConfirmationOutcome, ToolResultDisplay, ToolResultError } from '../tools/tool.js';
 
@@ -18,6 +19,8 @@ export interface ToolCallResponse {
   /** Lines of the whole text `resultDisplay` shows only part of (ToolResult.displayLines). */
   displayLines?: number;
   error?: ToolResultError;
+  /** Where the call's command ran (ToolResult.sandbox), for telemetry. */
+  sandbox?: CallSandbox;
 }
 
 export type { ToolCallDecision };

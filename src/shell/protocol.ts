@@ -72,9 +72,11 @@ export type ThreadRequest =
 /** What `open` answers: where the session's commands run, or why they cannot. */
 export interface OpenedSession {
   sessionId: string;
-  /** E.g. `docker (toolcell-sandbox:3f2a…)`, `host (no sandbox)`, or `unavailable: …`. */
+  /** E.g. `docker (toolcell-sandbox:3f2a…, runtime runc)`, `host (no sandbox)`, or `unavailable: …`. */
   description: string;
   backend: 'docker' | 'host' | 'unavailable';
+  /** The OCI runtime of the session's container (`runc`, `runsc`); absent off Docker. */
+  runtime?: string;
 }
 
 export type ThreadReply = { type: 'reply'; id: number; ok: true; value?: unknown } | { type: 'reply'; id: number; ok: false; error: WireError };

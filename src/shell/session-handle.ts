@@ -28,7 +28,7 @@ export class ShellSessionHandle {
     this.#onClose = options.onClose;
   }
 
-  /** Where commands run, e.g. `docker (toolcell-sandbox:3f2a…)`, `host (no sandbox)`, or `unavailable: …`. */
+  /** Where commands run, e.g. `docker (toolcell-sandbox:3f2a…, runtime runsc)`, `host (no sandbox)`, or `unavailable: …`. */
   describe(): string {
     return this.#opened.description;
   }
@@ -36,6 +36,11 @@ export class ShellSessionHandle {
   /** The kind of backend behind the session, or `unavailable` (every run then fails with `sandbox_unavailable`). */
   get backend(): OpenedSession['backend'] {
     return this.#opened.backend;
+  }
+
+  /** The OCI runtime of the session's container (`runc`, `runsc`); undefined off Docker. */
+  get runtime(): string | undefined {
+    return this.#opened.runtime;
   }
 
   /**

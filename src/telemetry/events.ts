@@ -1,3 +1,4 @@
+import type { CallSandbox } from '../contracts/sandbox-runtime.js';
 import type { ToolCallDecision } from '../contracts/tool-call-decision.js';
 
 /** One finished tool call, as recorded by telemetry sinks. Plain JSON. */
@@ -14,6 +15,8 @@ export interface ToolCallEvent {
   decision: ToolCallDecision;
   outcome: 'success' | 'error' | 'cancelled';
   errorType?: string;
+  /** Where the call's command ran (run_shell_command): `{backend: "docker", runtime: "runsc"}`. */
+  sandbox?: CallSandbox;
 }
 
 /** Receives every finished call. Must not throw; slow sinks should buffer. */

@@ -1,5 +1,6 @@
 import type { FunctionDeclaration, Part, PartListUnion } from '@google/genai';
 import type { UpdateOutput } from '../contracts/live-output.js';
+import type { CallSandbox } from '../contracts/sandbox-runtime.js';
 import type { SavedOutput } from '../contracts/saved-output.js';
 import type { ErrorCode } from '../errors.js';
 
@@ -57,6 +58,8 @@ export interface ToolResult {
    * command output keeps its start and end), for "N more lines" counts.
    */
   displayLines?: number;
+  /** Where a command of this call ran (the shell tool): reported in telemetry. */
+  sandbox?: CallSandbox;
 }
 
 export type { SavedOutput } from '../contracts/saved-output.js';

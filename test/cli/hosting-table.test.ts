@@ -1,7 +1,7 @@
 import test from 'ava';
 import { formatSubject, sessionsTable } from '../../src/cli/commands/hosting-table.js';
 
-const row = { id: '6f1c2b0e-1111-4222-8333-444455556666', tenant: 'acme', ageMs: 61_000, calls: 3, memoryBytes: 12 * 1024 * 1024 } as const;
+const row = { id: '6f1c2b0e-1111-4222-8333-444455556666', tenant: 'acme', runtime: 'runsc', ageMs: 61_000, calls: 3, memoryBytes: 12 * 1024 * 1024 } as const;
 
 test("a token's sub with terminal escapes can neither erase its row nor draw another", (t) => {
   // What the attack sent as `sub`: erase the line, go up, and print a row of another tenant.
@@ -16,7 +16,7 @@ test("a token's sub with terminal escapes can neither erase its row nor draw ano
   // eslint-disable-next-line no-control-regex -- finding control characters is the point.
   t.false(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/.test(table), JSON.stringify(table));
   t.true(lines[2]!.includes('oidc:"\\x1b[2K\\x1b[1A\\x1b[2K\\r6f1c'), lines[2]);
-  t.regex(lines[1]!, /^6f1c\S+ +acme +key:alice +1m01s +3 +12\.0 MiB$/);
+  t.regex(lines[1]!, /^6f1c\S+ +acme +key:alice +runsc +1m01s +3 +12\.0 MiB$/);
 });
 
 test('the subject says which kind of name it is: a key id or a token sub', (t) => {
@@ -31,6 +31,7 @@ test('every string the server sent is escaped, even in columns a server should f
     id: 'x\x1b]0;pwned\x07',
     tenant: 'a\u2028b',
     subject: 's',
+    runtime: 'runsc\x1b[2J',
     calls: '1\r2' as unknown as number,
     memoryBytes: 'big' as unknown as number,
   };

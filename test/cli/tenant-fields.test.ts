@@ -22,3 +22,11 @@ test('applyTenantFields changes a copy, only by the flags given, and says which'
   t.is(applyTenantFields(entry, {}).changed.length, 0);
   t.true(TENANT_FIELDS.every((field) => field.option().long?.startsWith('--')));
 });
+
+test('the runtime is one schemaField entry of TENANT_FIELDS: checked by the tenants file’s schema, named by its flag', (t) => {
+  const { entry, changed } = applyTenantFields({ keys: [] }, { runtime: 'runsc' });
+  t.deepEqual(changed, ['--runtime']);
+  t.deepEqual(entry, { runtime: 'runsc', keys: [] });
+  const error = t.throws(() => applyTenantFields({ keys: [] }, { runtime: 'run sc' }), { instanceOf: UsageError });
+  t.is(error.message, '--runtime must be a runtime name such as runsc or runc');
+});

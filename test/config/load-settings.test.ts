@@ -239,6 +239,42 @@ test('a sandbox.network.allow entry the proxy cannot read is an error naming it'
   );
 });
 
+test('sandbox.runtime: a workspace may ask for a stronger runtime than the user (runsc over runc), never a weaker or an unknown one, trusted or not', async (t) => {
+  const cases: Array<{ user?: string; workspace: string; trusted: boolean; expected: string | undefined; ignored: boolean }> = [
+    { workspace: 'runsc', trusted: false, expected: 'runsc', ignored: false },
+    { user: 'runc', workspace: 'runsc', trusted: false, expected: 'runsc', ignored: false },
+    { user: 'runsc', workspace: 'runsc', trusted: false, expected: 'runsc', ignored: false },
+    { user: 'runsc', workspace: 'runc', trusted: false, expected: 'runsc', ignored: true },
+    { user: 'runsc', workspace: 'runc', trusted: true, expected: 'runsc', ignored: true },
+    { workspace: 'kata', trusted: false, expected: undefined, ignored: true },
+    { user: 'runsc', workspace: 'kata', trusted: true, expected: 'runsc', ignored: true },
+  ];
+  for (const [index, entry] of cases.entries()) {
+    const env = await setup({
+      home: entry.user ? { sandbox: { runtime: entry.user } } : {},
+      workspace: { sandbox: { runtime: entry.workspace } },
+    });
+    t.teardown(env.cleanup);
+    const settings = loadSettings({ workspace: env.workspace, homeDir: env.home, ...(entry.trusted ? { trustWorkspace: true } : {}) });
+    const label = `case ${index}: user ${entry.user ?? '(default)'}, workspace ${entry.workspace}${entry.trusted ? ', trusted' : ''}`;
+    t.is(settings.sandbox.runtime, entry.expected, label);
+    t.is(
+      settings.warnings.some((warning) => /sandbox\.runtime "[^"]+" ignored: a workspace may only ask for a stronger runtime/.test(warning)),
+      entry.ignored,
+      label,
+    );
+  }
+});
+
+test('sandbox.runtime must be a runtime name', async (t) => {
+  const env = await setup({ home: { sandbox: { runtime: 'run sc' } } });
+  t.teardown(env.cleanup);
+  t.regex(
+    invalidSettings(t, () => loadSettings({ workspace: env.workspace, homeDir: env.home })),
+    /sandbox\.runtime: must be a runtime name such as runsc or runc/,
+  );
+});
+
 test('a URL in sandbox.network.allow is refused saying a host name is expected, and which one it meant', async (t) => {
   const env = await setup({ home: { sandbox: { network: { allow: ['https://registry.npmjs.org/'] } } } });
   t.teardown(env.cleanup);

@@ -27,6 +27,7 @@ import { imageExists, sandboxImageTag } from '../../src/backends/docker/image.js
 import type { DockerBackendOptions } from '../../src/backends/docker/options.js';
 import { probeDocker } from '../../src/backends/docker/probe.js';
 import { SANDBOX_PATHS } from '../../src/backends/docker/sandbox-paths.js';
+import { giveWorkspaceToSandboxUser, testRuntimeOption } from './test-runtime.js';
 
 /** Whether the sandbox can run here, and if not, why. */
 export interface SandboxReadiness {
@@ -108,6 +109,7 @@ export const SANDBOX_TEST_ENV: Readonly<Record<string, string>> = Object.freeze(
 /** A fresh, real-path temporary folder, removed at teardown. */
 export async function makeWorkspace(t: ExecutionContext, prefix = 'toolcell-sbx-'): Promise<string> {
   const dir = await realpath(await mkdtemp(join(tmpdir(), prefix)));
+  await giveWorkspaceToSandboxUser(dir);
   // Retried: a warm spare container may still be preparing its folders in the workspace.
   t.teardown(() => rm(dir, { recursive: true, force: true, maxRetries: 5 }));
   return dir;
@@ -116,6 +118,11 @@ export async function makeWorkspace(t: ExecutionContext, prefix = 'toolcell-sbx-
 /** A unique session id for one test. */
 export function sessionId(label = 'test'): string {
   return `${label}-${randomBytes(4).toString('hex')}`;
+}
+
+/** createDockerBackend on the suite's runtime (TOOLCELL_TEST_RUNTIME, test-runtime.ts) unless `options` names one. */
+export function createTestBackend(options: DockerBackendOptions = {}): Promise<DockerShellBackend> {
+  return createDockerBackend({ ...testRuntimeOption(), ...options });
 }
 
 /** The shared backend of a test file, and sessions that close with their test. */
@@ -133,7 +140,7 @@ export interface SandboxFixture {
 export function useSandboxBackend<Context>(test: TestFn<Context>, options: DockerBackendOptions = {}): SandboxFixture {
   let backend: DockerShellBackend | undefined;
   test.before(async () => {
-    backend = await createDockerBackend({ warmPool: 1, ...options });
+    backend = await createTestBackend({ warmPool: 1, ...options });
   });
   test.after.always(async () => {
     await backend?.close();
@@ -185,11 +192,54 @@ export interface ContainerProcess {
   args: string;
 }
 
-/** Every process in a container, listed from the host (independent of the supervisor). */
+/**
+ * Every process in a container, listed from outside the supervisor: `docker
+ * top` under runc; under gVisor, whose processes the host's ps cannot see
+ * (docker top lists host pids of the same numbers), a listing of gVisor's
+ * /proc through `docker exec`, leaving out the lister itself.
+ */
 export async function containerProcesses(containerId: string): Promise<ContainerProcess[]> {
-  const top = await createEngineClient().getContainer(containerId).top({ ps_args: '-eo pid,user:32,args' });
-  return (top.Processes ?? []).map((row: string[]) => ({ pid: Number(row[0]), user: row[1] ?? '', args: row.slice(2).join(' ') }));
+  const container = createEngineClient().getContainer(containerId);
+  const info = await container.inspect();
+  if (!String(info.HostConfig?.Runtime ?? '').startsWith('runsc')) {
+    const top = await container.top({ ps_args: '-eo pid,user:32,args' });
+    return (top.Processes ?? []).map((row: string[]) => ({ pid: Number(row[0]), user: row[1] ?? '', args: row.slice(2).join(' ') }));
+  }
+  const exec = await container.exec({ Cmd: ['python3', '-c', GVISOR_PS], User: '0:0', AttachStdout: true, AttachStderr: true, Tty: true });
+  const stream = await exec.start({ hijack: true, stdin: false, Tty: true });
+  const chunks: Buffer[] = [];
+  await new Promise<void>((resolve, reject) => {
+    stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+    stream.on('end', resolve);
+    stream.on('error', reject);
+  });
+  return (JSON.parse(Buffer.concat(chunks).toString('utf8')) as Array<[number, string, string]>).map(([pid, user, args]) => ({ pid, user, args }));
 }
+
+/** Lists gVisor's /proc as JSON [pid, user, args], without itself and tasks that are exiting (run by containerProcesses). */
+const GVISOR_PS = `
+import json, os, pwd
+rows = []
+for name in os.listdir("/proc"):
+    if not name.isdigit() or int(name) == os.getpid():
+        continue
+    try:
+        uid = os.stat("/proc/" + name).st_uid
+        args = open("/proc/" + name + "/cmdline", "rb").read().replace(b"\\0", b" ").decode(errors="replace").strip()
+        state = open("/proc/" + name + "/stat").read().rsplit(")", 1)[1].split()[0]
+        mapped = "\\nVmSize:" in open("/proc/" + name + "/status").read()
+    except OSError:
+        continue
+    # A task without a memory map is exiting (killed, not yet a zombie; gVisor shows it a while): it runs no code.
+    if state in ("Z", "X") or not mapped:
+        continue
+    try:
+        user = pwd.getpwuid(uid).pw_name
+    except KeyError:
+        user = str(uid)
+    rows.append([int(name), user, args])
+print(json.dumps(rows))
+`;
 
 /**
  * The processes of a container, or none once it is not running (the engine

@@ -23,6 +23,7 @@ import { TenantStore } from '../../src/hosting/tenant-store.js';
 import type { PolicyRuleInput } from '../../src/policy/policy-rule.js';
 import { createRuntime, type Runtime, type RuntimeOptions } from '../../src/runtime/runtime.js';
 import { packageRoot } from '../../src/paths.js';
+import { testSandboxRuntime } from './test-runtime.js';
 import { runCli } from './cli.js';
 
 /** A fresh real-path folder, removed at teardown (containers may still hold files a moment; retried). */
@@ -109,6 +110,7 @@ export async function startHosting(
     workspace: options.dataDir,
     approvalMode: 'yolo',
     sandbox: 'docker',
+    ...testSandboxRuntime(),
     onWarning: () => {},
     ...(pool ? { pool } : {}),
     ...(policy ? { policy } : {}),

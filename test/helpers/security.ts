@@ -22,6 +22,7 @@ import { createRuntime, type Runtime } from '../../src/runtime/runtime.js';
 import { packageRoot } from '../../src/paths.js';
 import type { CompletedToolCall } from '../../src/scheduler/tool-call.js';
 import { commandProcesses as commandProcessRows, makeWorkspace } from './docker.js';
+import { giveWorkspaceToSandboxUser, TEST_RUNTIME, testSandboxRuntime } from './test-runtime.js';
 
 /** Wall-clock limit (seconds) the suite gives each shell command unless a test says otherwise. */
 export const SUITE_TIMEOUT_SECONDS = 20;
@@ -102,10 +103,14 @@ export interface SessionOptions {
   /** Defaults to a fresh temporary folder, owned by `owner`. */
   workspace?: string;
   timeoutSeconds?: number;
+  /** The sandbox's OCI runtime; default the suite's (TOOLCELL_TEST_RUNTIME, else the engine's). */
+  runtime?: string;
   /**
    * Who owns the fresh workspace, and so whom commands run as: default
    * TOOLCELL_TEST_WORKSPACE_OWNER (`UID:GID`, needs root), else the test
-   * process (root here: commands run as uid 0). Run the suite once each way.
+   * process (root here: commands run as uid 0), except under gVisor, which
+   * refuses uid-0 commands: there the image's `sandbox` user (test-runtime.ts).
+   * Run the suite once each way.
    */
   owner?: { uid: number; gid: number };
 }
@@ -140,11 +145,13 @@ export class SandboxSession {
       workspace = await realpath(await mkdtemp(join(tmpdir(), 'toolcell-sec-ws-')));
       const owner = options.owner ?? suiteWorkspaceOwner();
       if (owner !== undefined) await chown(workspace, owner.uid, owner.gid);
+      else await giveWorkspaceToSandboxUser(workspace, options.runtime);
     }
     const runtime = await createRuntime({
       workspace,
       approvalMode: 'yolo',
       sandbox: 'docker',
+      ...(options.runtime !== undefined ? { sandboxRuntime: options.runtime } : testSandboxRuntime()),
       timeoutSeconds: options.timeoutSeconds ?? SUITE_TIMEOUT_SECONDS,
       onWarning: () => {},
     });
@@ -277,6 +284,7 @@ export function runCli(
     String(options.timeoutSeconds ?? SUITE_TIMEOUT_SECONDS),
   ];
   if (options.sandbox !== null) args.push('--sandbox', options.sandbox ?? 'docker');
+  if (TEST_RUNTIME !== undefined) args.push('--runtime', TEST_RUNTIME);
   if (!options.text) args.push('--json');
   if (options.settings) args.push('--settings', options.settings);
   if (options.trustWorkspace) args.push('--trust-workspace');

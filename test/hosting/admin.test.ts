@@ -16,8 +16,8 @@ const TENANT_KEY = 'tc_abcdef123456_' + 's'.repeat(32);
 /** A server's live sessions, in memory: what the tenants server hands the admin API. */
 function sessionTable() {
   const live = new Map<string, AdminSessionInfo>([
-    ['s-acme-1', { id: 's-acme-1', tenant: 'acme', subject: 'k1', ageMs: 65_000, calls: 12, memoryBytes: 13_107_200 }],
-    ['s-acme-2', { id: 's-acme-2', tenant: 'acme', subject: 'k2', ageMs: 5_000, calls: 0 }],
+    ['s-acme-1', { id: 's-acme-1', tenant: 'acme', subject: 'k1', ageMs: 65_000, calls: 12, memoryBytes: 13_107_200, runtime: 'runsc' }],
+    ['s-acme-2', { id: 's-acme-2', tenant: 'acme', subject: 'k2', ageMs: 5_000, calls: 0, runtime: 'runc' }],
     ['s-globex-1', { id: 's-globex-1', tenant: 'globex', subject: 'alice', ageMs: 7_300_000, calls: 3 }],
   ]);
   return {
@@ -124,10 +124,10 @@ test('toolcell hosting sessions prints a table, or JSON, for all or one tenant',
   const table = await runCli(['hosting', 'sessions', '--server', `${url}/mcp`, '--admin-key-file', keyFile]);
   t.is(table.code, 0, table.stderr);
   t.deepEqual(table.stdout.split('\n'), [
-    'SESSION     TENANT  SUBJECT  AGE    CALLS  MEMORY',
-    's-acme-1    acme    k1       1m05s  12     12.5 MiB',
-    's-acme-2    acme    k2       5s     0      -',
-    's-globex-1  globex  alice    2h01m  3      -',
+    'SESSION     TENANT  SUBJECT  RUNTIME  AGE    CALLS  MEMORY',
+    's-acme-1    acme    k1       runsc    1m05s  12     12.5 MiB',
+    's-acme-2    acme    k2       runc     5s     0      -',
+    's-globex-1  globex  alice    -        2h01m  3      -',
     '',
   ]);
   const json = await runCli(['hosting', 'sessions', '--tenant', 'globex', '--json', '--server', url, '--admin-key-file', keyFile]);

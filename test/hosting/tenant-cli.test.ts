@@ -79,13 +79,21 @@ test('--help describes every command', async (t) => {
   const help = await runCli(['tenant', '--help']);
   for (const command of ['add', 'set', 'list', 'revoke', 'remove']) t.regex(help.stdout, new RegExp(`^\\s+${command}\\b`, 'm'));
   const set = await runCli(['tenant', 'set', '--help']);
-  for (const flag of ['--limit <key=value>', '--policy <file>', '--network-allow <entry>', '--workspace <dir>']) t.true(set.stdout.includes(flag), flag);
+  for (const flag of ['--limit <key=value>', '--policy <file>', '--network-allow <entry>', '--workspace <dir>', '--runtime <name>'])
+    t.true(set.stdout.includes(flag), flag);
   const add = await runCli(['tenant', 'add', '--help']);
   t.regex(add.stdout, /--limit <key=value>/);
   t.regex(add.stdout, /commandTimeoutSeconds/);
 });
 
-type Entry = { keys: Array<{ id: string; hash: string }>; limits?: Record<string, unknown>; policies?: string[]; network?: unknown; workspace?: string };
+type Entry = {
+  keys: Array<{ id: string; hash: string }>;
+  limits?: Record<string, unknown>;
+  policies?: string[];
+  network?: unknown;
+  workspace?: string;
+  runtime?: string;
+};
 const tenantsIn = async (file: string) => (JSON.parse(await readFile(file, 'utf8')) as { tenants: Record<string, Entry> }).tenants;
 
 test('set changes limits, policy files and network, prints no key, and keeps the keys as they were', async (t) => {
@@ -141,6 +149,31 @@ test('set changes limits, policy files and network, prints no key, and keeps the
   t.like(JSON.parse(listed.stdout), { tenants: [{ name: 'acme', limits: { sessions: 4, idleSeconds: 1800 } }] });
 });
 
+test('add --runtime and set --runtime store the tenant’s runtime, which list shows; the defaults’ applies to a tenant without one', async (t) => {
+  const file = join(await hostingFolder(t), 'tenants.json');
+  await addTenant(file, 'acme', ['--runtime', 'runsc']);
+  await addTenant(file, 'beta');
+  t.is((await tenantsIn(file))['acme']!.runtime, 'runsc');
+  const set = await runCli(['tenant', 'set', 'beta', '--tenants', file, '--runtime', 'runc']);
+  t.is(set.code, 0, set.stderr);
+  t.regex(set.stderr, /^toolcell tenant: changed beta \(--runtime\) in /);
+  t.is((await tenantsIn(file))['beta']!.runtime, 'runc');
+  const content = JSON.parse(await readFile(file, 'utf8')) as { defaults?: Record<string, unknown> };
+  content.defaults = { runtime: 'runsc' };
+  await writeFile(file, JSON.stringify(content));
+  await addTenant(file, 'gamma');
+  const listed = await runCli(['tenant', 'list', '--json', '--tenants', file]);
+  t.like(JSON.parse(listed.stdout), {
+    tenants: [
+      { name: 'acme', runtime: 'runsc' },
+      { name: 'beta', runtime: 'runc' },
+      { name: 'gamma', runtime: 'runsc' },
+    ],
+  });
+  const text = await runCli(['tenant', 'list', '--tenants', file]);
+  t.regex(text.stdout, /^ {2}runtime runc$/m);
+});
+
 test('set refuses an unknown tenant, a bad value and nothing to change, and leaves the file as it was', async (t) => {
   const dir = await hostingFolder(t);
   const file = join(dir, 'tenants.json');
@@ -153,8 +186,9 @@ test('set refuses an unknown tenant, a bad value and nothing to change, and leav
     [['acme', '--limit', 'sessions=3', '--limit', 'memory=lots'], /--limit memory must be a size/],
     [['acme', '--limit', 'memroy=default'], /unknown limit "memroy"/],
     [['acme', '--network-allow', 'http://example.com'], /--network-allow: /],
+    [['acme', '--runtime', 'run sc'], /--runtime must be a runtime name such as runsc or runc/],
     [['acme', '--limit', 'sessions=3', '--policy', join(dir, 'missing.toml')], /missing\.toml/],
-    [['acme'], /nothing to change: give --workspace, --limit, --policy, --network-allow/],
+    [['acme'], /nothing to change: give --workspace, --limit, --policy, --network-allow, --runtime/],
   ];
   for (const [args, message] of cases) {
     const result = await runCli(['tenant', 'set', ...args, '--tenants', file]);

@@ -4,15 +4,14 @@
  * before it does, and no spare is started in its place.
  */
 import anyTest from 'ava';
-import { createDockerBackend } from '../../src/backends/docker/docker-backend.js';
 import { createEngineClient } from '../../src/backends/docker/engine.js';
 import { LABELS } from '../../src/backends/docker/labels.js';
-import { containersWithLabel, makeWorkspace, requireDocker, sessionId } from '../helpers/docker.js';
+import { containersWithLabel, makeWorkspace, requireDocker, sessionId, createTestBackend } from '../helpers/docker.js';
 
 const test = await requireDocker(anyTest, 'sandbox/cancel-start');
 
 test.serial('a session whose container is being created when the signal aborts: cancelled, and nothing is left', async (t) => {
-  const backend = await createDockerBackend({ warmPool: 1 });
+  const backend = await createTestBackend({ warmPool: 1 });
   t.teardown(() => backend.close());
   const workspaceRoot = await makeWorkspace(t);
   const controller = new AbortController();
@@ -27,7 +26,7 @@ test.serial('a session whose container is being created when the signal aborts: 
 });
 
 test.serial('an already aborted signal starts nothing', async (t) => {
-  const backend = await createDockerBackend({ warmPool: 1 });
+  const backend = await createTestBackend({ warmPool: 1 });
   t.teardown(() => backend.close());
   const error = await t.throwsAsync(backend.openSession({ sessionId: sessionId('cancel'), workspaceRoot: await makeWorkspace(t), signal: AbortSignal.abort() }));
   t.is((error as { code?: string }).code, 'cancelled');

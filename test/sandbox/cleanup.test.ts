@@ -5,12 +5,11 @@
 import anyTest from 'ava';
 import { spawn } from 'node:child_process';
 import { hostname } from 'node:os';
-import { createDockerBackend } from '../../src/backends/docker/docker-backend.js';
 import { removeLeftoverContainers } from '../../src/backends/docker/cleanup.js';
 import { createEngineClient } from '../../src/backends/docker/engine.js';
 import { sandboxImageTag } from '../../src/backends/docker/image.js';
 import { LABELS, ownerLabels } from '../../src/backends/docker/labels.js';
-import { containersWithLabel, eventually, makeWorkspace, requireDocker, sessionId } from '../helpers/docker.js';
+import { containersWithLabel, eventually, makeWorkspace, requireDocker, sessionId, createTestBackend } from '../helpers/docker.js';
 
 const test = await requireDocker(anyTest, 'sandbox/cleanup');
 
@@ -52,7 +51,7 @@ test.serial('start-up removes containers whose owner process is dead, and keeps 
   t.teardown(async () => {
     for (const id of await containersWithLabel(LABELS.session, marker)) await createEngineClient().getContainer(id).remove({ force: true });
   });
-  const backend = await createDockerBackend({ warmPool: 0 });
+  const backend = await createTestBackend({ warmPool: 0 });
   await backend.close();
   t.false(await exists(dead), 'a dead owner\'s container is removed');
   t.false(await exists(reusedPid), 'a container whose owner pid was reused is removed');
@@ -64,7 +63,7 @@ test.serial('start-up removes containers whose owner process is dead, and keeps 
 
 test.serial('close() removes every container of the backend, spares included', async (t) => {
   const workspaceRoot = await makeWorkspace(t);
-  const backend = await createDockerBackend({ warmPool: 2, prewarmWorkspace: workspaceRoot });
+  const backend = await createTestBackend({ warmPool: 2, prewarmWorkspace: workspaceRoot });
   const session = await backend.openSession({ sessionId: sessionId('close'), workspaceRoot });
   await session.spawn({ command: 'sleep 100', cwd: '.', env: {}, mode: 'pty' });
   const ours = await containersWithLabel(LABELS.backend, backend.backendId);
@@ -79,7 +78,7 @@ test.serial('close() removes every container of the backend, spares included', a
 });
 
 test.serial('spares are kept for the 4 most recently used workspaces only', async (t) => {
-  const backend = await createDockerBackend({ warmPool: 1 });
+  const backend = await createTestBackend({ warmPool: 1 });
   t.teardown(() => backend.close());
   const workspaces = await Promise.all([1, 2, 3, 4, 5, 6].map(() => makeWorkspace(t)));
   for (const workspace of workspaces) backend.prewarm(workspace);

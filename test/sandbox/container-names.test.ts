@@ -5,10 +5,9 @@
  * dead container (`toolcell-<session>-…`).
  */
 import anyTest from 'ava';
-import { createDockerBackend } from '../../src/backends/docker/docker-backend.js';
 import { createEngineClient } from '../../src/backends/docker/engine.js';
 import { LABELS } from '../../src/backends/docker/labels.js';
-import { eventually, makeWorkspace, requireDocker, runCommand, sessionId } from '../helpers/docker.js';
+import { eventually, makeWorkspace, requireDocker, runCommand, sessionId, createTestBackend } from '../helpers/docker.js';
 import type { DockerSession } from '../../src/backends/docker/docker-session.js';
 
 const test = await requireDocker(anyTest, 'sandbox/container-names');
@@ -20,7 +19,7 @@ async function containersOf(backendId: string): Promise<Array<{ id: string; name
 }
 
 test.serial('the warm spare, the adopted container and a replacement are all named toolcell-…', async (t) => {
-  const backend = await createDockerBackend({ warmPool: 1 });
+  const backend = await createTestBackend({ warmPool: 1 });
   t.teardown(() => backend.close());
   const workspaceRoot = await makeWorkspace(t);
   const id = sessionId('names');

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { buildContainerSpec } from '../../src/backends/docker/hardening.js';
+import { buildContainerSpec, gvisorHostPids } from '../../src/backends/docker/hardening.js';
 import { resolveDockerBackendOptions } from '../../src/backends/docker/options.js';
 
 const workspace = {
@@ -78,4 +78,30 @@ test("whatever the image says, the supervisor starts as toolcell's: no image ent
   t.true(spec.Env?.includes('PYTHONPATH='));
   t.true(spec.Env?.includes('LANG=C.UTF-8'));
   t.true(spec.Env?.includes('PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'));
+});
+
+test('under gVisor the pids limit is its kernel’s RLIMIT_NPROC, the host’s only bounds the Sentry, and the mounts are not compared by inode', (t) => {
+  const spec = buildContainerSpec({
+    image: 'img',
+    options: resolveDockerBackendOptions({}),
+    identity,
+    workspace,
+    labels: {},
+    runtime: { name: 'runsc', gvisor: true },
+  });
+  const host = spec.HostConfig!;
+  t.is(host.Runtime, 'runsc');
+  t.is(host.PidsLimit, gvisorHostPids(256));
+  // No sigpending or msgqueue: gVisor's kernel keeps those budgets itself, and a fork storm's kill left processes under them there.
+  t.deepEqual(
+    host.Ulimits?.map((u) => [u.Name, u.Soft]),
+    [
+      ['fsize', 1024 ** 3],
+      ['nofile', 1024],
+      ['core', 0],
+      ['nproc', 256],
+    ],
+  );
+  t.false(spec.Cmd?.includes('--expect-workspace'));
+  t.false(spec.Cmd?.includes('--expect-log-dir'));
 });

@@ -17,6 +17,7 @@ import { customImageTag } from '../../src/backends/docker/custom-image.js';
 import { sandboxImageTag, sandboxRecipeDir } from '../../src/backends/docker/image.js';
 import { runCli } from '../helpers/cli.js';
 import { makeWorkspace, requireDocker } from '../helpers/docker.js';
+import { UNDER_GVISOR } from '../helpers/test-runtime.js';
 
 const test = (await requireDocker(anyTest, 'sandbox/custom-image')).serial;
 const run = promisify(execFile);
@@ -85,13 +86,14 @@ test('USER root, ENTRYPOINT, ENV LD_PRELOAD, HEALTHCHECK and a replaced supervis
   for (const path of [workspace, join(workspace, '.toolcell'), join(workspace, '.toolcell', 'sandbox.Dockerfile')]) await chown(path, 4242, 4242);
   const result = await shell(
     workspace,
-    'id -u; grep -E "^(NoNewPrivs|CapEff)" /proc/self/status; sha256sum /opt/toolcell/supervisor/supervisor.py; ls /opt/toolcell/supervisor/json.py 2>&1; echo "preload=[$LD_PRELOAD]"; hostname',
+    'id -u; grep -E "^(NoNewPrivs|CapEff)" /proc/self/status; python3 -c "import ctypes; print(\'prctl-nnp\', ctypes.CDLL(None).prctl(39, 0, 0, 0, 0))"; sha256sum /opt/toolcell/supervisor/supervisor.py; ls /opt/toolcell/supervisor/json.py 2>&1; echo "preload=[$LD_PRELOAD]"; hostname',
   );
   t.is(result.code, 0, result.stderr);
   const expected = createHash('sha256').update(await readFile(join(sandboxRecipeDir(), 'supervisor', 'supervisor.py'))).digest('hex');
   t.true(result.text.includes(expected), `the supervisor is toolcell's: ${result.text}`);
   t.regex(result.text, /No such file/, 'the stray module beside it is gone');
-  t.regex(result.text, /NoNewPrivs:\s+1/);
+  // gVisor's status has no NoNewPrivs line: prctl(PR_GET_NO_NEW_PRIVS) asks its kernel.
+  t.regex(result.text, UNDER_GVISOR ? /prctl-nnp 1/ : /NoNewPrivs:\s+1/);
   t.regex(result.text, /CapEff:\s+0000000000000000/);
   t.regex(result.text, /preload=\[\]/);
   const uid = /Output: (\d+)\\n/.exec(result.text)?.[1];

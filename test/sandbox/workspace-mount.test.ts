@@ -13,14 +13,14 @@ import { join } from 'node:path';
 import { isToolcellError } from '../../src/errors.js';
 import { SandboxContainer } from '../../src/backends/docker/container.js';
 import { createEngineClient } from '../../src/backends/docker/engine.js';
-import { createDockerBackend } from '../../src/backends/docker/docker-backend.js';
 import { buildContainerSpec } from '../../src/backends/docker/hardening.js';
 import { imageExists, sandboxImageTag } from '../../src/backends/docker/image.js';
 import { ownerLabels } from '../../src/backends/docker/labels.js';
 import { resolveDockerBackendOptions } from '../../src/backends/docker/options.js';
 import { PrivateMounts } from '../../src/backends/docker/private-mounts.js';
 import { prepareWorkspace } from '../../src/backends/docker/workspace-dirs.js';
-import { makeWorkspace, requireDocker } from '../helpers/docker.js';
+import { makeWorkspace, requireDocker, createTestBackend } from '../helpers/docker.js';
+import { giveWorkspaceToSandboxUser } from '../helpers/test-runtime.js';
 
 const test = await requireDocker(anyTest, 'sandbox/workspace-mount');
 const options = resolveDockerBackendOptions({});
@@ -113,7 +113,8 @@ test('without private mounts, a container that mounted another folder is refused
 
 test('a later container of the same backend must find the folder its workspace path first named', async (t) => {
   const { sub } = await layout(t);
-  await using backend = await createDockerBackend({ warmPool: 0, removeLeftovers: false });
+  await giveWorkspaceToSandboxUser(sub);
+  await using backend = await createTestBackend({ warmPool: 0, removeLeftovers: false });
   const first = await backend.openSession({ sessionId: 'first', workspaceRoot: sub });
   await first.close();
   await rename(sub, `${sub}.moved`);

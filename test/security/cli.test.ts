@@ -8,6 +8,7 @@ import anyTest from 'ava';
 import { join } from 'node:path';
 import { requireDocker } from '../helpers/docker.js';
 import { assertNoRawControls, dockerText, makeTempDir, nonce, responseText, runCli } from '../helpers/security.js';
+import { UNDER_GVISOR } from '../helpers/test-runtime.js';
 
 const docker = await requireDocker(anyTest, 'security/cli');
 const test = docker.serial;
@@ -38,7 +39,14 @@ test("a batch of attacks through the CLI: the CLI's secret env is invisible, not
     [
       { id: 'env', name: 'run_shell_command', args: { command: 'env; cat /proc/*/environ 2>/dev/null | tr "\\0" "\\n"' } },
       { id: 'net', name: 'run_shell_command', args: { command: 'echo > /dev/tcp/169.254.169.254/80; echo "net=$?"' } },
-      { id: 'caps', name: 'run_shell_command', args: { command: "grep -E '^(NoNewPrivs|CapEff)' /proc/self/status" } },
+      {
+        id: 'caps',
+        name: 'run_shell_command',
+        // gVisor's status has no NoNewPrivs line: prctl(PR_GET_NO_NEW_PRIVS) answers there.
+        args: {
+          command: `grep -E '^(NoNewPrivs|CapEff)' /proc/self/status; python3 -c 'import ctypes; print("prctl-nnp", ctypes.CDLL(None).prctl(39, 0, 0, 0, 0))'`,
+        },
+      },
       { id: 'root', name: 'run_shell_command', args: { command: 'touch /pwned; echo "root=$?"' } },
       { id: 'read', name: 'read_file', args: { file_path: '/etc/shadow' } },
       { id: 'ok', name: 'run_shell_command', args: { command: 'echo benign-ok' } },
@@ -48,7 +56,7 @@ test("a batch of attacks through the CLI: the CLI's secret env is invisible, not
   t.is(run.exitCode, 0, run.stderr);
   t.false(run.stdout.includes(secret), 'the secret env var of the CLI reached the model');
   t.regex(responseText(run.responses.get('net')), /net=1/);
-  t.regex(responseText(run.responses.get('caps')), /NoNewPrivs:\s+1/);
+  t.regex(responseText(run.responses.get('caps')), UNDER_GVISOR ? /prctl-nnp 1/ : /NoNewPrivs:\s+1/);
   t.regex(responseText(run.responses.get('caps')), /CapEff:\s+0{16}/);
   t.regex(responseText(run.responses.get('root')), /root=1/);
   t.truthy(run.responses.get('read')?.['error'], 'read_file outside the workspace is an error');

@@ -18,6 +18,7 @@ import type { EgressEvent } from '../../src/egress/egress-event.js';
 import { ShellService } from '../../src/shell/shell-service.js';
 import { ShellTool } from '../../src/tools/shell/shell-tool.js';
 import { makeWorkspace, requireDocker, runCommand, useSandboxBackend } from '../helpers/docker.js';
+import { testRuntimeOption } from '../helpers/test-runtime.js';
 import { startHttpServer, startHttpsServer, type TestWebServer } from '../helpers/egress-servers.js';
 
 const docker = await requireDocker(anyTest, 'security/egress');
@@ -222,7 +223,11 @@ test('sessions on the egress network cannot reach each other', async (t) => {
 test('run_shell_command tells the model which connection the sandbox refused and why', async (t) => {
   const workspaceRoot = await makeWorkspace(t);
   const service = await ShellService.create({
-    docker: { warmPool: 0, egress: { allow: [`allowed.test:${web.port}`, `${BRIDGE_HOST}:${web.port}`], hosts: { 'allowed.test': BRIDGE_HOST } } },
+    docker: {
+      ...testRuntimeOption(),
+      warmPool: 0,
+      egress: { allow: [`allowed.test:${web.port}`, `${BRIDGE_HOST}:${web.port}`], hosts: { 'allowed.test': BRIDGE_HOST } },
+    },
   });
   t.teardown(() => service.close());
   const session = await service.openSession({ sandbox: 'docker', workspaceRoot });

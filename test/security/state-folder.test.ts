@@ -17,6 +17,7 @@ import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { requireDocker } from '../helpers/docker.js';
 import { makeTempDir, nonce, parseShellBlock, responseText, runCli, type CliRun } from '../helpers/security.js';
+import { UNDER_GVISOR } from '../helpers/test-runtime.js';
 
 const docker = await requireDocker(anyTest, 'security/state-folder');
 const test = docker.serial;
@@ -155,6 +156,11 @@ test('a FIFO, /dev/zero or a host secret planted as a nested settings file: the 
       killSignal: 'SIGKILL',
     });
     t.not(run.signal, 'SIGKILL', `${folder}: toolcell hung reading its settings`);
+    // gVisor keeps a FIFO made on a host folder in its own kernel: nothing reaches the host to be read.
+    if (UNDER_GVISOR && folder === 'fifo' && !existsSync(join(parent, folder, '.toolcell', 'settings.json'))) {
+      t.is(run.exitCode, 0, `${folder}: no file, nothing to refuse: ${run.stderr}`);
+      continue;
+    }
     t.not(run.exitCode, 0, `${folder}: a run with an unreadable settings file must fail`);
     t.regex(run.stderr, new RegExp(`${folder}/\\.toolcell/settings\\.json: ${reason.source}`), `${folder}: ${run.stderr}`);
     t.true(run.peakRssBytes < 512 * 1024 * 1024, `${folder}: peak RSS ${run.peakRssBytes} bytes`);

@@ -11,10 +11,10 @@
 import anyTest from 'ava';
 import { mkdir, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createDockerBackend } from '../../src/index.js';
 import { LABELS } from '../../src/backends/docker/labels.js';
-import { SANDBOX_TEST_ENV, makeWorkspace, requireDocker, runCommand } from '../helpers/docker.js';
+import { SANDBOX_TEST_ENV, makeWorkspace, requireDocker, runCommand, createTestBackend } from '../helpers/docker.js';
 import { dockerInspect } from '../helpers/security.js';
+import { giveWorkspaceToSandboxUser } from '../helpers/test-runtime.js';
 
 const test = await requireDocker(anyTest, 'security/workspace-mount');
 
@@ -48,12 +48,13 @@ test('a folder swapped in while the sandbox starts is never mounted, and never g
   await mkdir(join(elsewhere, '.toolcell', 'background'), { recursive: true });
   const sub = join(outer, 'sub');
   await mkdir(sub);
+  await giveWorkspaceToSandboxUser(sub);
   await writeFile(join(sub, 'marker'), 'checked\n', { mode: 0o644 });
   await symlink(elsewhere, join(outer, 'link'));
   await writeFile(join(outer, 'swap.py'), SWAPPER);
   let untouched = await modes(elsewhere);
 
-  await using enclosing = await createDockerBackend({ warmPool: 0 });
+  await using enclosing = await createTestBackend({ warmPool: 0 });
   const swapper = await enclosing.openSession({ sessionId: 'enclosing', workspaceRoot: outer });
   await swapper.spawn({ command: 'python3 swap.py sub link', cwd: '.', env: { ...SANDBOX_TEST_ENV }, mode: 'pipes', background: true });
 
@@ -61,7 +62,7 @@ test('a folder swapped in while the sandbox starts is never mounted, and never g
   const refusals: string[] = [];
   const outcomes = { checkedSub: 0, resolvedThroughLink: 0, refused: 0 };
   for (let run = 0; run < RUNS; run++) {
-    await using backend = await createDockerBackend({ warmPool: 0, removeLeftovers: false });
+    await using backend = await createTestBackend({ warmPool: 0, removeLeftovers: false });
     let session;
     try {
       session = await backend.openSession({ sessionId: `inner-${run}`, workspaceRoot: sub });

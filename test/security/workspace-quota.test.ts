@@ -12,6 +12,7 @@ import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { eventually, requireDocker } from '../helpers/docker.js';
 import { SandboxSession, commandProcesses } from '../helpers/security.js';
+import { UNDER_GVISOR } from '../helpers/test-runtime.js';
 
 const execFileAsync = promisify(execFile);
 const docker = await requireDocker(anyTest, 'security/workspace-quota');
@@ -68,7 +69,11 @@ except OSError as e:
   const { entries } = await usage(session.workspace);
   await session.shell('rm -rf inodes');
   t.log(outcome.text.slice(0, 400));
-  t.true(entries <= 100_000 + 1_000, `one call created ${entries} files on the host filesystem`);
+  // The supervisor samples every 5 ms and kills at the first sample past the 100,000-file limit;
+  // what is created between two samples depends on the host's load (1,506 more at load 12, seen)
+  // and on the runtime (under gVisor each system call of the sampling costs more: 104,753 seen),
+  // so the bound is the limit plus 10%: far below exhausting the filesystem, which is the claim.
+  t.true(entries <= 100_000 * 1.1, `one call created ${entries} files on the host filesystem`);
   t.deepEqual(await commandProcesses(containerId), []);
   await session.assertAlive(t);
 });
@@ -121,6 +126,14 @@ test('growth hidden in files the command user does not own (root-owned files the
   const workspace = await realpath(await mkdtemp(join(tmpdir(), 'toolcell-sec-ws-owned-')));
   t.teardown(() => rm(workspace, { recursive: true, force: true }));
   for (let i = 0; i < 4; i++) await writeFile(join(workspace, `checked-out.${i}`), 'x\n');
+  if (UNDER_GVISOR) {
+    // Under gVisor a root-owned workspace is refused before anything runs (its commands would run as uid 0: docker-backend.ts).
+    const refused = await SandboxSession.open({ workspace, timeoutSeconds: 90 });
+    t.teardown(() => refused.close());
+    const outcome = await refused.shell('echo ran');
+    t.regex(outcome.text, /belongs to root, so its commands would run as uid 0, which gVisor \(runsc\)/);
+    return;
+  }
   const own = await SandboxSession.open({ workspace, timeoutSeconds: 90 });
   t.teardown(() => own.close());
   const outcome = await own.shell('for f in checked-out.*; do head -c 900M /dev/zero >> "$f" || break; done; stat -c "%U %s" checked-out.*');
@@ -157,6 +170,10 @@ for (const [label, holder] of Object.entries(HOLDERS)) {
     const outcome = await session.shell(`python3 - <<'PY'
 import array, mmap, os, socket, time
 ${holder}
+def free():
+    s = os.statvfs(".")
+    return s.f_bavail * s.f_frsize >> 20
+print("free-before", free(), flush=True)
 for i in range(4):
     fd = os.open(f"held.{i}", os.O_RDWR | os.O_CREAT, 0o600)
     os.posix_fallocate(fd, 0, 400 << 20)
@@ -164,10 +181,18 @@ for i in range(4):
     hold(fd)
     time.sleep(0.2)
 print("holding", flush=True)
+print("free-holding", free(), flush=True)
 time.sleep(30)
 print("survived")
 PY`);
     t.log(outcome.output.slice(-300));
+    const before = Number(/free-before (\d+)/.exec(outcome.output)?.[1]);
+    const holding = Number(/free-holding (\d+)/.exec(outcome.output)?.[1]);
+    if (UNDER_GVISOR && label.startsWith('descriptors') && before - holding < 1024) {
+      // gVisor lets the host file go when its last descriptor is closed, in flight or not: nothing is held on the host disk.
+      t.pass(`the host disk did not lose the space (${before} → ${holding} MiB free)`);
+      return;
+    }
     t.notRegex(outcome.output, /survived/, 'the call held 1.6 GiB past the 1 GiB limit and lived');
     t.regex(outcome.output, /toolcell: killed: .*cannot be measured/, 'killed by the workspace limit, saying why');
     t.deepEqual(await commandProcesses(containerId), []);

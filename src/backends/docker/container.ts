@@ -39,7 +39,11 @@ function startError(error: unknown, image: string | undefined): ToolcellError {
   if (status === 404 && /image/i.test(message) && image) {
     return new ToolcellError(ToolErrorType.SANDBOX_IMAGE_MISSING, missingImageMessage(image), { cause: error });
   }
-  return new ToolcellError(ToolErrorType.SANDBOX_UNAVAILABLE, `Cannot start a sandbox container: ${message.trim()}`, { cause: error });
+  // gVisor's own network stack does not start on some kernels (runtimes.ts): its registration lacks the network mode they need.
+  const hint = /network enabled in root network namespace/.test(message)
+    ? ' (gVisor is registered without the network mode this kernel needs: run `toolcell sandbox setup --runtime runsc`)'
+    : '';
+  return new ToolcellError(ToolErrorType.SANDBOX_UNAVAILABLE, `Cannot start a sandbox container: ${message.trim()}${hint}`, { cause: error });
 }
 
 /**

@@ -25,7 +25,8 @@ import { parseOptions } from '../../contracts/parse-options.js';
 export { probeDocker, type DockerProbe } from './probe.js';
 import { StartLimiter } from './start-limiter.js';
 import { WarmPool } from './warm-pool.js';
-import { prepareWorkspace, type WorkspacePin } from './workspace-dirs.js';
+import { prepareWorkspace, type PreparedWorkspace, type WorkspacePin } from './workspace-dirs.js';
+import { RuntimeCatalog } from './runtimes.js';
 
 /** The Docker backend: a ShellBackend plus what a host may want to know or do ahead of time. */
 export interface DockerShellBackend extends ShellBackend {
@@ -53,6 +54,9 @@ class DockerBackend implements DockerShellBackend {
   readonly #sessions = new Map<string, DockerSession>();
   readonly #egress: EgressNetwork | undefined;
   readonly #starts: StartLimiter;
+  readonly #runtimes: RuntimeCatalog;
+  /** The engine's default runtime, for descriptions. */
+  readonly #defaultRuntime: string;
   /** Variables the image's ENV sets: blanked for the supervisor (hardening.ts). */
   readonly #imageEnv: string[];
   #closing: Promise<void> | undefined;
@@ -64,10 +68,14 @@ class DockerBackend implements DockerShellBackend {
     image: string;
     imageEnv: string[];
     backendId: string;
+    runtimes: RuntimeCatalog;
+    defaultRuntime: string;
     egress?: EgressNetwork;
   }) {
     this.#imageEnv = input.imageEnv;
     this.backendId = input.backendId;
+    this.#runtimes = input.runtimes;
+    this.#defaultRuntime = input.defaultRuntime;
     this.#egress = input.egress;
     this.#docker = input.docker;
     this.#engine = input.engine;
@@ -77,9 +85,12 @@ class DockerBackend implements DockerShellBackend {
     this.#pool = new WarmPool({ size: input.options.warmPool, start: (root, limits, signal) => this.#startContainer(root, { limits, signal }) });
   }
 
-  describe(): string {
-    const runtime = this.#options.runtime ? `, runtime ${this.#options.runtime}` : '';
-    return `docker (${this.image}${runtime})`;
+  describe(limits?: SessionLimits): string {
+    return `docker (${this.image}, runtime ${this.runtimeOf(limits)})`;
+  }
+
+  runtimeOf(limits?: SessionLimits): string {
+    return limits?.runtime ?? this.#options.runtime ?? this.#defaultRuntime;
   }
 
   prewarm(workspaceRoot: string, limits?: SessionLimits): void {
@@ -97,6 +108,8 @@ class DockerBackend implements DockerShellBackend {
     }
     const limits = this.#effectiveLimits(options.limits, 'openSession');
     this.#assertOpen();
+    // A runtime the engine lacks is refused here, before any container start is tried.
+    await this.#runtimes.resolve(limits.runtime, { egress: this.#egress !== undefined });
     if (this.#sessions.has(sessionId)) throw new TypeError(`openSession: session ${sessionId} is already open`);
     const container = await this.#pool.take(workspaceRoot, limits, signal);
     if (this.#closing || this.#sessions.has(sessionId) || signal?.aborted) {
@@ -124,12 +137,14 @@ class DockerBackend implements DockerShellBackend {
   #effectiveLimits(raw: SessionLimits | undefined, where: string): EffectiveSessionLimits {
     const own = parseOptions(sessionLimitsSchema, raw, `${where}: limits`);
     const base = this.#options.limits;
+    const runtime = own.runtime ?? this.#options.runtime;
     return {
       memoryBytes: own.memoryBytes ?? base.memoryBytes,
       cpus: own.cpus ?? base.cpus,
       pids: own.pids ?? base.pids,
       ...(own.cpuGroup !== undefined ? { cpuGroup: own.cpuGroup } : {}),
       ...(own.user !== undefined ? { user: own.user } : {}),
+      ...(runtime !== undefined ? { runtime } : {}),
     };
   }
 
@@ -161,8 +176,9 @@ class DockerBackend implements DockerShellBackend {
     input: { sessionId?: string; limits: EffectiveSessionLimits; signal?: AbortSignal },
   ): Promise<SessionContainer> {
     const { sessionId, signal } = input;
-    const { cpuGroup, user, ...limits } = input.limits;
+    const { cpuGroup, user, runtime: runtimeName, ...limits } = input.limits;
     const options = { ...this.#options, limits: { ...this.#options.limits, ...limits } };
+    const runtime = await this.#runtimes.resolve(runtimeName, { egress: this.#egress !== undefined });
     const socket = this.#engine.socketPath ?? unixSocketOf(process.env['DOCKER_HOST']);
     const pin = this.#pins.get(workspaceRoot);
     const prepared = await prepareWorkspace({
@@ -184,6 +200,7 @@ class DockerBackend implements DockerShellBackend {
       labels: ownerLabels(extra),
       ...(this.#egress ? { egressNetwork: this.#egress.name } : {}),
       ...(cpuGroup !== undefined ? { cgroupParent: cpuGroupCgroup(cpuGroup) } : {}),
+      ...(runtime.engineName !== undefined ? { runtime: { name: runtime.engineName, gvisor: runtime.gvisor } } : {}),
     });
     // A spare is renamed `toolcell-<session>-<id>` when a session adopts it (openSession).
     const name = `toolcell-${sessionId !== undefined ? sessionSlug(sessionId) : 'spare'}-${randomBytes(6).toString('hex')}`;
@@ -196,6 +213,8 @@ class DockerBackend implements DockerShellBackend {
       await parent.close();
     };
     try {
+      const refusal = runtime.gvisor ? gvisorRefusal(prepared) : undefined;
+      if (refusal !== undefined) throw new ToolcellError(ToolErrorType.SANDBOX_UNAVAILABLE, refusal);
       const container = await SandboxContainer.start({
         docker: this.#docker,
         engine: this.#engine,
@@ -270,18 +289,37 @@ function unixSocketOf(dockerHost: string | undefined): string | undefined {
   return dockerHost?.startsWith('unix://') ? dockerHost.slice('unix://'.length) : undefined;
 }
 
-/** Fails early, with what to do, when the engine does not know the requested OCI runtime. */
-async function assertRuntime(docker: Docker, runtime: string): Promise<void> {
-  const info = (await docker.info()) as { Runtimes?: Record<string, unknown> };
-  const known = Object.keys(info.Runtimes ?? {});
-  if (known.includes(runtime)) return;
-  throw new ToolcellError(
-    ToolErrorType.SANDBOX_UNAVAILABLE,
-    `The Docker engine has no runtime named ${runtime} (it has: ${known.join(', ') || 'none'}). ` +
-      (runtime === 'runsc'
-        ? 'Install gVisor and register it with `runsc install`, then restart dockerd.'
-        : 'Register it in /etc/docker/daemon.json and restart dockerd.'),
-  );
+/**
+ * Why a workspace cannot be mounted into a gVisor container, or undefined.
+ * gVisor shows its own device and inode numbers, so the supervisor cannot
+ * check that the engine mounted the very folders the host checked (the swap
+ * race of workspace-dirs.ts): under gVisor the mounts must be private mount
+ * points made from the checked descriptors (root on the engine's host).
+ *
+ * Nor may commands run as uid 0 there (a workspace root owns). Under runc a
+ * uid-0 command without capabilities cannot reach docker-init (pid 1, uid
+ * 0) nor the supervisor (effective uid 0): Linux drops SIGKILL to a
+ * namespace's init and refuses /proc/<pid>/fd of a process holding
+ * capabilities the caller lacks. gVisor (Debian's runsc, 2022) does
+ * neither: a uid-0 command could open init's stdin and stdout, which are
+ * the supervisor's protocol stream from and to the host (read the host's
+ * frames, kill ones included, so its call outlives its limits; write frames
+ * of its own), and SIGKILL init, ending the container. Measured; the
+ * refusal is tested in test/sandbox/runtimes.test.ts.
+ */
+function gvisorRefusal(prepared: PreparedWorkspace): string | undefined {
+  const sources = [prepared.workspace.source, prepared.background.source];
+  if (!sources.every((source) => source.startsWith(`${PRIVATE_MOUNT_ROOT}/`)))
+    return (
+      'Under gVisor (runsc) toolcell must mount the workspace from a folder it opened itself, which needs root on the Docker host ' +
+      '(gVisor hides the host inode numbers the sandbox otherwise checks the mount with): run toolcell as root, or use the runc runtime.'
+    );
+  if (prepared.identity.uid === 0)
+    return (
+      `The workspace ${prepared.root} belongs to root, so its commands would run as uid 0, which gVisor (runsc) does not keep away from ` +
+      "the sandbox's init and supervisor as Linux does: use a workspace owned by a non-root user (commands then run as that user), or the runc runtime."
+    );
+  return undefined;
 }
 
 /**
@@ -289,7 +327,7 @@ async function assertRuntime(docker: Docker, runtime: string): Promise<void> {
  * (TypeError/RangeError naming the bad one), the engine (`sandbox_unavailable`
  * with how to start it), the image (`sandbox_image_missing` with the command
  * that builds it, or a build when `buildIfMissing`), the runtime when one is
- * named (`sandbox_unavailable` saying how to register it); then removes containers left by dead toolcell processes and
+ * named (`sandbox_unavailable` saying how to set it up); then removes containers left by dead toolcell processes and
  * pre-starts a spare for `prewarmWorkspace`. Runs in the shell data-plane
  * thread; `close()` removes every container it created.
  */
@@ -331,13 +369,16 @@ export async function createDockerBackend(options: DockerBackendOptions = {}): P
   }
   const docker = createEngineClient(engine);
   const imageEnv = await imageEnvironmentNames(docker, image);
-  if (resolved.runtime !== undefined) await assertRuntime(docker, resolved.runtime);
+  const runtimes = new RuntimeCatalog(docker);
+  // A named runtime the engine lacks is refused now, in one line saying how to add it.
+  await runtimes.resolve(resolved.runtime, { egress: false });
+  const { defaultName: defaultRuntime } = await runtimes.list();
   if (resolved.removeLeftovers) {
     await removeLeftovers(docker);
   }
   const backendId = randomBytes(6).toString('hex');
   const egress = resolved.egress ? await EgressNetwork.create({ docker, backendId, settings: resolved.egress }) : undefined;
-  const backend = new DockerBackend({ docker, engine, options: resolved, image, imageEnv, backendId, ...(egress ? { egress } : {}) });
+  const backend = new DockerBackend({ docker, engine, options: resolved, image, imageEnv, backendId, runtimes, defaultRuntime, ...(egress ? { egress } : {}) });
   if (resolved.prewarmWorkspace !== undefined) backend.prewarm(resolved.prewarmWorkspace);
   return backend;
 }

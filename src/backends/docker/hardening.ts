@@ -28,6 +28,20 @@
  *   logging driver none (output is streamed, never written to the engine's
  *   disk) · IpcMode private · optional Runtime (e.g. runsc).
  *
+ * Under gVisor (runsc; SECURITY.md "Using gVisor" has every difference and
+ *   its test): the pids limit is gVisor's kernel's RLIMIT_NPROC, and the
+ *   host's PidsLimit only bounds the Sentry (gvisorHostPids). The supervisor
+ *   is not told to compare the mounts' device and inode (gVisor numbers its
+ *   files itself): the caller must mount private mount points instead, and
+ *   refuses otherwise (docker-backend.ts). A reaper cannot be a child
+ *   subreaper there: a call's processes carry its call group instead
+ *   (sandbox/supervisor/proctree.py). No sigpending or msgqueue ulimit
+ *   there: gVisor's kernel keeps those budgets itself, per session.
+ *   Commands never run as uid 0 there: gVisor does not keep a uid-0
+ *   process from init's and the supervisor's descriptors and signals as
+ *   Linux does ("Uid 0" below), so a workspace root owns is refused
+ *   (docker-backend.ts).
+ *
  * Mounts: only the workspace, read-write at /workspace (the commands' cwd).
  *   Its state folder .toolcell/ is covered by an empty read-only tmpfs, so
  *   commands cannot read or rewrite toolcell's memory file or saved outputs;
@@ -205,6 +219,21 @@ export const MASKED_PATHS = Object.freeze([
 ]);
 
 /**
+ * The host's pids limit of a gVisor container whose commands may have `pids`
+ * tasks. gVisor's Sentry (ptrace platform) uses host tasks for each task of
+ * the sandbox (measured: 44 idle, 1504 with 200 sleeping processes, and
+ * from 3167 to over 9216 at the peak of a fork storm held to 256 tasks by
+ * RLIMIT_NPROC), and a Sentry that cannot make a thread dies with every
+ * process of the session: the host limit must never be the one commands
+ * reach. They reach RLIMIT_NPROC first (buildContainerSpec), and the
+ * supervisor holds its reapers to a quarter of it (supervisor.py); the host
+ * limit only bounds the Sentry itself, with room above the storm's peak.
+ */
+export function gvisorHostPids(pids: number): number {
+  return pids * 64 + 1024;
+}
+
+/**
  * RLIMIT_SIGPENDING and RLIMIT_MSGQUEUE. The kernel checks each against the
  * total of the uid's pending signals (queued message bytes) host-wide, so a
  * container can take at most this much of its uid's budget: for commands
@@ -230,6 +259,14 @@ export interface ContainerSpecInput {
   egressNetwork?: string;
   /** The parent cgroup (a CPU group, session-limits.ts); default the engine's own. */
   cgroupParent?: string;
+  /**
+   * The session's OCI runtime (default: options.runtime, else the engine's).
+   * `gvisor`: it is gVisor, whose files show its own device and inode
+   * numbers, so the supervisor cannot compare the mounts with the folders the
+   * host checked; the caller must mount private mount points instead
+   * (docker-backend.ts).
+   */
+  runtime?: { name: string; gvisor: boolean };
 }
 
 /** The supervisor's environment: toolcell's few values, and every other name the image's ENV sets, empty. */
@@ -253,13 +290,15 @@ export function buildContainerSpec(input: ContainerSpecInput): Docker.ContainerC
   const logDir = hardening.hideStateDir ? SANDBOX_PATHS.backgroundLogs : `${SANDBOX_PATHS.backgroundLogs}/${workspace.background.key}`;
   cmd.push('--workspace', SANDBOX_PATHS.workspace, '--log-dir', logDir);
   cmd.push('--workspace-bytes', String(limits.workspaceGrowthBytes), '--workspace-files', String(limits.workspaceGrowthFiles));
-  cmd.push('--expect-workspace', formatIdentity(workspace.workspace.expected));
+  const gvisor = input.runtime?.gvisor === true;
+  const verifyMounts = !gvisor;
+  if (verifyMounts) cmd.push('--expect-workspace', formatIdentity(workspace.workspace.expected));
 
   const mounts: Docker.MountSettings[] = [
     { Type: 'bind', Source: workspace.workspace.source, Target: SANDBOX_PATHS.workspace, ReadOnly: false, BindOptions: { Propagation: 'rprivate' } },
   ];
   if (hardening.hideStateDir) {
-    cmd.push('--expect-log-dir', formatIdentity(workspace.background.expected));
+    if (verifyMounts) cmd.push('--expect-log-dir', formatIdentity(workspace.background.expected));
     mounts.push(
       { Type: 'tmpfs', Source: '', Target: SANDBOX_PATHS.stateDir, ReadOnly: true, TmpfsOptions: { SizeBytes: STATE_DIR_COVER_BYTES, Mode: 0o755 } },
       { Type: 'bind', Source: workspace.background.source, Target: SANDBOX_PATHS.backgroundLogs, ReadOnly: false, BindOptions: { Propagation: 'rprivate' } },
@@ -281,7 +320,7 @@ export function buildContainerSpec(input: ContainerSpecInput): Docker.ContainerC
     CapAdd: [...SUPERVISOR_CAPABILITIES],
     MaskedPaths: [...MASKED_PATHS],
     SecurityOpt: securityOpt,
-    PidsLimit: limits.pids,
+    PidsLimit: gvisor ? gvisorHostPids(limits.pids) : limits.pids,
     Memory: limits.memoryBytes,
     MemorySwap: limits.memoryBytes,
     NanoCpus: Math.round(limits.cpus * 1e9),
@@ -290,8 +329,18 @@ export function buildContainerSpec(input: ContainerSpecInput): Docker.ContainerC
       { Name: 'fsize', Soft: limits.fileSizeBytes, Hard: limits.fileSizeBytes },
       { Name: 'nofile', Soft: limits.openFiles, Hard: limits.openFiles },
       { Name: 'core', Soft: 0, Hard: 0 },
-      { Name: 'sigpending', Soft: SIGPENDING, Hard: SIGPENDING },
-      { Name: 'msgqueue', Soft: MSGQUEUE_BYTES, Hard: MSGQUEUE_BYTES },
+      // Not under gVisor: there pending signals and message queues are counted by gVisor's own kernel, one per
+      // session, never against a host uid's budget; and a fork storm killed under RLIMIT_SIGPENDING there left
+      // processes alive after its call ended (test/security/resources.test.ts, in 2 runs of 3).
+      ...(gvisor
+        ? []
+        : [
+            { Name: 'sigpending', Soft: SIGPENDING, Hard: SIGPENDING },
+            { Name: 'msgqueue', Soft: MSGQUEUE_BYTES, Hard: MSGQUEUE_BYTES },
+          ]),
+      // Under gVisor the pids limit is its kernel's: RLIMIT_NPROC counts the commands' tasks (threads
+      // included) in that kernel alone, so it couples no one; the host's limit only bounds the Sentry.
+      ...(gvisor ? [{ Name: 'nproc', Soft: limits.pids, Hard: limits.pids }] : []),
     ],
     Init: true,
     IpcMode: 'private',
@@ -299,7 +348,8 @@ export function buildContainerSpec(input: ContainerSpecInput): Docker.ContainerC
     AutoRemove: true,
     Privileged: false,
   };
-  if (options.runtime !== undefined) hostConfig.Runtime = options.runtime;
+  const runtime = input.runtime?.name ?? options.runtime;
+  if (runtime !== undefined) hostConfig.Runtime = runtime;
   // On the egress network the only way out is the proxy's IPv4 address: no IPv6 at all, not even link-local to the host.
   if (input.egressNetwork !== undefined) hostConfig.Sysctls = { 'net.ipv6.conf.all.disable_ipv6': '1', 'net.ipv6.conf.default.disable_ipv6': '1' };
 

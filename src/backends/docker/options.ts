@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { parseOptions } from '../../contracts/parse-options.js';
+import { sandboxRuntimeSchema } from '../../contracts/sandbox-runtime.js';
 import { AllowList } from '../../egress/allow-list.js';
 import type { EgressEvent } from '../../egress/egress-event.js';
 import { cpusSchema, memoryBytesSchema, pidsSchema } from './session-limits.js';
@@ -119,11 +120,12 @@ export const dockerBackendOptionsSchema = z
     image: z.string().min(1).optional(),
     limits: limitsSchema,
     hardening: hardeningSchema,
-    /** OCI runtime, e.g. `runsc` for gVisor. Default: the engine's default (runc). */
-    runtime: z
-      .string()
-      .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, { error: 'must be a runtime name such as runsc' })
-      .optional(),
+    /**
+     * OCI runtime, e.g. `runsc` for gVisor (a session may name its own:
+     * `SessionLimits.runtime`). Default: the engine's default (runc). A name
+     * the engine does not know is refused when the backend is created.
+     */
+    runtime: sandboxRuntimeSchema.optional(),
     /** Let commands reach listed hosts through the egress proxy. Default: no network (`hardening.network` `none`). */
     egress: egressSchema.optional(),
     /** Docker engine socket. Default: DOCKER_HOST, else /var/run/docker.sock. */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { sandboxRuntimeSchema } from '../../contracts/sandbox-runtime.js';
 
 /**
  * The container limits one session may set for itself (a hosting tenant's
@@ -52,17 +53,23 @@ export const sessionLimitsSchema = z.strictObject({
   pids: pidsSchema.optional(),
   cpuGroup: cpuGroupSchema.optional(),
   user: sessionUserSchema.optional(),
+  /** The OCI runtime of this session's container (e.g. `runsc`), over the backend's `runtime` (a hosting tenant's). */
+  runtime: sandboxRuntimeSchema.optional(),
 });
 
 export type SessionLimits = z.input<typeof sessionLimitsSchema>;
 
-/** The limits a session's container gets, filled in (a CPU group and a user only when named). */
-export type EffectiveSessionLimits = Required<Omit<SessionLimits, 'cpuGroup' | 'user'>> & Pick<SessionLimits, 'cpuGroup' | 'user'>;
+/**
+ * The limits a session's container gets, filled in (a CPU group, a user and a
+ * runtime only when named; else the workspace owner and the engine's default
+ * runtime).
+ */
+export type EffectiveSessionLimits = Required<Omit<SessionLimits, 'cpuGroup' | 'user' | 'runtime'>> & Pick<SessionLimits, 'cpuGroup' | 'user' | 'runtime'>;
 
 /** A stable key of effective limits: spares of the warm pool are only handed to sessions with the same one. */
 export function sessionLimitsKey(limits: EffectiveSessionLimits): string {
   const user = limits.user === undefined ? '' : `${limits.user.uid}:${limits.user.gid}`;
-  return `${limits.memoryBytes}/${limits.cpus}/${limits.pids}/${limits.cpuGroup ?? ''}/${user}`;
+  return `${limits.memoryBytes}/${limits.cpus}/${limits.pids}/${limits.cpuGroup ?? ''}/${user}/${limits.runtime ?? ''}`;
 }
 
 /** The parent cgroup of a CPU group's containers. */

@@ -16,6 +16,7 @@ import {
   policyOption,
   timeoutOption,
   workspaceOption,
+  runtimeOption,
 } from '../options.js';
 
 /** How often the live region may be redrawn (live output, spinner), in ms. */
@@ -31,6 +32,7 @@ export function registerChatCommand(program: Command): void {
     .addOption(approvalOption())
     .addOption(maxTurnsOption())
     .addOption(sandboxOption())
+    .addOption(runtimeOption())
     .addOption(timeoutOption())
     .addOption(settingsOption())
     .addOption(trustWorkspaceOption())

@@ -14,6 +14,7 @@ import {
   timeoutOption,
   workspaceOption,
   runtimeOptionsFrom,
+  runtimeOption,
 } from '../options.js';
 import { MAX_INPUT_BYTES, parseFunctionCalls } from '../read-calls.js';
 import { readInput } from '../read-input.js';
@@ -33,6 +34,7 @@ export function registerExecCommand(program: Command): void {
     .addOption(workspaceOption())
     .addOption(approvalOption())
     .addOption(sandboxOption())
+    .addOption(runtimeOption())
     .addOption(timeoutOption())
     .addOption(settingsOption())
     .addOption(trustWorkspaceOption())

@@ -33,11 +33,12 @@ export function formatSubject(session: Pick<AdminSessionInfo, 'subject' | 'via'>
 export function sessionsTable(sessions: AdminSessionInfo[]): string {
   if (sessions.length === 0) return 'No live sessions.\n';
   const rows = [
-    ['SESSION', 'TENANT', 'SUBJECT', 'AGE', 'CALLS', 'MEMORY'],
+    ['SESSION', 'TENANT', 'SUBJECT', 'RUNTIME', 'AGE', 'CALLS', 'MEMORY'],
     ...sessions.map((s) => [
       escapeCell(String(s.id)),
       escapeCell(String(s.tenant)),
       formatSubject(s),
+      s.runtime !== undefined ? escapeCell(String(s.runtime)) : '-',
       formatAge(Number(s.ageMs)),
       escapeCell(String(s.calls)),
       formatMemory(typeof s.memoryBytes === 'number' ? s.memoryBytes : undefined),

@@ -29,7 +29,7 @@ export function registerHostingCommand(program: Command): void {
       .requiredOption('--admin-key-file <file>', 'the file holding the admin key the server was started with (mode 600)')
       .option('--json', 'print JSON instead of text');
 
-  common(hosting.command('sessions').description('List the live MCP sessions: tenant, subject, age, calls and container memory.'))
+  common(hosting.command('sessions').description('List the live MCP sessions: tenant, subject, runtime, age, calls and container memory.'))
     .option('--tenant <name>', "only this tenant's sessions")
     .addHelpText(
       'after',

@@ -19,6 +19,7 @@ import {
   policyOption,
   timeoutOption,
   workspaceOption,
+  runtimeOption,
 } from '../options.js';
 import { readInput } from '../read-input.js';
 
@@ -47,6 +48,7 @@ export function registerRunCommand(program: Command): void {
     .addOption(approvalOption())
     .addOption(maxTurnsOption())
     .addOption(sandboxOption())
+    .addOption(runtimeOption())
     .addOption(timeoutOption())
     .addOption(settingsOption())
     .addOption(trustWorkspaceOption())

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { GVISOR_RUNTIME } from '../../contracts/sandbox-runtime.js';
 import { isToolcellError } from '../../errors.js';
 // The sandbox modules (dockerode) are imported by the actions that use them,
 // so `--help` and `--version` start fast.
@@ -42,11 +43,55 @@ function describeClient(client: DockerCliProbe): string {
   return `client:     docker ${client.version} (API ${client.defaultApiVersion}${negotiated})`;
 }
 
+/** The engine's runtimes and the one toolcell uses here, for `sandbox status`. */
+interface RuntimeStatus {
+  runtimes: Array<{ name: string; path: string; args: string[]; gvisor: boolean; default: boolean }>;
+  /** The runtime settings name (undefined: the engine's default), where that came from, and whether the engine has it. */
+  used: { name: string; source: string; available: boolean };
+}
+
+/** What settings (the user's, and this folder's as a workspace) choose, checked against the engine's list. */
+async function runtimeStatus(engine: EngineOptions): Promise<RuntimeStatus> {
+  const [{ readEngineRuntimes }, { createEngineClient }, { loadSettings }] = await Promise.all([
+    import('../../backends/docker/runtimes.js'),
+    import('../../backends/docker/engine.js'),
+    import('../../config/load-settings.js'),
+  ]);
+  const listed = await readEngineRuntimes(createEngineClient(engine));
+  const runtimes = [...listed.runtimes.values()]
+    .sort((a, b) => a.name.localeCompare(b.name))
+    .map((entry) => ({ ...entry, default: entry.name === listed.defaultName }));
+  let named: string | undefined;
+  let source = "the engine's default";
+  try {
+    const settings = loadSettings({ workspace: process.cwd() });
+    named = settings.sandbox.runtime;
+    if (named !== undefined) source = `sandbox.runtime in ${settings.sources.join(', ')}`;
+  } catch (error) {
+    source = `the engine's default (settings unreadable: ${(error as Error).message})`;
+  }
+  const name = named ?? listed.defaultName;
+  return { runtimes, used: { name, source, available: listed.runtimes.has(name) } };
+}
+
+function describeRuntimes(status: RuntimeStatus): string[] {
+  const list = status.runtimes.map((entry) => {
+    const notes = [entry.default ? 'default' : '', entry.gvisor ? 'gVisor' : '', entry.args.join(' ')].filter(Boolean);
+    return `${entry.name}${notes.length ? ` (${notes.join(', ')})` : ''}`;
+  });
+  const { used } = status;
+  const missing = used.available
+    ? ''
+    : `: missing, ${used.name === GVISOR_RUNTIME ? 'run `toolcell sandbox setup --runtime runsc`' : 'register it in daemon.json'}`;
+  return [`runtimes:   ${list.join(', ') || 'none'}`, `runtime:    ${used.name} (${used.source})${missing}`];
+}
+
 function describeStatus(
   status: SandboxImageStatus,
   client: DockerCliProbe,
   containers: { live: number; leftovers: number } | undefined,
   address: string,
+  runtimes: RuntimeStatus | undefined,
 ): string {
   const lines: string[] = [];
   const { engine } = status;
@@ -64,8 +109,9 @@ function describeStatus(
       `bases:      toolcell-base:bookworm ${status.bases.offline ? 'present' : 'missing'}, debian:bookworm-slim ${status.bases.registry ? 'present' : 'missing'}`,
     );
   }
+  if (runtimes) lines.push(...describeRuntimes(runtimes));
   if (containers) lines.push(`containers: ${containers.live} in use, ${containers.leftovers} left over (\`toolcell sandbox clean\` removes them)`);
-  lines.push(`ready:      ${engine.available && status.present ? 'yes' : 'no'}`);
+  lines.push(`ready:      ${engine.available && status.present && runtimes?.used.available !== false ? 'yes' : 'no'}`);
   return `${lines.join('\n')}\n`;
 }
 
@@ -176,13 +222,24 @@ function registerSetup(sandbox: Command): void {
     .command('setup')
     .description(
       "Make the sandbox ready on this machine: start the Docker engine, installing Debian's docker.io first when there is no dockerd " +
-        '(needs root; nothing is installed when an engine already answers), then build the sandbox image when it is missing.',
+        '(needs root; nothing is installed when an engine already answers), then build the sandbox image when it is missing. ' +
+        "With --runtime runsc, also gVisor: install Debian's runsc when missing, register it in the engine's daemon.json with the " +
+        'network modes this kernel needs (runsc, runsc-egress), reload the engine with SIGHUP (never a restart) and check it ' +
+        "(gVisor's boot messages in dmesg inside a container). Safe to run again.",
     )
     .option('--offline', "build the image's base from Debian packages instead of pulling it")
     .option('--verbose', 'print every line the build prints')
+    .option('--runtime <name>', 'also set up this OCI runtime: runsc (gVisor)')
     .option('--socket <path>', 'Docker engine socket (default: DOCKER_HOST or /var/run/docker.sock)')
     .exitOverride()
-    .action(async (options: EngineCliOptions & { offline?: boolean; verbose?: boolean }) => {
+    .action(async (options: EngineCliOptions & { offline?: boolean; verbose?: boolean; runtime?: string }) => {
+      if (options.runtime !== undefined && options.runtime !== GVISOR_RUNTIME) {
+        process.stderr.write(
+          `toolcell sandbox setup: --runtime ${options.runtime}: only runsc (gVisor) can be set up here; register other runtimes in /etc/docker/daemon.json ("runtimes") and reload the engine\n`,
+        );
+        process.exitCode = EXIT_USAGE;
+        return;
+      }
       const engine = engineOptions(options);
       const [{ spawnSync }, { join }, { sandboxRecipeDir, imageExists, sandboxImageTag }] = await Promise.all([
         import('node:child_process'),
@@ -206,6 +263,13 @@ function registerSetup(sandbox: Command): void {
           const result = await buildWithProgress('setup', { ...engine, ...(options.offline ? { offline: true } : {}) }, options.verbose === true);
           if (!result) return;
         }
+        if (options.runtime !== undefined) {
+          const [{ setUpGvisor }, { createEngineClient }] = await Promise.all([
+            import('../../backends/docker/setup-runtime.js'),
+            import('../../backends/docker/engine.js'),
+          ]);
+          await setUpGvisor({ docker: createEngineClient(engine), image: sandboxImageTag(), say: (line) => process.stderr.write(`setup: ${line}\n`) });
+        }
       } catch (error) {
         fail('setup', error);
         return;
@@ -223,7 +287,8 @@ async function printStatus(engine: EngineOptions, json: boolean): Promise<boolea
   ]);
   const [status, client] = await Promise.all([sandboxImageStatus(engine), probeDockerCli(engine)]);
   const containers = status.engine.available ? await countContainers(engine) : undefined;
-  const ready = status.engine.available && status.present;
+  const runtimes = status.engine.available ? await runtimeStatus(engine) : undefined;
+  const ready = status.engine.available && status.present && runtimes?.used.available !== false;
   if (json) {
     const report = {
       ready,
@@ -232,10 +297,12 @@ async function printStatus(engine: EngineOptions, json: boolean): Promise<boolea
       image: { expected: status.expected, present: status.present, stale: status.stale },
       bases: status.bases,
       containers: containers ?? null,
+      runtimes: runtimes?.runtimes ?? null,
+      runtime: runtimes?.used ?? null,
     };
     process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   } else {
-    process.stdout.write(describeStatus(status, client, containers, engineAddress(engine)));
+    process.stdout.write(describeStatus(status, client, containers, engineAddress(engine), runtimes));
   }
   return ready;
 }
@@ -245,7 +312,8 @@ function registerStatus(sandbox: Command): void {
     .command('status')
     .description(
       "Say whether the Docker engine answers (its version and API, and the docker client's, which may differ and negotiate down), " +
-        'whether the sandbox image for this version is built or stale, and list leftover containers. Exit code 0 when ready, 1 when not.',
+        'whether the sandbox image for this version is built or stale, which OCI runtimes the engine has and which one toolcell uses here ' +
+        "(settings' sandbox.runtime, else the engine's default), and list leftover containers. Exit code 0 when ready, 1 when not.",
     )
     .option('--json', 'print the status as JSON')
     .option('--socket <path>', 'Docker engine socket (default: DOCKER_HOST or /var/run/docker.sock)')

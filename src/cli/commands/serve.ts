@@ -14,6 +14,7 @@ import {
   timeoutOption,
   workspaceOption,
   runtimeOptionsFrom,
+  runtimeOption,
 } from '../options.js';
 import type { Runtime } from '../../runtime/runtime.js';
 import { shellServiceOptions } from '../../runtime/shell-settings.js';
@@ -107,6 +108,7 @@ export function registerServeCommand(program: Command): void {
     .addOption(workspaceOption())
     .addOption(approvalOption())
     .addOption(sandboxOption())
+    .addOption(runtimeOption())
     .addOption(timeoutOption())
     .addOption(settingsOption())
     .addOption(trustWorkspaceOption())

@@ -115,7 +115,17 @@ const network: TenantField = {
  * lists them. A new tenant field is one entry here (a plain one is one
  * `schemaField(...)` line), after its place in the tenants file's schema.
  */
-export const TENANT_FIELDS: readonly TenantField[] = [workspace, limits, policies, network];
+export const TENANT_FIELDS: readonly TenantField[] = [
+  workspace,
+  limits,
+  policies,
+  network,
+  schemaField(
+    'runtime',
+    '--runtime <name>',
+    "OCI runtime of the tenant's sandboxes, e.g. runsc (gVisor); default: the defaults' runtime, else the server's (serve --runtime)",
+  ),
+];
 
 /**
  * Applies every field given in `options` (commander's values) to a copy of

@@ -4,6 +4,7 @@ import { errorMessage, isToolcellError } from '../../errors.js';
 import { generateApiKey } from '../../hosting/api-key.js';
 import { namedLimits, resolveLimits } from '../../hosting/limits.js';
 import { resolveTenantNetwork } from '../../hosting/tenant-policy-fields.js';
+import { resolveTenantRuntime } from '../../hosting/tenant-runtime.js';
 import { emptyTenantsFile, readTenantsFile, TENANT_NAME, TENANT_NAME_RULE, writeTenantsFile, type TenantsFile } from '../../hosting/tenants-file.js';
 import { escapeCell, escapeText, terminalJson } from '../../ui/escape-text.js';
 import { workspaceOverlap } from '../../hosting/workspace-overlap.js';
@@ -61,7 +62,8 @@ file or a policy file. Such an add is refused and nothing is written.
 Examples:
   toolcell tenant add acme --tenants /srv/toolcell/tenants.json --limit sessions=2 --limit memory=512m
   KEY=$(toolcell tenant add acme --tenants tenants.json)
-  toolcell tenant add acme --tenants tenants.json --policy /srv/policies/acme.toml --network-allow registry.npmjs.org --network-allow '*.pythonhosted.org'`,
+  toolcell tenant add acme --tenants tenants.json --policy /srv/policies/acme.toml --network-allow registry.npmjs.org --network-allow '*.pythonhosted.org'
+  toolcell tenant add acme --tenants tenants.json --runtime runsc   # gVisor for this tenant's sandboxes`,
     )
     .action(async (name: string, options: FileOption & Record<string, unknown>) => {
       process.exitCode = await run('add', async () => {
@@ -84,7 +86,7 @@ Examples:
 
   const set = tenant
     .command('set <name>')
-    .description("Change an existing tenant's limits, policy files, network or workspace; prints no key.")
+    .description("Change an existing tenant's limits, policy files, network, runtime or workspace; prints no key.")
     .addOption(tenantsOption())
     .addOption(dataDirOption());
   for (const field of TENANT_FIELDS) set.addOption(field.option());
@@ -97,12 +99,13 @@ Only what is given changes: --limit sets those limits and keeps the others
 --policy and --network-allow replace the tenant's list. An unknown tenant or a
 bad value is refused (exit 2) and the file is left as it was. A running server
 picks the change up within about a second, as for tenant add: limits for new
-sessions (and calls), policies and network for new sessions.
+sessions (and calls), policies, network and runtime for new sessions.
 
 Examples:
   toolcell tenant set acme --tenants /srv/toolcell/tenants.json --limit sessions=8 --limit memory=1g
   toolcell tenant set acme --tenants tenants.json --network-allow registry.npmjs.org --network-allow github.com:443
-  toolcell tenant set acme --tenants tenants.json --limit idleSeconds=default`,
+  toolcell tenant set acme --tenants tenants.json --limit idleSeconds=default
+  toolcell tenant set acme --tenants tenants.json --runtime runsc   # gVisor from its next session on`,
     )
     .action(async (name: string, options: FileOption & Record<string, unknown>) => {
       process.exitCode = await run('set', async () => {
@@ -123,7 +126,7 @@ Examples:
     .command('list')
     .description('List tenants: key ids and whether each is revoked, workspace and limits. Never a hash or a key.')
     .addOption(tenantsOption())
-    .option('--json', 'print one JSON object: {tenants: [{name, uid, workspace, keys: [{id, createdAt, revoked}], limits, policies, network}]}')
+    .option('--json', 'print one JSON object: {tenants: [{name, uid, workspace, keys: [{id, createdAt, revoked}], limits, policies, network, runtime}]}')
     .action(async (options: FileOption & { json?: boolean }) => {
       process.exitCode = await run('list', async () => {
         const content = await load(options.tenants);
@@ -135,6 +138,7 @@ Examples:
           limits: namedLimits(resolveLimits(content.defaults?.limits, entry.limits)),
           policies: [...(content.defaults?.policies ?? []), ...(entry.policies ?? [])],
           network: (resolveTenantNetwork(content.defaults?.network, entry.network) ?? 'none') as readonly string[] | 'none',
+          runtime: resolveTenantRuntime(content.defaults?.runtime, entry.runtime) ?? null,
         }));
         if (options.json) return void process.stdout.write(`${terminalJson({ tenants })}\n`);
         if (tenants.length === 0) return void process.stdout.write('no tenants\n');
@@ -152,6 +156,7 @@ Examples:
           );
           for (const policy of entry.policies) process.stdout.write(`  policy ${cell(policy)}\n`);
           process.stdout.write(`  network ${entry.network === 'none' ? 'none' : `allow ${entry.network.map(cell).join(' ')}`}\n`);
+          process.stdout.write(`  runtime ${entry.runtime !== null ? cell(entry.runtime) : "the server's"}\n`);
         }
       });
     });

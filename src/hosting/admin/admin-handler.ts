@@ -16,6 +16,8 @@ export interface AdminSessionInfo {
   calls: number;
   /** The container's memory use, when the engine reported it. */
   memoryBytes?: number;
+  /** The OCI runtime of the session's container (`runc`, `runsc`). */
+  runtime?: string;
 }
 
 /** What the server gives the admin API: its live sessions. */

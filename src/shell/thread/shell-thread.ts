@@ -114,9 +114,7 @@ class ShellThread {
       this.#reply({ type: 'reply', id, ok: true, value: opened });
     };
     // Not awaiting the sandbox: answer once the backend is known; the first run waits for the opening.
-    const onResolved = message.awaitSandbox
-      ? undefined
-      : (backend: ShellBackend) => answer({ sessionId, description: backend.describe(), backend: backend.kind });
+    const onResolved = message.awaitSandbox ? undefined : (backend: ShellBackend) => answer(opened(sessionId, backend, limits));
     void this.#connect(session, onResolved).then(() => answer(describe(session)));
   }
 
@@ -198,9 +196,12 @@ class ShellThread {
 }
 
 function describe(session: ThreadSession): OpenedSession {
-  return {
-    sessionId: session.id,
-    description: session.backend ? session.backend.describe() : `unavailable: ${session.unavailable?.message ?? 'not open'}`,
-    backend: session.backend?.kind ?? 'unavailable',
-  };
+  if (session.backend) return opened(session.id, session.backend, session.limits);
+  return { sessionId: session.id, description: `unavailable: ${session.unavailable?.message ?? 'not open'}`, backend: 'unavailable' };
+}
+
+/** Where a session with these limits runs on `backend` (its runtime included). */
+function opened(sessionId: string, backend: ShellBackend, limits: SessionLimits | undefined): OpenedSession {
+  const runtime = backend.runtimeOf?.(limits);
+  return { sessionId, description: backend.describe(limits), backend: backend.kind, ...(runtime !== undefined ? { runtime } : {}) };
 }

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { objectWithMethods, parseOptions } from '../../contracts/parse-options.js';
 import { ToolErrorType, ToolcellError, errorMessage, isToolcellError } from '../../errors.js';
 import { resolveWorkspacePath } from '../../fs/workspace-paths.js';
+import type { CallSandbox } from '../../contracts/sandbox-runtime.js';
 import type { ShellSessionHandle } from '../../shell/session-handle.js';
 import { DEFAULT_INACTIVITY_TIMEOUT_MS } from '../../shell/run-types.js';
 import { MAX_COMMAND_BYTES } from '../../contracts/defaults.js';
@@ -172,7 +173,7 @@ export class ShellTool extends BaseTool<ShellToolParams> {
         ...(updateOutput && !background ? { onOutput: updateOutput } : {}),
         ...(outputFile ? { saveOutput: { path: outputFile.path, afterChars: outputFile.maxChars } } : {}),
       });
-      return formatShellResult(
+      const formatted = formatShellResult(
         {
           command: params.command,
           directory: params.dir_path ?? '',
@@ -182,6 +183,8 @@ export class ShellTool extends BaseTool<ShellToolParams> {
         },
         result,
       );
+      const sandbox = this.#sandbox();
+      return sandbox ? { ...formatted, sandbox } : formatted;
     } catch (error) {
       if (isToolcellError(error) && error.code === ToolErrorType.CANCELLED) {
         return { llmContent: 'Command was cancelled by the user before it could start.', returnDisplay: 'Command cancelled by user.' };
@@ -189,6 +192,13 @@ export class ShellTool extends BaseTool<ShellToolParams> {
       const type = isToolcellError(error) ? error.code : ToolErrorType.SHELL_EXECUTE_ERROR;
       return toolErrorResult(type, errorMessage(error));
     }
+  }
+
+  /** Where the session's commands run, when the session says (ShellSessionHandle's backend and runtime). */
+  #sandbox(): CallSandbox | undefined {
+    const { backend, runtime } = this.#session as Partial<Pick<ShellSessionHandle, 'backend' | 'runtime'>>;
+    if (backend !== 'docker' && backend !== 'host') return undefined;
+    return { backend, ...(runtime !== undefined ? { runtime } : {}) };
   }
 
   /** `dir_path` as a path relative to the primary root (where the session's workspace is). */

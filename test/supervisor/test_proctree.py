@@ -1,0 +1,92 @@
+"""proctree's call group: how a reaper that is no subreaper (gVisor) still
+finds and ends every process of its call, orphans included.
+
+A double-forked process leaves the tree it came from (its parent exits and
+it goes to init), as under gVisor, where a reaper cannot keep it as a
+subreaper. Its supplementary group, which it cannot drop, still marks it.
+Needs root (to set the group), as the supervisor is.
+"""
+
+import os
+import signal
+import time
+
+import pytest
+
+import proctree
+
+GROUP = proctree.call_group(os.getpid())
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="setting a supplementary group needs root")
+
+
+def _orphan(group):
+    """Starts a sleeping grandchild in `group` whose parent exits at once; returns its pid."""
+    read_end, write_end = os.pipe()
+    child = os.fork()
+    if child == 0:
+        os.setgroups([group] if group is not None else [])
+        if os.fork() == 0:
+            os.close(read_end)
+            os.write(write_end, str(os.getpid()).encode())
+            os.close(write_end)
+            time.sleep(60)
+            os._exit(0)
+        os._exit(0)
+    os.close(write_end)
+    os.waitpid(child, 0)
+    pid = int(os.read(read_end, 32))
+    os.close(read_end)
+    return pid
+
+
+def _alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
+    except OSError:
+        return False
+
+
+@needs_root
+def test_an_orphan_outside_the_tree_is_found_by_its_group_only():
+    pid = _orphan(GROUP)
+    try:
+        assert pid not in proctree.descendants(os.getpid()), "the orphan left the tree"
+        assert pid in proctree.descendants(os.getpid(), GROUP), "its group finds it"
+    finally:
+        os.kill(pid, signal.SIGKILL)
+
+
+@needs_root
+def test_end_tree_ends_an_orphan_of_the_call_group_and_leaves_others_alone():
+    member = _orphan(GROUP)
+    stranger = _orphan(GROUP + 1)
+    try:
+        proctree.end_tree(os.getpid(), 0.05, lambda: None, GROUP)
+        deadline = time.monotonic() + 10
+        while _alive(member) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert not _alive(member), "the call's orphan is gone"
+        assert _alive(stranger), "another call's process is not touched"
+    finally:
+        for pid in (member, stranger):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+@needs_root
+def test_kill_strays_ends_the_call_group_of_a_dead_reaper():
+    member = _orphan(GROUP)
+    try:
+        proctree.kill_strays(os.getpid(), set(), GROUP)
+        deadline = time.monotonic() + 10
+        while _alive(member) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert not _alive(member)
+    finally:
+        try:
+            os.kill(member, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
