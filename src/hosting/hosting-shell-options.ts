@@ -7,11 +7,12 @@ import { withoutOperatorEgress } from './tenant-network.js';
  * What a server shared by tenants keeps of one command's output, and how
  * fast it reads the rest. Every byte kept crosses the engine and the one
  * shell thread all tenants share, and is rendered there by a terminal
- * emulator; none of that runs in the tenant's cgroup. At the local
- * defaults (8 MiB rendered, 64 MiB saved) a tenant's 1 GB flood raised
- * another tenant's p99 4.5-fold (bench/hosting, noisy neighbour); at these,
- * 1.0 to 1.5-fold. The model sees 40,000 characters of an output either
- * way; the saved file (`.toolcell/tool-outputs`) holds the first 8 MiB.
+ * emulator; none of that runs in the tenant's cgroup. What a tenant's 1 GB
+ * flood costs another tenant at the local defaults (8 MiB rendered, 64 MiB
+ * saved) and at these is measured by bench/hosting (noisy neighbour); the
+ * figures are in docs/benchmarks.md. The model sees 40,000 characters of an
+ * output either way; the saved file (`.toolcell/tool-outputs`) holds the
+ * first 8 MiB.
  */
 export const HOSTING_OUTPUT_LIMITS = Object.freeze({
   /** Bytes rendered per command (ShellServiceOptions.maxOutputBytes; 8 MiB locally). */

@@ -1,13 +1,12 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import test from 'ava';
-import { packageRoot } from '../../src/paths.js';
 import { runCli } from '../helpers/cli.js';
+import { documents } from '../helpers/documents.js';
 import { useTempWorkspace } from '../helpers/workspace.js';
 
 /**
  * What people read about the tools (every --help, the chat banner and its
- * /help and /approval lines, README.md and SECURITY.md) must only promise
+ * /help and /approval lines, README.md, SECURITY.md, ARCHITECTURE.md and
+ * every page of docs/) must only promise
  * tools that the registry has. A text that names one of Gemini CLI's tools,
  * or a kind of tool (fetching), while `toolcell tools` lists none, is a
  * promise the model and the person will find broken (`tool_not_registered`).
@@ -140,9 +139,14 @@ test('help texts, the chat banner and the docs promise only tools the registry h
     for (const problem of brokenPromises(help, tools, { kindWords: true })) problems.push(`${command} --help ${problem}`);
   }
   for (const problem of brokenPromises(await chatTexts(ws.root), tools, { kindWords: true })) problems.push(`the chat banner ${problem}`);
-  for (const doc of ['README.md', 'SECURITY.md']) {
-    const text = readFileSync(join(packageRoot, doc), 'utf8');
-    for (const problem of brokenPromises(text, tools, { kindWords: false })) problems.push(`${doc} ${problem}`);
+  const docs = documents();
+  for (const doc of ['README.md', 'SECURITY.md', 'docs/tools.md'])
+    t.true(
+      docs.some((read) => read.path === doc),
+      `${doc} is checked`,
+    );
+  for (const doc of docs) {
+    for (const problem of brokenPromises(doc.text, tools, { kindWords: false })) problems.push(`${doc.path} ${problem}`);
   }
   t.deepEqual(problems, []);
 });
