@@ -429,7 +429,18 @@ export class HostingServer {
       const current = await pending.catch(() => undefined);
       // Another session may have replaced them while this one waited: start over from what is there now.
       if (this.#resources.get(tenant) !== pending) return this.#tenantResources(tenant, limits);
-      if (current?.matches(limits, allow, uid, image?.key, sandboxRuntime)) return current;
+      if (
+        current?.matches({
+          tenant,
+          limits,
+          uid,
+          network: { tenant, allow },
+          ...(image ? { imageKey: image.key } : {}),
+          ...(sandboxRuntime !== undefined ? { sandboxRuntime } : {}),
+        })
+      ) {
+        return current;
+      }
       if (current) void current.retire();
     }
     const made = this.#makeResources(tenant, uid, limits, allow, image, sandboxRuntime);

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { MIN_LOOP_IMAGE_BYTES } from '../backends/docker/disk-cap/loop-image.js';
-import { cpusSchema, memoryBytesSchema, pidsSchema } from '../backends/docker/session-limits.js';
+import { cpusSchema, formatSize, memorySchema, pidsSchema, sizeBytes, writtenSize } from '../backends/session-limits.js';
 
 /**
  * A tenant's limits: what each one bounds, its default and why. The tenants
@@ -8,37 +8,6 @@ import { cpusSchema, memoryBytesSchema, pidsSchema } from '../backends/docker/se
  * overrides; `resolveLimits` merges them over these. Every limit is
  * enforced, and every refusal names it.
  */
-
-const UNITS: Record<string, number> = { '': 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 };
-
-/** `512m`, `1g`, `64k`, `1048576` → bytes (binary units, as Docker's `--memory`). Undefined when malformed. */
-export function parseSize(text: string): number | undefined {
-  const match = /^(\d+(?:\.\d+)?)\s*([kmg]?)b?$/i.exec(text.trim());
-  if (!match) return undefined;
-  const bytes = Math.floor(Number(match[1]) * UNITS[match[2]!.toLowerCase()]!);
-  return Number.isSafeInteger(bytes) && bytes > 0 ? bytes : undefined;
-}
-
-/**
- * A size written as `512m` (or a number of bytes), kept as written so the
- * file stays readable, whose bytes must pass `bytes`: the schema of the
- * layer that uses the value (the container's memory, the disk image), so
- * that the tenants file refuses, when it is read, what every session open
- * would refuse later.
- */
-const size = (bytes: z.ZodNumber) => {
-  const range =
-    bytes.maxValue !== null && bytes.maxValue < Number.MAX_SAFE_INTEGER
-      ? `from ${formatSize(bytes.minValue ?? 1)} to ${formatSize(bytes.maxValue)}`
-      : `of at least ${formatSize(bytes.minValue ?? 1)}`;
-  return z.union([z.number().int(), z.string()]).refine(
-    (value) => {
-      const parsed = typeof value === 'number' ? value : parseSize(value);
-      return parsed !== undefined && bytes.safeParse(parsed).success;
-    },
-    { error: `must be a size ${range}, such as 512m or 1g (k, m, g suffixes)` },
-  );
-};
 
 const count = (max: number) => z.number().int().min(1).max(max);
 
@@ -52,14 +21,14 @@ export const limitsSchema = z.strictObject({
   concurrentCalls: count(10_000).optional(),
   /** Tool calls per minute: a token bucket holding this many tokens, refilled evenly over a minute. */
   callsPerMinute: count(1_000_000).optional(),
-  /** Memory of each session's container (swap off): the bounds of the container's own (session-limits.ts). */
-  memory: size(memoryBytesSchema).optional(),
+  /** Memory of each session's container (swap off): the bounds of the container's own (backends/session-limits.ts). */
+  memory: writtenSize(memorySchema).optional(),
   /** CPUs each session's container may use. */
   cpus: cpusSchema.optional(),
   /** Processes and threads in each session's container. */
   pids: pidsSchema.optional(),
   /** The tenant's workspace in total; enforced by the workspace preparer (a capped filesystem, at least its smallest image), not here. */
-  diskBytes: size(z.number().int().min(MIN_LOOP_IMAGE_BYTES)).optional(),
+  diskBytes: writtenSize(z.number().int().min(MIN_LOOP_IMAGE_BYTES)).optional(),
   /** Wall time of one shell command. */
   commandTimeoutSeconds: count(86_400).optional(),
   /** Wall time of one file tool call (read_file, grep_search, glob, …) in the worker threads all tenants share. */
@@ -82,7 +51,8 @@ export interface TenantLimits {
   sessionsPerMinute: number;
   concurrentCalls: number;
   callsPerMinute: number;
-  memoryBytes: number;
+  /** Bytes. */
+  memory: number;
   cpus: number;
   pids: number;
   diskBytes: number;
@@ -114,7 +84,7 @@ export const DEFAULT_TENANT_LIMITS: Readonly<TenantLimits> = Object.freeze({
   sessionsPerMinute: 30,
   concurrentCalls: 4,
   callsPerMinute: 600,
-  memoryBytes: 512 * 1024 ** 2,
+  memory: 512 * 1024 ** 2,
   cpus: 1,
   pids: 256,
   diskBytes: 1024 ** 3,
@@ -125,8 +95,6 @@ export const DEFAULT_TENANT_LIMITS: Readonly<TenantLimits> = Object.freeze({
   maxSessionSeconds: 86_400,
 });
 
-const bytesOf = (value: number | string | undefined): number | undefined => (typeof value === 'string' ? parseSize(value) : value);
-
 /** The tenant's limits: its own over the file's defaults over DEFAULT_TENANT_LIMITS. */
 export function resolveLimits(defaults: LimitsInput | undefined, own: LimitsInput | undefined): TenantLimits {
   const merged = { ...defaults, ...own };
@@ -136,10 +104,10 @@ export function resolveLimits(defaults: LimitsInput | undefined, own: LimitsInpu
     sessionsPerMinute: merged.sessionsPerMinute ?? base.sessionsPerMinute,
     concurrentCalls: merged.concurrentCalls ?? base.concurrentCalls,
     callsPerMinute: merged.callsPerMinute ?? base.callsPerMinute,
-    memoryBytes: bytesOf(merged.memory) ?? base.memoryBytes,
+    memory: sizeBytes(merged.memory) ?? base.memory,
     cpus: merged.cpus ?? base.cpus,
     pids: merged.pids ?? base.pids,
-    diskBytes: bytesOf(merged.diskBytes) ?? base.diskBytes,
+    diskBytes: sizeBytes(merged.diskBytes) ?? base.diskBytes,
     commandTimeoutSeconds: merged.commandTimeoutSeconds ?? base.commandTimeoutSeconds,
     fileToolTimeoutSeconds: merged.fileToolTimeoutSeconds ?? base.fileToolTimeoutSeconds,
     idleSeconds: merged.idleSeconds ?? base.idleSeconds,
@@ -166,19 +134,8 @@ export function parseLimitAssignment(text: string): [LimitName, number | string]
   return [name, number];
 }
 
-/** `536870912` → `512m`: sizes as the tenants file writes them. */
-export function formatSize(bytes: number): string {
-  for (const [suffix, unit] of [
-    ['g', 1024 ** 3],
-    ['m', 1024 ** 2],
-    ['k', 1024],
-  ] as const)
-    if (bytes % unit === 0) return `${bytes / unit}${suffix}`;
-  return String(bytes);
-}
-
 /** Resolved limits under the names the tenants file and `--limit` use. */
 export function namedLimits(limits: TenantLimits): Record<LimitName, number | string> {
-  const { memoryBytes, diskBytes, ...rest } = limits;
-  return { ...rest, memory: formatSize(memoryBytes), diskBytes: formatSize(diskBytes) };
+  const { memory, diskBytes, ...rest } = limits;
+  return { ...rest, memory: formatSize(memory), diskBytes: formatSize(diskBytes) };
 }

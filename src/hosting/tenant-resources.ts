@@ -10,23 +10,41 @@ import type { Tool } from '../tools/tool.js';
 import type { WorkspaceInfo } from '../tools/define-tool.js';
 import { tenantSlug } from './disk/tenant-slug.js';
 import type { TenantLimits } from './limits.js';
+import { limitsKey, type SessionLimits } from '../backends/session-limits.js';
 import { networkKey, tenantWebFetch, type TenantEgress, type TenantNetwork } from './tenant-network.js';
 import type { PrepareWorkspace, PreparedWorkspace } from './tenant-workspace.js';
 import { tenantUser } from './tenant-uid.js';
 
-/** The limits, network, uid, image and runtime a tenant's sessions and file tools are made with: a change needs new resources. */
-function containerKey(limits: TenantLimits, allow: readonly string[] | undefined, uid: number, image?: string, runtime?: string): string {
-  return [
-    limits.memoryBytes,
-    limits.cpus,
-    limits.pids,
-    limits.commandTimeoutSeconds,
-    limits.fileToolTimeoutSeconds,
-    networkKey(allow),
-    uid,
-    image ?? 'toolcell',
-    runtime ?? '',
-  ].join('/');
+/**
+ * What a tenant's sessions and file tools are made with, as one key: its
+ * sessions' container limits, its time limits, network, image and runtime.
+ * A change needs new resources.
+ */
+function resourcesKey(options: Pick<TenantResourcesOptions, 'tenant' | 'limits' | 'uid' | 'imageKey' | 'sandboxRuntime' | 'network'>): string {
+  return limitsKey({
+    session: tenantSessionLimits(options.tenant, options.limits, tenantUser(options.uid), options.sandboxRuntime),
+    commandTimeoutSeconds: options.limits.commandTimeoutSeconds,
+    fileToolTimeoutSeconds: options.limits.fileToolTimeoutSeconds,
+    network: networkKey(options.network?.allow),
+    image: options.imageKey ?? 'toolcell',
+  });
+}
+
+/**
+ * The container limits of a tenant's sessions: its memory, CPUs and pids;
+ * one CPU group per tenant (however many sessions it runs, a busy tenant gets
+ * one share of the CPU under contention); its own uid (tenants never share
+ * the kernel's per-user budgets, tenant-uid.ts); its runtime.
+ */
+function tenantSessionLimits(tenant: string, limits: TenantLimits, user: { uid: number; gid: number } | undefined, runtime: string | undefined): SessionLimits {
+  return {
+    memory: limits.memory,
+    cpus: limits.cpus,
+    pids: limits.pids,
+    cpuGroup: tenantSlug(tenant),
+    ...(user ? { user } : {}),
+    ...(runtime !== undefined ? { runtime } : {}),
+  };
 }
 
 export interface TenantResourcesOptions {
@@ -123,7 +141,7 @@ export class TenantResources {
     this.tenant = options.tenant;
     this.limits = options.limits;
     this.sandboxRuntime = options.sandboxRuntime;
-    this.key = containerKey(options.limits, options.network?.allow, options.uid, options.imageKey, options.sandboxRuntime);
+    this.key = resourcesKey(options);
     this.workspace = workspace;
     this.#shell = options.ownsShell ? options.shell : undefined;
     this.#egress = options.egress;
@@ -139,16 +157,7 @@ export class TenantResources {
       sandbox: 'docker',
       workspace,
       baseRegistry,
-      // One CPU group per tenant: however many sessions it runs, a busy tenant gets one share of the CPU under contention.
-      // The tenant's own uid: tenants never share the kernel's per-user budgets (tenant-uid.ts).
-      limits: {
-        memoryBytes: options.limits.memoryBytes,
-        cpus: options.limits.cpus,
-        pids: options.limits.pids,
-        cpuGroup: tenantSlug(options.tenant),
-        ...(user ? { user } : {}),
-        ...(options.sandboxRuntime !== undefined ? { runtime: options.sandboxRuntime } : {}),
-      },
+      limits: tenantSessionLimits(options.tenant, options.limits, user, options.sandboxRuntime),
       // The MCP handshake does not wait for the container: a burst of new sessions would hold each
       // initialize for every container start before it; the session's first command waits instead.
       awaitSandbox: false,
@@ -169,8 +178,8 @@ export class TenantResources {
   }
 
   /** True when new sessions should use fresh resources for these limits, allow list, uid, image and runtime. */
-  matches(limits: TenantLimits, allow: readonly string[] | undefined, uid: number, imageKey?: string, sandboxRuntime?: string): boolean {
-    return !this.#retired && this.key === containerKey(limits, allow, uid, imageKey, sandboxRuntime);
+  matches(options: Pick<TenantResourcesOptions, 'tenant' | 'limits' | 'uid' | 'imageKey' | 'sandboxRuntime' | 'network'>): boolean {
+    return !this.#retired && this.key === resourcesKey(options);
   }
 
   use(): void {

@@ -106,7 +106,7 @@ test('hand edits under a running server: a symlink to another tenant’s workspa
   content.tenants['bar']!.limits = { memory: '2048g' };
   await writeFile(file, JSON.stringify(content));
   await hosting.store.reload();
-  t.is(hosting.store.tenant('bar')?.limits.memoryBytes, 256 * 1024 ** 2);
+  t.is(hosting.store.tenant('bar')?.limits.memory, 256 * 1024 ** 2);
   const again = await connectTenant(t, hosting.server.url, barKey);
   t.regex((await call(again.client, 'run_shell_command', { command: 'cat secret.txt' })).text, /bar-only/);
 });

@@ -12,8 +12,8 @@ test('defaults turn every protection on', (t) => {
 });
 
 test('limits are merged over the defaults', (t) => {
-  const resolved = resolveDockerBackendOptions({ limits: { memoryBytes: 512 * 1024 * 1024, pids: 64 }, runtime: 'runsc' });
-  t.is(resolved.limits.memoryBytes, 512 * 1024 * 1024);
+  const resolved = resolveDockerBackendOptions({ limits: { memory: 512 * 1024 * 1024, pids: 64 }, runtime: 'runsc' });
+  t.is(resolved.limits.memory, 512 * 1024 * 1024);
   t.is(resolved.limits.pids, 64);
   t.is(resolved.limits.cpus, DEFAULT_LIMITS.cpus);
   t.is(resolved.runtime, 'runsc');
@@ -23,8 +23,8 @@ const bad: Array<[string, unknown, RegExp, typeof TypeError | typeof RangeError]
   ['not an object', 42, /^createDockerBackend: options must be an object/, TypeError],
   ['unknown option', { memory: 1 }, /options\.memory is not a known option/, TypeError],
   ['unknown limit', { limits: { swap: 1 } }, /options\.limits\.swap is not a known option/, TypeError],
-  ['memory as a string', { limits: { memoryBytes: '1g' } }, /options\.limits\.memoryBytes must be a number/, TypeError],
-  ['memory too small', { limits: { memoryBytes: 1024 } }, /options\.limits\.memoryBytes must be at least 16777216/, RangeError],
+  ['memory as a string', { limits: { memory: '1g' } }, /options\.limits\.memory must be a number/, TypeError],
+  ['memory too small', { limits: { memory: 1024 } }, /options\.limits\.memory must be at least 16777216/, RangeError],
   ['fractional pids', { limits: { pids: 10.5 } }, /options\.limits\.pids must be an integer/, TypeError],
   ['zero cpus', { limits: { cpus: 0 } }, /options\.limits\.cpus must be at least 0\.01/, RangeError],
   ['root user', { user: { uid: 0, gid: 0 } }, /options\.user\.uid must be at least 1/, RangeError],

@@ -18,13 +18,13 @@ import { resolveDockerBackendOptions, type DockerBackendOptions, type ResolvedDo
 import type { PinnedDirectory } from './pinned-dir.js';
 import { PRIVATE_MOUNT_ROOT, PrivateMounts } from './private-mounts.js';
 import { probeDocker } from './probe.js';
-import { cpuGroupCgroup, sessionLimitsSchema, type EffectiveSessionLimits, type SessionLimits } from './session-limits.js';
+import { cpuGroupCgroup, sessionLimitsSchema, type SessionLimits } from '../session-limits.js';
 import { parseOptions } from '../../contracts/parse-options.js';
 
 // The shell thread loads this module by URL and needs both entry points here.
 export { probeDocker, type DockerProbe } from './probe.js';
 import { StartLimiter } from './start-limiter.js';
-import { WarmPool } from './warm-pool.js';
+import { WarmPool, type EffectiveSessionLimits } from './warm-pool.js';
 import { prepareWorkspace, type PreparedWorkspace, type WorkspacePin } from './workspace-dirs.js';
 import { RuntimeCatalog } from './runtimes.js';
 
@@ -139,7 +139,7 @@ class DockerBackend implements DockerShellBackend {
     const base = this.#options.limits;
     const runtime = own.runtime ?? this.#options.runtime;
     return {
-      memoryBytes: own.memoryBytes ?? base.memoryBytes,
+      memory: own.memory ?? base.memory,
       cpus: own.cpus ?? base.cpus,
       pids: own.pids ?? base.pids,
       ...(own.cpuGroup !== undefined ? { cpuGroup: own.cpuGroup } : {}),
