@@ -11,8 +11,7 @@ import { RuntimeCatalog } from '../backends/docker/runtimes.js';
 import type { AroundToolCall } from '../mcp/server/create-tool-server.js';
 import { serveHttp, SessionRefusal, type HttpRefusal, type LiveHttpSession, type RunningHttpServer } from '../mcp/server/serve-http.js';
 import type { ServeSession } from '../mcp/server/session.js';
-import { shellSessionIdOf } from '../mcp/server/shell-sandbox.js';
-import type { ToolRegistry } from '../registry/tool-registry.js';
+import { shellSessionIdOf } from '../runtime/mcp-session-sandbox.js';
 import { ShellService } from '../shell/shell-service.js';
 import type { WorkspaceInfo } from '../tools/define-tool.js';
 import { inCallerTerms } from '../fs/workspace-paths.js';
@@ -23,7 +22,6 @@ import { BodyBudget } from './http/body-budget.js';
 import type { HostingEvent, SessionCloseReason } from './hosting-events.js';
 import type { TenantLimits } from './limits.js';
 import { sameIdentity, type Principal } from './principal.js';
-import type { PolicyEngine } from '../policy/policy-engine.js';
 import type { EgressEvent } from '../egress/egress-event.js';
 import type { LogVolume } from '../telemetry/log-line.js';
 import { TenantPolicies } from './tenant-policy.js';
@@ -70,13 +68,7 @@ export class HostingServer {
   readonly #sessionGate: FairGate;
   readonly #callGate: FairGate;
   readonly #bodies: BodyBudget;
-  /** Which tenant's workspace a session registry serves, for the scheduler's saved outputs. */
-  readonly #workspaces = new WeakMap<ToolRegistry, WorkspaceInfo>();
-  /** Which tenant's policy (operator's rules with the tenant's over them) a session registry's calls are judged by. */
-  readonly #policyOf = new WeakMap<ToolRegistry, PolicyEngine>();
   readonly #policies: TenantPolicies;
-  /** The tenant's secrets redacted from a session registry's results (tenant-secrets.ts). */
-  readonly #redactorOf = new WeakMap<ToolRegistry, SecretRedactor>();
   readonly #secrets: TenantSecretOpener;
   readonly #onTenantRemoved = (name: string) => void this.#tenantRemoved(name);
   readonly #onKeysRevoked = (ids: string[]) => void this.#keysRevoked(ids);
@@ -266,19 +258,9 @@ export class HostingServer {
           this.#note({ event: 'quota_refusal', tenant: caller?.tenant ?? '', limit }),
         ),
       createSession: (id, caller) => this.#openSession(id, caller),
-      createScheduler: ({ registry, onOutput }) => {
-        const workspace = this.#workspaces.get(registry);
-        const policy = this.#policyOf.get(registry);
-        const redactor = this.#redactorOf.get(registry);
-        // No confirm handler: nobody can be asked, so a policy ask_user is refused naming its rule.
-        return options.runtime.createScheduler({
-          registry,
-          onOutput,
-          ...(policy ? { policy } : {}),
-          ...(redactor ? { redact: (text: string) => redactor.redact(text) } : {}),
-          ...(workspace ? { output: { saveDir: `${workspace.stateDir}/tool-outputs`, workspace } } : {}),
-        });
-      },
+      // No confirm handler: nobody can be asked, so a policy ask_user is refused naming its rule.
+      // Each session's own settings (its tenant's policy, workspace and secrets) come with it.
+      createScheduler: (settings) => options.runtime.createScheduler(settings),
       onSessionOpen: (session) =>
         this.#note({ event: 'session_open', tenant: session.caller!.tenant, subject: session.caller!.subject, via: session.caller!.via, session: session.id }),
       onSessionClose: (session, reason) =>
@@ -367,13 +349,17 @@ export class HostingServer {
         await base.close().catch(() => {});
         throw new SessionRefusal({ status: 401, message: 'Invalid bearer token' });
       }
-      this.#workspaces.set(base.registry, resources.workspace);
-      this.#policyOf.set(base.registry, policy);
-      if (redactor) this.#redactorOf.set(base.registry, redactor);
       this.#sessionRuntimes.set(id, runtime);
       undo.push(() => void this.#sessionRuntimes.delete(id));
       return {
         registry: base.registry,
+        // The tenant's policy (operator's rules with the tenant's over them), its workspace for saved outputs,
+        // its secrets redacted from results (tenant-secrets.ts).
+        scheduler: {
+          policy,
+          output: { saveDir: `${resources.workspace.stateDir}/tool-outputs`, workspace: resources.workspace },
+          ...(redactor ? { redact: (text: string) => redactor.redact(text) } : {}),
+        },
         idleMs: limits.idleSeconds * 1000,
         abandonedMs: limits.abandonedSeconds * 1000,
         maxLifetimeMs: limits.maxSessionSeconds * 1000,

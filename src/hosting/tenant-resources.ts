@@ -1,8 +1,8 @@
 import { join } from 'node:path';
-import type { SessionSandbox } from '../mcp/server/session-factory.js';
-import { createSessionFactory } from '../mcp/server/session-factory.js';
+import type { SessionSandbox } from '../runtime/mcp-session-factory.js';
+import { createSessionFactory } from '../runtime/mcp-session-factory.js';
 import type { ServeSessionFactory } from '../mcp/server/session.js';
-import { shellSessionSandbox } from '../mcp/server/shell-sandbox.js';
+import { shellSessionSandbox } from '../runtime/mcp-session-sandbox.js';
 import { ToolRegistry } from '../registry/tool-registry.js';
 import type { Runtime } from '../runtime/runtime.js';
 import type { ShellService } from '../shell/shell-service.js';

@@ -190,8 +190,8 @@ async function runServe(options: ServeOptions): Promise<number> {
     import('../../shell/shell-service.js'),
     import('../../mcp/server/serve-http.js'),
     import('../../mcp/server/serve-stdio.js'),
-    import('../../mcp/server/session-factory.js'),
-    import('../../mcp/server/shell-sandbox.js'),
+    import('../../runtime/mcp-session-factory.js'),
+    import('../../runtime/mcp-session-sandbox.js'),
   ]);
   let runtime: Runtime;
   try {

@@ -1,12 +1,12 @@
-import { DiscoveredTool } from '../../discovery/discovered-tool.js';
-import { shellCommandRunner } from '../../discovery/shell-command-runner.js';
-import type { ToolRegistry } from '../../registry/tool-registry.js';
-import type { SandboxMode } from '../../shell/run-types.js';
-import type { OpenSessionOptions } from '../../shell/shell-service-options.js';
-import type { ShellService } from '../../shell/shell-service.js';
-import type { WorkspaceInfo } from '../../tools/define-tool.js';
-import { createShellTool } from '../../tools/shell/shell-tool.js';
-import type { SessionSandbox } from './session-factory.js';
+import { DiscoveredTool } from '../discovery/discovered-tool.js';
+import { shellCommandRunner } from '../discovery/shell-command-runner.js';
+import type { ToolRegistry } from '../registry/tool-registry.js';
+import type { SandboxMode } from '../shell/run-types.js';
+import type { OpenSessionOptions } from '../shell/shell-service-options.js';
+import type { ShellService } from '../shell/shell-service.js';
+import type { WorkspaceInfo } from '../tools/define-tool.js';
+import { createShellTool } from '../tools/shell/shell-tool.js';
+import type { SessionSandbox } from './mcp-session-factory.js';
 
 export interface ShellSandboxOptions {
   service: ShellService;

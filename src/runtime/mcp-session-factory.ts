@@ -1,6 +1,6 @@
-import { ToolRegistry } from '../../registry/tool-registry.js';
-import type { Tool } from '../../tools/tool.js';
-import type { ServeSessionFactory } from './session.js';
+import { ToolRegistry } from '../registry/tool-registry.js';
+import type { Tool } from '../tools/tool.js';
+import type { ServeSessionFactory } from '../mcp/server/session.js';
 
 /** The tools of one session that need a sandbox of their own, and how to end that sandbox. */
 export interface SessionSandbox {
