@@ -53,6 +53,8 @@ export { JsonlFileSink } from './telemetry/jsonl-sink.js';
 
 export { createRuntime, type Runtime, type RuntimeOptions, type SandboxMode } from './runtime/runtime.js';
 
+export { createHostingServer, type CreateHostingServerOptions, type HostedTenants } from './hosting/index.js';
+
 export { ShellService, type ShellServiceOptions } from './shell/shell-service.js';
 export type { ShellRunOptions, ShellRunResult } from './shell/run-types.js';
 export { createShellTool, type ShellToolOptions } from './tools/shell/shell-tool.js';

@@ -9,10 +9,10 @@ import test from 'ava';
 import { once } from 'node:events';
 import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { generateApiKey } from '../../src/hosting/api-key.js';
-import { TenantStore } from '../../src/hosting/tenant-store.js';
-import { defaultWorkspacePath } from '../../src/hosting/tenant-workspace.js';
-import { emptyTenantsFile, parseTenantsFile, writeTenantsFile, type TenantsFile } from '../../src/hosting/tenants-file.js';
+import { generateApiKey } from '../../src/hosting/auth/api-key.js';
+import { TenantStore } from '../../src/hosting/tenants/tenant-store.js';
+import { defaultWorkspacePath } from '../../src/hosting/tenants/tenant-workspace.js';
+import { emptyTenantsFile, parseTenantsFile, writeTenantsFile, type TenantsFile } from '../../src/hosting/tenants/tenants-file.js';
 import { runCli } from '../helpers/cli.js';
 import { addTenant, hostingFolder } from '../helpers/hosting.js';
 

@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isToolcellError } from '../../src/errors.js';
 import { parseSize } from '../../src/backends/session-limits.js';
-import { parseLimitAssignment, resolveLimits } from '../../src/hosting/limits.js';
-import { emptyTenantsFile, readTenantsFile, writeTenantsFile } from '../../src/hosting/tenants-file.js';
+import { parseLimitAssignment, resolveLimits } from '../../src/hosting/admission/limits.js';
+import { emptyTenantsFile, readTenantsFile, writeTenantsFile } from '../../src/hosting/tenants/tenants-file.js';
 
 const folder = () => mkdtemp(join(tmpdir(), 'toolcell-tenants-'));
 const validKey = { id: 'abcdefghij12', hash: 'a'.repeat(64), createdAt: '2026-01-01T00:00:00.000Z' };

@@ -19,8 +19,8 @@ import {
 import type { Runtime } from '../../runtime/runtime.js';
 import { shellServiceOptions } from '../../runtime/shell-settings.js';
 import { escapeText } from '../../ui/escape-text.js';
-import type { HostingOperationsFlagValues } from './hosting-operations.js';
-import { isListenError, ListenerFailure } from './listener-failure.js';
+import type { HostingOperationsFlagValues } from '../../hosting/operations/hosting-operations.js';
+import { isListenError, ListenerFailure } from '../../hosting/operations/listener-failure.js';
 
 interface ServeOptions extends RunnerCliOptions, HostingOperationsFlagValues {
   stdio?: boolean;
