@@ -305,7 +305,7 @@ function unixSocketOf(dockerHost: string | undefined): string | undefined {
  * the supervisor's protocol stream from and to the host (read the host's
  * frames, kill ones included, so its call outlives its limits; write frames
  * of its own), and SIGKILL init, ending the container. Measured; the
- * refusal is tested in test/sandbox/runtimes.test.ts.
+ * refusal is tested in test/backends/docker/runtimes.test.ts.
  */
 function gvisorRefusal(prepared: PreparedWorkspace): string | undefined {
   const sources = [prepared.workspace.source, prepared.background.source];

@@ -12,11 +12,11 @@ export class TenantUsage {
   readonly #sessionBuckets = new Map<string, TokenBucket>();
 
   /** Counts a session in when the tenant is under `limit`. */
-  openSession(tenant: string, limit: number): boolean {
+  countSessionIn(tenant: string, limit: number): boolean {
     return increment(this.#sessions, tenant, limit);
   }
 
-  closeSession(tenant: string): void {
+  countSessionOut(tenant: string): void {
     decrement(this.#sessions, tenant);
   }
 

@@ -294,7 +294,7 @@ export class HostingServer {
     const { tenant } = caller;
     const limits = this.#limits(tenant);
     if (!limits) throw new SessionRefusal({ status: 401, message: 'Invalid bearer token' });
-    if (!this.#usage.openSession(tenant, limits.sessions)) {
+    if (!this.#usage.countSessionIn(tenant, limits.sessions)) {
       this.#note({ event: 'quota_refusal', tenant, limit: 'sessions', session: id });
       throw new SessionRefusal({
         status: 403,
@@ -306,11 +306,11 @@ export class HostingServer {
         data: { limit: 'sessions' },
       });
     }
-    const undo: Array<() => Promise<void> | void> = [() => this.#usage.closeSession(tenant)];
+    const undo: Array<() => Promise<void> | void> = [() => this.#usage.countSessionOut(tenant)];
     // A token only for a session that would open: one refused for `sessions` costs none.
     const opened = this.#usage.takeSessionToken(tenant, limits.sessionsPerMinute);
     if (!opened.ok) {
-      this.#usage.closeSession(tenant);
+      this.#usage.countSessionOut(tenant);
       this.#note({ event: 'quota_refusal', tenant, limit: 'sessionsPerMinute', session: id });
       throw new SessionRefusal({
         status: 429,

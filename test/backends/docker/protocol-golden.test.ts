@@ -7,11 +7,11 @@
 import test from 'ava';
 import { readFileSync } from 'node:fs';
 import { PassThrough, Duplex } from 'node:stream';
-import { FrameDecoder } from '../../src/backends/docker/frame-decoder.js';
-import { HEADER_SIZE, HostFrame, PROTOCOL_VERSION, SupervisorFrame, encodeFrame, encodeJsonFrame } from '../../src/backends/docker/protocol.js';
-import { SupervisorConnection } from '../../src/backends/docker/supervisor-connection.js';
-import { isToolcellError } from '../../src/errors.js';
-import { DEFAULT_KILL_GRACE_MS } from '../../src/contracts/defaults.js';
+import { FrameDecoder } from '../../../src/backends/docker/frame-decoder.js';
+import { HEADER_SIZE, HostFrame, PROTOCOL_VERSION, SupervisorFrame, encodeFrame, encodeJsonFrame } from '../../../src/backends/docker/protocol.js';
+import { SupervisorConnection } from '../../../src/backends/docker/supervisor-connection.js';
+import { isToolcellError } from '../../../src/errors.js';
+import { DEFAULT_KILL_GRACE_MS } from '../../../src/contracts/defaults.js';
 
 interface GoldenFrame {
   name: string;
@@ -31,7 +31,7 @@ interface Golden {
   frames: GoldenFrame[];
 }
 
-const golden = JSON.parse(readFileSync(new URL('../../../test/fixtures/supervisor-frames.json', import.meta.url), 'utf8')) as Golden;
+const golden = JSON.parse(readFileSync(new URL('../../../../test/fixtures/supervisor-frames.json', import.meta.url), 'utf8')) as Golden;
 const typeOf = (frame: GoldenFrame): number => golden.types[frame.type]!;
 const bytes = (frame: GoldenFrame): Buffer => Buffer.from(frame.hex, 'hex');
 
@@ -44,7 +44,10 @@ test('the constants are the golden file’s', (t) => {
 
 test('host frames encode to the golden bytes', (t) => {
   for (const frame of golden.frames.filter((f) => f.direction === 'host')) {
-    const encoded = frame.json !== undefined ? encodeJsonFrame(typeOf(frame), frame.callId, frame.json) : encodeFrame(typeOf(frame), frame.callId, Buffer.from(frame.payloadHex ?? '', 'hex'));
+    const encoded =
+      frame.json !== undefined
+        ? encodeJsonFrame(typeOf(frame), frame.callId, frame.json)
+        : encodeFrame(typeOf(frame), frame.callId, Buffer.from(frame.payloadHex ?? '', 'hex'));
     t.is(encoded.toString('hex'), frame.hex, frame.name);
   }
 });
@@ -77,7 +80,10 @@ function dockerStdout(payload: Buffer): Buffer {
 }
 
 /** A connection whose incoming side we write; what it sends is discarded. */
-function connectionOver(options: ConstructorParameters<typeof SupervisorConnection>[1] = {}): { connection: SupervisorConnection; receive: (frame: Buffer) => void } {
+function connectionOver(options: ConstructorParameters<typeof SupervisorConnection>[1] = {}): {
+  connection: SupervisorConnection;
+  receive: (frame: Buffer) => void;
+} {
   const incoming = new PassThrough();
   const stream = new Duplex({ read() {}, write: (_chunk, _encoding, done) => done() });
   incoming.on('data', (chunk: Buffer) => stream.push(chunk));

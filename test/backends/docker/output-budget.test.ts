@@ -5,8 +5,8 @@
  * dropped is the whole output, byte and line feed for line feed.
  */
 import anyTest, { type ExecutionContext } from 'ava';
-import type { SkippedOutput } from '../../src/backends/backend.js';
-import { SANDBOX_TEST_ENV, commandProcesses, requireDocker, useSandboxBackend } from '../helpers/docker.js';
+import type { SkippedOutput } from '../../../src/backends/backend.js';
+import { SANDBOX_TEST_ENV, commandProcesses, requireDocker, useSandboxBackend } from '../../helpers/docker.js';
 
 const test = await requireDocker(anyTest, 'sandbox/output-budget');
 const sandbox = useSandboxBackend(test);
@@ -21,7 +21,11 @@ interface Received {
   order: string[];
 }
 
-async function run(t: ExecutionContext, command: string, options: { mode: 'pty' | 'pipes'; forwardBytes: number; tailBytes: number; drainBytesPerSecond?: number }): Promise<Received> {
+async function run(
+  t: ExecutionContext,
+  command: string,
+  options: { mode: 'pty' | 'pipes'; forwardBytes: number; tailBytes: number; drainBytesPerSecond?: number },
+): Promise<Received> {
   const session = await sandbox.session(t);
   const spawned = await session.spawn({
     command,
@@ -93,10 +97,9 @@ test('an output within the budget is sent whole, with no report', async (t) => {
 
 test('a bad budget is refused before anything runs, naming the field', async (t) => {
   const session = await sandbox.session(t);
-  await t.throwsAsync(
-    session.spawn({ command: 'true', cwd: '.', env: {}, mode: 'pipes', outputBudget: { forwardBytes: -1, tailBytes: 0 } }),
-    { message: /outputBudget\.forwardBytes must be a non-negative integer/ },
-  );
+  await t.throwsAsync(session.spawn({ command: 'true', cwd: '.', env: {}, mode: 'pipes', outputBudget: { forwardBytes: -1, tailBytes: 0 } }), {
+    message: /outputBudget\.forwardBytes must be a non-negative integer/,
+  });
 });
 
 test('past the budget at a drain rate, the command is read slowly and its counts and end are still exact', async (t) => {

@@ -5,8 +5,8 @@
  */
 import anyTest from 'ava';
 import type { ExecutionContext } from 'ava';
-import type { DockerSession } from '../../src/backends/docker/docker-session.js';
-import { SANDBOX_TEST_ENV, commandProcesses, eventually, requireDocker, runCommand, useSandboxBackend } from '../helpers/docker.js';
+import type { DockerSession } from '../../../src/backends/docker/docker-session.js';
+import { SANDBOX_TEST_ENV, commandProcesses, eventually, requireDocker, runCommand, useSandboxBackend } from '../../helpers/docker.js';
 
 const test = await requireDocker(anyTest, 'sandbox/kill');
 const sandbox = useSandboxBackend(test);
@@ -37,7 +37,11 @@ async function startArmed(session: DockerSession, mode: 'pty' | 'pipes') {
 
 async function assertNoCommandProcess(t: ExecutionContext, session: DockerSession, label: string): Promise<void> {
   const left = await commandProcesses(session.containerId);
-  t.deepEqual(left.map((p) => p.args), [], `${label}: nothing of the call may survive`);
+  t.deepEqual(
+    left.map((p) => p.args),
+    [],
+    `${label}: nothing of the call may survive`,
+  );
 }
 
 for (const mode of ['pty', 'pipes'] as const) {
@@ -64,7 +68,12 @@ test('a finished call leaves nothing behind, even its `&` children', async (t) =
 
 test('a process that ignores SIGTERM is SIGKILLed after the grace period', async (t) => {
   const session = await sandbox.session(t);
-  const spawned = await session.spawn({ command: 'trap "" TERM; echo ready; while :; do sleep 0.05; done', cwd: '.', env: { ...SANDBOX_TEST_ENV }, mode: 'pipes' });
+  const spawned = await session.spawn({
+    command: 'trap "" TERM; echo ready; while :; do sleep 0.05; done',
+    cwd: '.',
+    env: { ...SANDBOX_TEST_ENV },
+    mode: 'pipes',
+  });
   await new Promise<void>((resolve) => spawned.onData((chunk) => Buffer.from(chunk).toString().includes('ready') && resolve()));
   const started = Date.now();
   await spawned.kill({ graceMs: 300 });

@@ -2,12 +2,12 @@
  * One container per session: /tmp and processes are never shared.
  */
 import anyTest from 'ava';
-import { SANDBOX_TEST_ENV, makeWorkspace, requireDocker, runCommand, useSandboxBackend } from '../helpers/docker.js';
+import { SANDBOX_TEST_ENV, makeWorkspace, requireDocker, runCommand, useSandboxBackend } from '../../helpers/docker.js';
 
 const test = await requireDocker(anyTest, 'sandbox/sessions');
 const sandbox = useSandboxBackend(test);
 
-test('two sessions of one workspace see neither each other\'s /tmp nor processes', async (t) => {
+test("two sessions of one workspace see neither each other's /tmp nor processes", async (t) => {
   const workspaceRoot = await makeWorkspace(t);
   const first = await sandbox.session(t, { workspaceRoot, label: 'a' });
   const second = await sandbox.session(t, { workspaceRoot, label: 'b' });
@@ -33,7 +33,7 @@ test('the workspace itself is shared between sessions of that workspace', async 
 test('a session whose container died gets a fresh one on the next spawn', async (t) => {
   const session = await sandbox.session(t);
   const before = session.containerId;
-  const { createEngineClient } = await import('../../src/backends/docker/engine.js');
+  const { createEngineClient } = await import('../../../src/backends/docker/engine.js');
   await createEngineClient().getContainer(before).remove({ force: true });
   const result = await runCommand(session, 'echo back');
   t.is(result.stdout, 'back\n');

@@ -8,7 +8,7 @@ import test from 'ava';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-const root = fileURLToPath(new URL('../../..', import.meta.url));
+const root = fileURLToPath(new URL('../../../..', import.meta.url));
 
 /** The first python3 that can import pytest: Debian's, then whatever PATH has. */
 function pythonWithPytest(): string | undefined {

@@ -4,9 +4,9 @@
  * before it does, and no spare is started in its place.
  */
 import anyTest from 'ava';
-import { createEngineClient } from '../../src/backends/docker/engine.js';
-import { LABELS } from '../../src/backends/docker/labels.js';
-import { containersWithLabel, makeWorkspace, requireDocker, sessionId, createTestBackend } from '../helpers/docker.js';
+import { createEngineClient } from '../../../src/backends/docker/engine.js';
+import { LABELS } from '../../../src/backends/docker/labels.js';
+import { containersWithLabel, makeWorkspace, requireDocker, sessionId, createTestBackend } from '../../helpers/docker.js';
 
 const test = await requireDocker(anyTest, 'sandbox/cancel-start');
 
@@ -28,7 +28,9 @@ test.serial('a session whose container is being created when the signal aborts: 
 test.serial('an already aborted signal starts nothing', async (t) => {
   const backend = await createTestBackend({ warmPool: 1 });
   t.teardown(() => backend.close());
-  const error = await t.throwsAsync(backend.openSession({ sessionId: sessionId('cancel'), workspaceRoot: await makeWorkspace(t), signal: AbortSignal.abort() }));
+  const error = await t.throwsAsync(
+    backend.openSession({ sessionId: sessionId('cancel'), workspaceRoot: await makeWorkspace(t), signal: AbortSignal.abort() }),
+  );
   t.is((error as { code?: string }).code, 'cancelled');
   t.deepEqual(await containersWithLabel(LABELS.backend, backend.backendId), []);
 });

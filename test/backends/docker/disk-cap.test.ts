@@ -1,5 +1,5 @@
 /**
- * A workspace on a loop-mounted image (src/sandbox/disk-cap/): the kernel
+ * A workspace on a loop-mounted image (src/backends/docker/disk-cap/): the kernel
  * bounds what commands can take, however they hold it. Here with the
  * supervisor's growth counting turned off, so the filesystem bound alone is
  * what stops the attack that counting alone could not see (descriptors in
@@ -9,9 +9,9 @@
 import anyTest from 'ava';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createLoopImageCap } from '../../src/backends/docker/disk-cap/loop-image.js';
-import { makeWorkspace, requireDocker, runCommand, createTestBackend } from '../helpers/docker.js';
-import { giveWorkspaceToSandboxUser, UNDER_GVISOR } from '../helpers/test-runtime.js';
+import { createLoopImageCap } from '../../../src/backends/docker/disk-cap/loop-image.js';
+import { makeWorkspace, requireDocker, runCommand, createTestBackend } from '../../helpers/docker.js';
+import { giveWorkspaceToSandboxUser, UNDER_GVISOR } from '../../helpers/test-runtime.js';
 
 const test = await requireDocker(anyTest, 'sandbox/disk-cap');
 const MiB = 1024 * 1024;

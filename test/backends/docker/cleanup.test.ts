@@ -5,11 +5,11 @@
 import anyTest from 'ava';
 import { spawn } from 'node:child_process';
 import { hostname } from 'node:os';
-import { removeLeftoverContainers } from '../../src/backends/docker/cleanup.js';
-import { createEngineClient } from '../../src/backends/docker/engine.js';
-import { sandboxImageTag } from '../../src/backends/docker/image.js';
-import { LABELS, ownerLabels } from '../../src/backends/docker/labels.js';
-import { containersWithLabel, eventually, makeWorkspace, requireDocker, sessionId, createTestBackend } from '../helpers/docker.js';
+import { removeLeftoverContainers } from '../../../src/backends/docker/cleanup.js';
+import { createEngineClient } from '../../../src/backends/docker/engine.js';
+import { sandboxImageTag } from '../../../src/backends/docker/image.js';
+import { LABELS, ownerLabels } from '../../../src/backends/docker/labels.js';
+import { containersWithLabel, eventually, makeWorkspace, requireDocker, sessionId, createTestBackend } from '../../helpers/docker.js';
 
 const test = await requireDocker(anyTest, 'sandbox/cleanup');
 
@@ -23,7 +23,12 @@ async function deadPid(): Promise<number> {
 
 /** A stopped container labelled as a toolcell sandbox owned by `labels`. */
 async function fakeSandboxContainer(labels: Record<string, string>): Promise<string> {
-  const container = await createEngineClient().createContainer({ Image: sandboxImageTag(), Cmd: ['true'], Labels: labels, HostConfig: { NetworkMode: 'none' } });
+  const container = await createEngineClient().createContainer({
+    Image: sandboxImageTag(),
+    Cmd: ['true'],
+    Labels: labels,
+    HostConfig: { NetworkMode: 'none' },
+  });
   return container.id;
 }
 
@@ -36,7 +41,7 @@ async function exists(id: string): Promise<boolean> {
   }
 }
 
-test.serial('start-up removes containers whose owner process is dead, and keeps live owners\' ones', async (t) => {
+test.serial("start-up removes containers whose owner process is dead, and keeps live owners' ones", async (t) => {
   const marker = sessionId('leftover');
   const dead = await fakeSandboxContainer({
     [LABELS.sandbox]: '1',
@@ -53,12 +58,12 @@ test.serial('start-up removes containers whose owner process is dead, and keeps 
   });
   const backend = await createTestBackend({ warmPool: 0 });
   await backend.close();
-  t.false(await exists(dead), 'a dead owner\'s container is removed');
+  t.false(await exists(dead), "a dead owner's container is removed");
   t.false(await exists(reusedPid), 'a container whose owner pid was reused is removed');
-  t.true(await exists(live), 'a live owner\'s container is kept');
+  t.true(await exists(live), "a live owner's container is kept");
   t.true(await exists(otherHost), 'a container from another host is kept');
   const all = await removeLeftoverContainers(createEngineClient(), { all: true, labels: { [LABELS.session]: marker } });
-  t.deepEqual(all.removed.sort(), [live, otherHost].map((id) => id.slice(0, 12)).sort(), '`clean --all` removes live owners\' containers too');
+  t.deepEqual(all.removed.sort(), [live, otherHost].map((id) => id.slice(0, 12)).sort(), "`clean --all` removes live owners' containers too");
 });
 
 test.serial('close() removes every container of the backend, spares included', async (t) => {
@@ -82,11 +87,22 @@ test.serial('spares are kept for the 4 most recently used workspaces only', asyn
   t.teardown(() => backend.close());
   const workspaces = await Promise.all([1, 2, 3, 4, 5, 6].map(() => makeWorkspace(t)));
   for (const workspace of workspaces) backend.prewarm(workspace);
-  const settled = await eventually(async () => {
-    const ids = await containersWithLabel(LABELS.backend, backend.backendId);
-    const inspected = await Promise.all(ids.map((id) => createEngineClient().getContainer(id).inspect().catch(() => undefined)));
-    const roots = inspected.filter((info) => info?.State.Running).map((info) => info!.Config.Labels[LABELS.workspace]);
-    return roots.length === 4 && workspaces.slice(2).every((workspace) => roots.includes(workspace));
-  }, 30_000, 200);
+  const settled = await eventually(
+    async () => {
+      const ids = await containersWithLabel(LABELS.backend, backend.backendId);
+      const inspected = await Promise.all(
+        ids.map((id) =>
+          createEngineClient()
+            .getContainer(id)
+            .inspect()
+            .catch(() => undefined),
+        ),
+      );
+      const roots = inspected.filter((info) => info?.State.Running).map((info) => info!.Config.Labels[LABELS.workspace]);
+      return roots.length === 4 && workspaces.slice(2).every((workspace) => roots.includes(workspace));
+    },
+    30_000,
+    200,
+  );
   t.true(settled, 'exactly the last four workspaces keep a running spare');
 });

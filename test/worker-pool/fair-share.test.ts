@@ -1,5 +1,5 @@
 import test from 'ava';
-import { FairShare } from '../../src/exec/fair-share.js';
+import { FairShare } from '../../src/worker-pool/fair-share.js';
 
 /** A waiter's state, read without awaiting it. */
 function track(promise: Promise<() => void>): { release?: () => void; failed?: unknown } {

@@ -5,9 +5,9 @@
 import anyTest from 'ava';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ToolErrorType } from '../../src/errors.js';
-import { SANDBOX_TEST_ENV, makeWorkspace, requireDocker, runCommand, useSandboxBackend } from '../helpers/docker.js';
-import { UNDER_GVISOR } from '../helpers/test-runtime.js';
+import { ToolErrorType } from '../../../src/errors.js';
+import { SANDBOX_TEST_ENV, makeWorkspace, requireDocker, runCommand, useSandboxBackend } from '../../helpers/docker.js';
+import { UNDER_GVISOR } from '../../helpers/test-runtime.js';
 
 const test = await requireDocker(anyTest, 'sandbox/spawn');
 const sandbox = useSandboxBackend(test);
@@ -28,7 +28,11 @@ test('pty mode: one terminal stream, stdin at EOF, no controlling terminal, LF p
     t.is(merged.stdout, 'stdout-is-a-pipe\nto-stderr\nread=1\na\nb\n');
     return;
   }
-  const result = await runCommand(session, '[ -t 1 ] && echo stdout-is-tty; echo to-stderr >&2; read line; echo "read=$?"; tty; exec 3</dev/tty 2>/dev/null || echo no-dev-tty', { cols: 123, rows: 45 });
+  const result = await runCommand(
+    session,
+    '[ -t 1 ] && echo stdout-is-tty; echo to-stderr >&2; read line; echo "read=$?"; tty; exec 3</dev/tty 2>/dev/null || echo no-dev-tty',
+    { cols: 123, rows: 45 },
+  );
   t.is(result.stderr, '', 'pty mode merges everything into stdout');
   t.regex(result.stdout, /stdout-is-tty\n/);
   t.regex(result.stdout, /to-stderr\n/);
@@ -87,7 +91,11 @@ test('the environment is exactly the one given: nothing of the host leaks in', a
   });
   const session = await sandbox.session(t);
   const result = await runCommand(session, 'env | sort', { mode: 'pipes', env: { PATH: '/usr/bin:/bin', ONLY_THIS: 'yes' } });
-  const names = result.stdout.trim().split('\n').map((line) => line.split('=')[0]).filter((name) => !['PWD', 'SHLVL', '_'].includes(name ?? ''));
+  const names = result.stdout
+    .trim()
+    .split('\n')
+    .map((line) => line.split('=')[0])
+    .filter((name) => !['PWD', 'SHLVL', '_'].includes(name ?? ''));
   t.deepEqual(names, ['ONLY_THIS', 'PATH']);
   t.notRegex(result.stdout, /host-secret-value/);
 });
@@ -120,5 +128,8 @@ test('bad spawn options are rejected before anything runs, naming the field', as
 test('several commands can run at once in one session', async (t) => {
   const session = await sandbox.session(t);
   const results = await Promise.all([1, 2, 3, 4, 5].map((n) => runCommand(session, `sleep 0.2; echo ${n}`, { mode: 'pipes' })));
-  t.deepEqual(results.map((r) => r.stdout), ['1\n', '2\n', '3\n', '4\n', '5\n']);
+  t.deepEqual(
+    results.map((r) => r.stdout),
+    ['1\n', '2\n', '3\n', '4\n', '5\n'],
+  );
 });

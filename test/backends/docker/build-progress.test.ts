@@ -3,7 +3,15 @@
  * plain lines for logs, and the live terminal view.
  */
 import test from 'ava';
-import { BuildOutputSplitter, PlainBuildLog, debootstrapStage, formatDuration, formatElapsed, formatImageSize, type BuildProgressEvent } from '../../src/backends/docker/build-progress.js';
+import {
+  BuildOutputSplitter,
+  PlainBuildLog,
+  debootstrapStage,
+  formatDuration,
+  formatElapsed,
+  formatImageSize,
+  type BuildProgressEvent,
+} from '../../../src/backends/docker/build-progress.js';
 
 function split(chunks: string[]): BuildProgressEvent[] {
   const events: BuildProgressEvent[] = [];
@@ -14,7 +22,12 @@ function split(chunks: string[]): BuildProgressEvent[] {
 }
 
 test('the classic builder stream becomes step and output events, across chunk boundaries', (t) => {
-  const events = split(['Step 4/12 : RUN apt-', 'get update\n ---> Running in 1a2b\nGet:1 http://deb', '.debian.org bookworm InRelease\n\n', 'Step 5/12 : USER sandbox']);
+  const events = split([
+    'Step 4/12 : RUN apt-',
+    'get update\n ---> Running in 1a2b\nGet:1 http://deb',
+    '.debian.org bookworm InRelease\n\n',
+    'Step 5/12 : USER sandbox',
+  ]);
   t.deepEqual(events, [
     { type: 'step', index: 4, total: 12, instruction: 'RUN apt-get update' },
     { type: 'output', line: ' ---> Running in 1a2b' },
@@ -43,10 +56,23 @@ test('plain lines: phases and steps with the time since the start; output only w
 test('plain lines: debootstrap prints one line per stage, not one per package', (t) => {
   const lines: string[] = [];
   const log = new PlainBuildLog({ write: (line) => lines.push(line), now: () => 0 });
-  for (const line of ['I: Retrieving InRelease', 'I: Retrieving Packages', 'I: Retrieving libc6 2.36', 'I: Validating libc6 2.36', 'W: something', 'I: Extracting base-files...', 'I: Base system installed successfully.']) {
+  for (const line of [
+    'I: Retrieving InRelease',
+    'I: Retrieving Packages',
+    'I: Retrieving libc6 2.36',
+    'I: Validating libc6 2.36',
+    'W: something',
+    'I: Extracting base-files...',
+    'I: Base system installed successfully.',
+  ]) {
     log.event({ type: 'output', line });
   }
-  t.deepEqual(lines, ['[0:00] debootstrap: Retrieving', '[0:00] debootstrap: Validating', '[0:00] debootstrap: Extracting', '[0:00] debootstrap: Base system installed']);
+  t.deepEqual(lines, [
+    '[0:00] debootstrap: Retrieving',
+    '[0:00] debootstrap: Validating',
+    '[0:00] debootstrap: Extracting',
+    '[0:00] debootstrap: Base system installed',
+  ]);
 });
 
 test('verbose plain lines include every output line', (t) => {

@@ -1,6 +1,6 @@
 import test from 'ava';
-import { FrameDecoder } from '../../src/backends/docker/frame-decoder.js';
-import { HEADER_SIZE, encodeFrame } from '../../src/backends/docker/protocol.js';
+import { FrameDecoder } from '../../../src/backends/docker/frame-decoder.js';
+import { HEADER_SIZE, encodeFrame } from '../../../src/backends/docker/protocol.js';
 
 function collect(): { decoder: FrameDecoder; frames: Array<{ type: number; callId: number; payload: string }> } {
   const frames: Array<{ type: number; callId: number; payload: string }> = [];
@@ -12,16 +12,19 @@ function collect(): { decoder: FrameDecoder; frames: Array<{ type: number; callI
   return { decoder, frames };
 }
 
-const stream = Buffer.concat([
-  encodeFrame(0x83, 1, Buffer.from('hello')),
-  encodeFrame(0x85, 1),
-  encodeFrame(0x84, 7, Buffer.from('x'.repeat(1000))),
-]);
+const stream = Buffer.concat([encodeFrame(0x83, 1, Buffer.from('hello')), encodeFrame(0x85, 1), encodeFrame(0x84, 7, Buffer.from('x'.repeat(1000)))]);
 
 test('decodes frames delivered in one chunk', (t) => {
   const { decoder, frames } = collect();
   decoder.push(stream);
-  t.deepEqual(frames.map((f) => [f.type, f.callId, f.payload.length]), [[0x83, 1, 5], [0x85, 1, 0], [0x84, 7, 1000]]);
+  t.deepEqual(
+    frames.map((f) => [f.type, f.callId, f.payload.length]),
+    [
+      [0x83, 1, 5],
+      [0x85, 1, 0],
+      [0x84, 7, 1000],
+    ],
+  );
   t.is(frames[0]?.payload, 'hello');
   t.is(decoder.buffered, 0);
 });

@@ -1,6 +1,6 @@
 import test from 'ava';
-import { DEFAULT_LIMITS, resolveDockerBackendOptions } from '../../src/backends/docker/options.js';
-import type { DockerBackendOptions } from '../../src/backends/docker/options.js';
+import { DEFAULT_LIMITS, resolveDockerBackendOptions } from '../../../src/backends/docker/options.js';
+import type { DockerBackendOptions } from '../../../src/backends/docker/options.js';
 
 test('defaults turn every protection on', (t) => {
   const resolved = resolveDockerBackendOptions(undefined);

@@ -13,11 +13,11 @@ import { createHash, randomBytes } from 'node:crypto';
 import { chown, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { customImageTag } from '../../src/backends/docker/custom-image.js';
-import { sandboxImageTag, sandboxRecipeDir } from '../../src/backends/docker/image.js';
-import { runCli } from '../helpers/cli.js';
-import { makeWorkspace, requireDocker } from '../helpers/docker.js';
-import { UNDER_GVISOR } from '../helpers/test-runtime.js';
+import { customImageTag } from '../../../src/backends/docker/custom-image.js';
+import { sandboxImageTag, sandboxRecipeDir } from '../../../src/backends/docker/image.js';
+import { runCli } from '../../helpers/cli.js';
+import { makeWorkspace, requireDocker } from '../../helpers/docker.js';
+import { UNDER_GVISOR } from '../../helpers/test-runtime.js';
 
 const test = (await requireDocker(anyTest, 'sandbox/custom-image')).serial;
 const run = promisify(execFile);
@@ -89,7 +89,9 @@ test('USER root, ENTRYPOINT, ENV LD_PRELOAD, HEALTHCHECK and a replaced supervis
     'id -u; grep -E "^(NoNewPrivs|CapEff)" /proc/self/status; python3 -c "import ctypes; print(\'prctl-nnp\', ctypes.CDLL(None).prctl(39, 0, 0, 0, 0))"; sha256sum /opt/toolcell/supervisor/supervisor.py; ls /opt/toolcell/supervisor/json.py 2>&1; echo "preload=[$LD_PRELOAD]"; hostname',
   );
   t.is(result.code, 0, result.stderr);
-  const expected = createHash('sha256').update(await readFile(join(sandboxRecipeDir(), 'supervisor', 'supervisor.py'))).digest('hex');
+  const expected = createHash('sha256')
+    .update(await readFile(join(sandboxRecipeDir(), 'supervisor', 'supervisor.py')))
+    .digest('hex');
   t.true(result.text.includes(expected), `the supervisor is toolcell's: ${result.text}`);
   t.regex(result.text, /No such file/, 'the stray module beside it is gone');
   // gVisor's status has no NoNewPrivs line: prctl(PR_GET_NO_NEW_PRIVS) asks its kernel.
@@ -116,7 +118,10 @@ test("an untrusted workspace's Dockerfile is never built: a warning, and the com
 });
 
 test('toolcell sandbox build also builds a trusted workspace’s image, with the same progress, and prints both tags', async (t) => {
-  const { workspace, tag } = await workspaceWith(t, `ARG TOOLCELL_SANDBOX_IMAGE\nFROM \${TOOLCELL_SANDBOX_IMAGE}\nRUN echo ${randomBytes(4).toString('hex')} > /etc/built\n`);
+  const { workspace, tag } = await workspaceWith(
+    t,
+    `ARG TOOLCELL_SANDBOX_IMAGE\nFROM \${TOOLCELL_SANDBOX_IMAGE}\nRUN echo ${randomBytes(4).toString('hex')} > /etc/built\n`,
+  );
   const untrusted = await runCli(['sandbox', 'build', '--workspace', workspace]);
   t.is(untrusted.code, 0, untrusted.stderr);
   t.is(untrusted.stdout, `${sandboxImageTag()}\n`);

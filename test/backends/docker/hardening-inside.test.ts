@@ -4,8 +4,8 @@
 import anyTest from 'ava';
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { makeWorkspace, requireDocker, runCommand, useSandboxBackend } from '../helpers/docker.js';
-import { UNDER_GVISOR } from '../helpers/test-runtime.js';
+import { makeWorkspace, requireDocker, runCommand, useSandboxBackend } from '../../helpers/docker.js';
+import { UNDER_GVISOR } from '../../helpers/test-runtime.js';
 
 const test = await requireDocker(anyTest, 'sandbox/hardening-inside');
 const sandbox = useSandboxBackend(test);
@@ -49,7 +49,9 @@ test('the root filesystem is read-only; /tmp and home are writable tmpfs', async
   // gVisor checks the permission before the read-only mount: the sandbox user gets EACCES there, root EROFS.
   t.regex(root.stderr, UNDER_GVISOR ? /Permission denied|Read-only file system/ : /Read-only file system/);
   t.regex(root.stdout, / \/ \S+ ro[, ]/, 'the root is mounted read-only');
-  const scratch = await runCommand(session, 'echo a > /tmp/x && echo b > "$HOME/y" && cat /tmp/x "$HOME/y" && grep -E " /(tmp|home/sandbox) " /proc/mounts', { mode: 'pipes' });
+  const scratch = await runCommand(session, 'echo a > /tmp/x && echo b > "$HOME/y" && cat /tmp/x "$HOME/y" && grep -E " /(tmp|home/sandbox) " /proc/mounts', {
+    mode: 'pipes',
+  });
   t.is(scratch.status.exitCode, 0, scratch.stderr);
   t.regex(scratch.stdout, /^a\nb\n/);
   // gVisor shows no nosuid/nodev (its kernel has no host devices, and no-new-privileges makes setuid inert).
@@ -65,7 +67,7 @@ test('there is no network but loopback', async (t) => {
 
 test('only the workspace is mounted from the host, at /workspace, as the working directory', async (t) => {
   const session = await sandbox.session(t);
-  const result = await runCommand(session, 'pwd; awk \'$2 ~ /^\\/workspace/ {print $2, $4}\' /proc/mounts', { mode: 'pipes' });
+  const result = await runCommand(session, "pwd; awk '$2 ~ /^\\/workspace/ {print $2, $4}' /proc/mounts", { mode: 'pipes' });
   const lines = result.stdout.trim().split('\n');
   t.is(lines[0], '/workspace');
   const mounts = lines.slice(1).map((line) => line.split(' ')[0]);
@@ -79,7 +81,9 @@ test("the workspace's state folder is hidden from commands and stays untouched",
   await mkdir(join(workspaceRoot, '.toolcell'));
   await writeFile(join(workspaceRoot, '.toolcell', 'memory.md'), 'remember this\n');
   const session = await sandbox.session(t, { workspaceRoot });
-  const result = await runCommand(session, 'ls -A /workspace/.toolcell; cat /workspace/.toolcell/memory.md; echo injected > /workspace/.toolcell/memory.md', { mode: 'pipes' });
+  const result = await runCommand(session, 'ls -A /workspace/.toolcell; cat /workspace/.toolcell/memory.md; echo injected > /workspace/.toolcell/memory.md', {
+    mode: 'pipes',
+  });
   t.is(result.stdout.trim(), 'background');
   t.regex(result.stderr, /No such file or directory/);
   t.regex(result.stderr, UNDER_GVISOR ? /Read-only file system|Permission denied/ : /Read-only file system/);

@@ -1,6 +1,6 @@
 import test from 'ava';
-import { buildContainerSpec, gvisorHostPids } from '../../src/backends/docker/hardening.js';
-import { resolveDockerBackendOptions } from '../../src/backends/docker/options.js';
+import { buildContainerSpec, gvisorHostPids } from '../../../src/backends/docker/hardening.js';
+import { resolveDockerBackendOptions } from '../../../src/backends/docker/options.js';
 
 const workspace = {
   workspace: { source: '/run/toolcell/mounts/aa', expected: { dev: 2049n, ino: 12n } },
@@ -21,14 +21,20 @@ test('the default container request carries every hardening setting', (t) => {
   t.is(host.NanoCpus, 1e9);
   t.true(host.Init);
   t.is(host.LogConfig?.Type, 'none');
-  t.deepEqual(host.Ulimits?.map((u) => u.Name), ['fsize', 'nofile', 'core', 'sigpending', 'msgqueue']);
+  t.deepEqual(
+    host.Ulimits?.map((u) => u.Name),
+    ['fsize', 'nofile', 'core', 'sigpending', 'msgqueue'],
+  );
   t.regex(host.Tmpfs?.['/tmp'] ?? '', /nosuid,nodev.*size=268435456/);
   t.regex(host.Tmpfs?.['/home/sandbox'] ?? '', /uid=10001,gid=10001/);
-  t.deepEqual(host.Mounts?.map((m) => [m.Type, m.Source, m.Target, m.ReadOnly]), [
-    ['bind', '/run/toolcell/mounts/aa', '/workspace', false],
-    ['tmpfs', '', '/workspace/.toolcell', true],
-    ['bind', '/run/toolcell/mounts/bb', '/workspace/.toolcell/background', false],
-  ]);
+  t.deepEqual(
+    host.Mounts?.map((m) => [m.Type, m.Source, m.Target, m.ReadOnly]),
+    [
+      ['bind', '/run/toolcell/mounts/aa', '/workspace', false],
+      ['tmpfs', '', '/workspace/.toolcell', true],
+      ['bind', '/run/toolcell/mounts/bb', '/workspace/.toolcell/background', false],
+    ],
+  );
   const arg = (name: string): string | undefined => spec.Cmd?.[spec.Cmd.indexOf(name) + 1];
   t.is(arg('--expect-workspace'), '2049:12', 'the supervisor checks the workspace mount is the checked folder');
   t.is(arg('--expect-log-dir'), '2049:99', 'and the log folder mount');

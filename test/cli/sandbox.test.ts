@@ -60,7 +60,7 @@ test('sandbox build is idempotent, prints the tag, and ends its progress with th
   t.notRegex(result.stderr, /\x1b\[/, 'no cursor movement when stderr is not a terminal');
 });
 
-test('sandbox status reports the engine and the docker client, whose API negotiated down to the engine\'s', async (t) => {
+test("sandbox status reports the engine and the docker client, whose API negotiated down to the engine's", async (t) => {
   const result = await runCli(['sandbox', 'status', '--json']);
   t.is(result.code, 0, result.stderr);
   const report = JSON.parse(result.stdout) as {
@@ -72,7 +72,7 @@ test('sandbox status reports the engine and the docker client, whose API negotia
   t.regex(report.engine.minApiVersion, /^1\.\d+$/);
   // Every machine of this project's kind has a docker client on PATH (28.x beside the 20.10 engine).
   t.true(report.client.found, 'a docker client is on PATH');
-  t.is(report.client.apiVersion, report.engine.apiVersion, 'the client speaks the engine\'s API (negotiated down when newer)');
+  t.is(report.client.apiVersion, report.engine.apiVersion, "the client speaks the engine's API (negotiated down when newer)");
   const text = await runCli(['sandbox', 'status']);
   t.regex(text.stdout, /^engine: +answers at .* \(Docker \S+, API 1\.\d+; accepts API 1\.\d+ and later\)$/m);
   t.regex(text.stdout, /^client: +docker \S+ \(API 1\.\d+/m);

@@ -10,12 +10,21 @@ import anyTest from 'ava';
 import { chown, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createEngineClient } from '../../src/backends/docker/engine.js';
-import { registerRuntimes } from '../../src/backends/docker/setup-runtime.js';
-import { ToolErrorType } from '../../src/errors.js';
-import { runCli } from '../helpers/cli.js';
-import { createTestBackend, eventually, makeWorkspace, requireDocker, runCommand, sessionId, type SandboxFixture, useSandboxBackend } from '../helpers/docker.js';
-import { requireGvisor } from '../helpers/test-runtime.js';
+import { createEngineClient } from '../../../src/backends/docker/engine.js';
+import { registerRuntimes } from '../../../src/backends/docker/setup-runtime.js';
+import { ToolErrorType } from '../../../src/errors.js';
+import { runCli } from '../../helpers/cli.js';
+import {
+  createTestBackend,
+  eventually,
+  makeWorkspace,
+  requireDocker,
+  runCommand,
+  sessionId,
+  type SandboxFixture,
+  useSandboxBackend,
+} from '../../helpers/docker.js';
+import { requireGvisor } from '../../helpers/test-runtime.js';
 
 const docker = await requireDocker(anyTest, 'sandbox/runtimes');
 const gated = await requireGvisor(docker, 'sandbox/runtimes');
@@ -55,7 +64,10 @@ test('under gVisor a root-owned workspace is refused (its commands would run as 
   await chown(workspaceRoot, 0, 0);
   const error = await t.throwsAsync(sandbox.backend.openSession({ sessionId: sessionId(), workspaceRoot, limits: { runtime: 'runsc' } }));
   t.is((error as { code?: string }).code, ToolErrorType.SANDBOX_UNAVAILABLE);
-  t.regex(error!.message, /belongs to root, so its commands would run as uid 0, which gVisor \(runsc\) does not keep away from the sandbox's init and supervisor/);
+  t.regex(
+    error!.message,
+    /belongs to root, so its commands would run as uid 0, which gVisor \(runsc\) does not keep away from the sandbox's init and supervisor/,
+  );
   t.regex(error!.message, /owned by a non-root user .* or the runc runtime/);
   // The same workspace given to an ordinary user runs, as that user.
   await chown(workspaceRoot, 4242, 4242);
@@ -79,7 +91,11 @@ test('a runtime the engine lacks is refused at openSession, in one line saying h
 });
 
 test('a session with egress under gVisor runs on runsc-egress and reaches only what its allow list names', async (t) => {
-  await using backend = await createTestBackend({ runtime: 'runsc', warmPool: 0, egress: { allow: ['allowed.test:9'], hosts: { 'allowed.test': '127.0.0.1' } } });
+  await using backend = await createTestBackend({
+    runtime: 'runsc',
+    warmPool: 0,
+    egress: { allow: ['allowed.test:9'], hosts: { 'allowed.test': '127.0.0.1' } },
+  });
   const session = await backend.openSession({ sessionId: sessionId('egress'), workspaceRoot: await userWorkspace(t) });
   t.teardown(() => session.close());
   const result = await runCommand(session, 'cat /etc/hostname; echo "proxy=$HTTPS_PROXY"; curl -sS -m 5 https://example.com/ 2>&1 | head -1; dmesg | head -1');
@@ -94,7 +110,10 @@ test('registerRuntimes writes runsc and runsc-egress into daemon.json, keeps eve
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   const file = join(dir, 'daemon.json');
   await writeFile(file, JSON.stringify({ 'default-runtime': 'runc', runtimes: { kata: { path: '/usr/bin/kata' } }, 'log-level': 'warn' }));
-  const wanted = { runsc: { path: '/usr/bin/runsc', runtimeArgs: ['--network=none'] }, 'runsc-egress': { path: '/usr/bin/runsc', runtimeArgs: ['--network=host'] } };
+  const wanted = {
+    runsc: { path: '/usr/bin/runsc', runtimeArgs: ['--network=none'] },
+    'runsc-egress': { path: '/usr/bin/runsc', runtimeArgs: ['--network=host'] },
+  };
   t.deepEqual(await registerRuntimes(file, wanted), ['runsc', 'runsc-egress']);
   const written = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>;
   t.is(written['default-runtime'], 'runc', 'the default runtime is left alone');
@@ -121,5 +140,10 @@ test('sandbox setup --runtime runsc on a machine where it is set up changes noth
   const other = await runCli(['sandbox', 'setup', '--runtime', 'kata']);
   t.is(other.code, 2);
   t.regex(other.stderr, /only runsc \(gVisor\) can be set up here/);
-  t.true(await eventually(async () => (await createEngineClient().listContainers({ all: true, filters: { label: ['dev.toolcell.setup-check=1'] } })).length === 0, 10_000));
+  t.true(
+    await eventually(
+      async () => (await createEngineClient().listContainers({ all: true, filters: { label: ['dev.toolcell.setup-check=1'] } })).length === 0,
+      10_000,
+    ),
+  );
 });

@@ -7,8 +7,8 @@
 import anyTest from 'ava';
 import { chown, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { makeWorkspace, requireDocker, runCommand, useSandboxBackend } from '../helpers/docker.js';
-import { UNDER_GVISOR } from '../helpers/test-runtime.js';
+import { makeWorkspace, requireDocker, runCommand, useSandboxBackend } from '../../helpers/docker.js';
+import { UNDER_GVISOR } from '../../helpers/test-runtime.js';
 
 const test = await requireDocker(anyTest, 'sandbox/workspace-identity');
 const sandbox = useSandboxBackend(test);
@@ -17,7 +17,9 @@ const hostIsRoot = process.getuid?.() === 0;
 /** Under gVisor a root-owned workspace is refused (its commands would run as uid 0: docker-backend.ts), in words that say what to do. */
 async function refusedUnderGvisor(t: import('ava').ExecutionContext, workspaceRoot: string): Promise<void> {
   await chown(workspaceRoot, 0, 0);
-  await t.throwsAsync(sandbox.session(t, { workspaceRoot }), { message: /belongs to root, so its commands would run as uid 0, which gVisor \(runsc\).*owned by a non-root user/ });
+  await t.throwsAsync(sandbox.session(t, { workspaceRoot }), {
+    message: /belongs to root, so its commands would run as uid 0, which gVisor \(runsc\).*owned by a non-root user/,
+  });
 }
 
 test('a root-owned workspace: commands run as uid 0 without capabilities and can write everywhere in it', async (t) => {

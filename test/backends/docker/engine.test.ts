@@ -3,10 +3,10 @@
  * stable code, and `probeDocker` fails closed.
  */
 import anyTest from 'ava';
-import { ToolErrorType } from '../../src/errors.js';
-import { createDockerBackend, probeDocker } from '../../src/backends/docker/docker-backend.js';
-import { ensureSandboxImage } from '../../src/backends/docker/ensure-image.js';
-import { requireDocker } from '../helpers/docker.js';
+import { ToolErrorType } from '../../../src/errors.js';
+import { createDockerBackend, probeDocker } from '../../../src/backends/docker/docker-backend.js';
+import { ensureSandboxImage } from '../../../src/backends/docker/ensure-image.js';
+import { requireDocker } from '../../helpers/docker.js';
 
 // Declared first: ava wants every test declared before the file's first await ends.
 const test = await requireDocker(anyTest, 'sandbox/engine');
@@ -26,9 +26,11 @@ anyTest('a wrong socket path: probeDocker answers unavailable with a reason, nev
 });
 
 anyTest('bad options are refused before the engine is contacted', async (t) => {
-  await t.throwsAsync(createDockerBackend({ socketPath: '/nonexistent/docker.sock', limits: { pids: -1 } }), { instanceOf: RangeError, message: /options\.limits\.pids/ });
+  await t.throwsAsync(createDockerBackend({ socketPath: '/nonexistent/docker.sock', limits: { pids: -1 } }), {
+    instanceOf: RangeError,
+    message: /options\.limits\.pids/,
+  });
 });
-
 
 test('the engine answers: probeDocker reports its version', async (t) => {
   const probe = await probeDocker();

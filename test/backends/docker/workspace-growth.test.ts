@@ -3,7 +3,7 @@
  * per-command limits (bytes and inodes); background jobs are exempt.
  */
 import anyTest from 'ava';
-import { commandProcesses, requireDocker, runCommand, useSandboxBackend } from '../helpers/docker.js';
+import { commandProcesses, requireDocker, runCommand, useSandboxBackend } from '../../helpers/docker.js';
 
 const test = await requireDocker(anyTest, 'sandbox/workspace-quota');
 const MiB = 1024 * 1024;
@@ -24,7 +24,9 @@ test.serial('a command that writes past the byte limit is killed, and says why',
 
 test.serial('a command that creates too many files is killed', async (t) => {
   const session = await sandbox.session(t);
-  const result = await runCommand(session, 'mkdir many && cd many && for i in $(seq 1 60); do touch $(seq -f "f$i-%g" 1 20) || break; done; echo finished', { mode: 'pipes' });
+  const result = await runCommand(session, 'mkdir many && cd many && for i in $(seq 1 60); do touch $(seq -f "f$i-%g" 1 20) || break; done; echo finished', {
+    mode: 'pipes',
+  });
   t.is(result.status.signal, 'SIGKILL');
   t.regex(result.stderr, /created or changed \d+ files in the workspace \(the limit is 300 per command\)/);
   await runCommand(session, 'rm -rf many');
@@ -55,22 +57,31 @@ test.serial('writes of another workspace on the same filesystem are not charged 
   await bystanderSurvivesWriter(t, 'sleep 3; echo survived');
 });
 
-test.serial("a bystander with an unreaped child (a zombie, as a command killed by SIGXFSZ is) is not taken for hiding when another workspace's writes trigger a check", async (t) => {
-  // `sleep 0` exits at once; its parent exec's into `sleep 3` and never reaps it. The kernel shows
-  // a zombie's /proc entries as root's, which the check used to count as a process hiding its files.
-  await bystanderSurvivesWriter(t, '(sleep 0 & exec sleep 3); echo survived');
-});
+test.serial(
+  "a bystander with an unreaped child (a zombie, as a command killed by SIGXFSZ is) is not taken for hiding when another workspace's writes trigger a check",
+  async (t) => {
+    // `sleep 0` exits at once; its parent exec's into `sleep 3` and never reaps it. The kernel shows
+    // a zombie's /proc entries as root's, which the check used to count as a process hiding its files.
+    await bystanderSurvivesWriter(t, '(sleep 0 & exec sleep 3); echo survived');
+  },
+);
 
 test.serial('deleting a file while still writing it does not hide the growth', async (t) => {
   const session = await sandbox.session(t);
-  const result = await runCommand(session, 'exec 3>hidden.bin; rm hidden.bin; for i in $(seq 1 32); do head -c 4M /dev/zero >&3; done; echo finished', { mode: 'pipes' });
+  const result = await runCommand(session, 'exec 3>hidden.bin; rm hidden.bin; for i in $(seq 1 32); do head -c 4M /dev/zero >&3; done; echo finished', {
+    mode: 'pipes',
+  });
   t.is(result.status.signal, 'SIGKILL');
   t.notRegex(result.stdout, /finished/);
 });
 
 test.serial('locking a folder against inspection does not hide the growth', async (t) => {
   const session = await sandbox.session(t);
-  const result = await runCommand(session, 'mkdir locked && for i in $(seq 1 32); do head -c 4M /dev/zero > locked/f.$i; chmod 000 locked; chmod 700 locked; done; chmod 000 locked; sleep 1; echo finished', { mode: 'pipes' });
+  const result = await runCommand(
+    session,
+    'mkdir locked && for i in $(seq 1 32); do head -c 4M /dev/zero > locked/f.$i; chmod 000 locked; chmod 700 locked; done; chmod 000 locked; sleep 1; echo finished',
+    { mode: 'pipes' },
+  );
   await runCommand(session, 'chmod 700 locked; rm -rf locked');
   t.is(result.status.signal, 'SIGKILL');
   t.notRegex(result.stdout, /finished/);

@@ -5,8 +5,17 @@
 import anyTest from 'ava';
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { createEngineClient } from '../../src/backends/docker/engine.js';
-import { SANDBOX_TEST_ENV, commandProcesses, eventually, makeWorkspace, requireDocker, runCommand, sessionId, useSandboxBackend } from '../helpers/docker.js';
+import { createEngineClient } from '../../../src/backends/docker/engine.js';
+import {
+  SANDBOX_TEST_ENV,
+  commandProcesses,
+  eventually,
+  makeWorkspace,
+  requireDocker,
+  runCommand,
+  sessionId,
+  useSandboxBackend,
+} from '../../helpers/docker.js';
 
 const test = await requireDocker(anyTest, 'sandbox/background');
 const sandbox = useSandboxBackend(test);
@@ -24,7 +33,10 @@ test('a background job survives its call and logs to a host-readable file', asyn
   // Other calls come and go; the job keeps running.
   t.is((await runCommand(session, 'echo other')).status.exitCode, 0);
   const running = await commandProcesses(session.containerId);
-  t.true(running.some((p) => p.args.includes('sleep 2001')), 'the job is still running after other calls');
+  t.true(
+    running.some((p) => p.args.includes('sleep 2001')),
+    'the job is still running after other calls',
+  );
   const visible = await runCommand(session, `kill -0 ${job.pid} && echo visible`);
   t.regex(visible.stdout, /visible/, 'its pid is the one commands see');
 });

@@ -8,8 +8,8 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { spawnPipeProcess } from '../../src/backends/host/pipe-process.js';
-import { hostShell } from '../../src/backends/host/shell-command.js';
+import { spawnPipeProcess } from '../../../src/backends/host/pipe-process.js';
+import { hostShell } from '../../../src/backends/host/shell-command.js';
 
 test('pipes mode does not source ~/.bashrc, even one that waits on stdin', async (t) => {
   const home = await realpath(await mkdtemp(join(tmpdir(), 'toolcell-home-')));

@@ -10,17 +10,17 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdir, readFile, rename, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { isToolcellError } from '../../src/errors.js';
-import { SandboxContainer } from '../../src/backends/docker/container.js';
-import { createEngineClient } from '../../src/backends/docker/engine.js';
-import { buildContainerSpec } from '../../src/backends/docker/hardening.js';
-import { imageExists, sandboxImageTag } from '../../src/backends/docker/image.js';
-import { ownerLabels } from '../../src/backends/docker/labels.js';
-import { resolveDockerBackendOptions } from '../../src/backends/docker/options.js';
-import { PrivateMounts } from '../../src/backends/docker/private-mounts.js';
-import { prepareWorkspace } from '../../src/backends/docker/workspace-dirs.js';
-import { makeWorkspace, requireDocker, createTestBackend } from '../helpers/docker.js';
-import { giveWorkspaceToSandboxUser } from '../helpers/test-runtime.js';
+import { isToolcellError } from '../../../src/errors.js';
+import { SandboxContainer } from '../../../src/backends/docker/container.js';
+import { createEngineClient } from '../../../src/backends/docker/engine.js';
+import { buildContainerSpec } from '../../../src/backends/docker/hardening.js';
+import { imageExists, sandboxImageTag } from '../../../src/backends/docker/image.js';
+import { ownerLabels } from '../../../src/backends/docker/labels.js';
+import { resolveDockerBackendOptions } from '../../../src/backends/docker/options.js';
+import { PrivateMounts } from '../../../src/backends/docker/private-mounts.js';
+import { prepareWorkspace } from '../../../src/backends/docker/workspace-dirs.js';
+import { makeWorkspace, requireDocker, createTestBackend } from '../../helpers/docker.js';
+import { giveWorkspaceToSandboxUser } from '../../helpers/test-runtime.js';
 
 const test = await requireDocker(anyTest, 'sandbox/workspace-mount');
 const options = resolveDockerBackendOptions({});
@@ -54,7 +54,13 @@ async function start(t: import('ava').ExecutionContext, mounts: PrivateMounts, s
   await swap(sub, elsewhere, prepared.background.key);
   const spec = buildContainerSpec({ image: sandboxImageTag(), options, identity: prepared.identity, workspace: prepared, labels: ownerLabels({}) });
   try {
-    const container = await SandboxContainer.start({ docker: createEngineClient(), engine: {}, spec, name: `toolcell-test-${process.pid}-${Date.now()}`, timeoutMs: 30_000 });
+    const container = await SandboxContainer.start({
+      docker: createEngineClient(),
+      engine: {},
+      spec,
+      name: `toolcell-test-${process.pid}-${Date.now()}`,
+      timeoutMs: 30_000,
+    });
     t.teardown(() => container.remove());
     return container;
   } finally {
@@ -128,8 +134,8 @@ test('private mount points left by a toolcell process that died are removed by t
     return;
   }
   const folder = await makeWorkspace(t, 'toolcell-mnt-stale-');
-  const script = `import { PinnedDirectory } from ${JSON.stringify(new URL('../../src/backends/docker/pinned-dir.js', import.meta.url).href)};
-import { PrivateMounts } from ${JSON.stringify(new URL('../../src/backends/docker/private-mounts.js', import.meta.url).href)};
+  const script = `import { PinnedDirectory } from ${JSON.stringify(new URL('../../../src/backends/docker/pinned-dir.js', import.meta.url).href)};
+import { PrivateMounts } from ${JSON.stringify(new URL('../../../src/backends/docker/private-mounts.js', import.meta.url).href)};
 const target = await new PrivateMounts({ enabled: true }).bind(await PinnedDirectory.open(${JSON.stringify(folder)}));
 console.log(target);
 setInterval(() => {}, 1000);`;

@@ -6,11 +6,11 @@
 import anyTest from 'ava';
 import { execFileSync, spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { removeLeftoverContainers } from '../../src/backends/docker/cleanup.js';
-import { removeLeftoverEgressNetworks } from '../../src/backends/docker/egress-network.js';
-import { createEngineClient } from '../../src/backends/docker/engine.js';
-import { packageRoot } from '../../src/paths.js';
-import { requireDocker } from '../helpers/docker.js';
+import { removeLeftoverContainers } from '../../../src/backends/docker/cleanup.js';
+import { removeLeftoverEgressNetworks } from '../../../src/backends/docker/egress-network.js';
+import { createEngineClient } from '../../../src/backends/docker/engine.js';
+import { packageRoot } from '../../../src/paths.js';
+import { requireDocker } from '../../helpers/docker.js';
 
 const test = await requireDocker(anyTest, 'sandbox/egress-cleanup');
 

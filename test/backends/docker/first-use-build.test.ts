@@ -12,9 +12,9 @@ import { cp, mkdir, mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs/pr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
-import { packageRoot } from '../../src/paths.js';
-import { createEngineClient } from '../../src/backends/docker/engine.js';
-import { requireDocker, makeWorkspace } from '../helpers/docker.js';
+import { packageRoot } from '../../../src/paths.js';
+import { createEngineClient } from '../../../src/backends/docker/engine.js';
+import { requireDocker, makeWorkspace } from '../../helpers/docker.js';
 
 const test = await requireDocker(anyTest, 'sandbox/first-use-build');
 
@@ -51,7 +51,15 @@ test('the first shell call builds the missing image, showing progress on stderr,
   const status = await run(bin, ['sandbox', 'status', '--json'], '');
   const tag = (JSON.parse(status.stdout) as { image: { expected: string; present: boolean } }).image;
   t.false(tag.present, `the copy's image ${tag.expected} is missing before the call`);
-  t.teardown(() => createEngineClient().getImage(tag.expected).remove({ noprune: false }).then(() => undefined, () => undefined));
+  t.teardown(() =>
+    createEngineClient()
+      .getImage(tag.expected)
+      .remove({ noprune: false })
+      .then(
+        () => undefined,
+        () => undefined,
+      ),
+  );
 
   const workspace = await makeWorkspace(t);
   const calls = [{ name: 'run_shell_command', args: { command: `echo ${marker}-ran` } }];
