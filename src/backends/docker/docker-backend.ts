@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { randomBytes } from 'node:crypto';
 import { isAbsolute } from 'node:path';
 import type Docker from 'dockerode';
@@ -27,6 +28,18 @@ import { StartLimiter } from './start-limiter.js';
 import { WarmPool, type EffectiveSessionLimits } from './warm-pool.js';
 import { prepareWorkspace, type PreparedWorkspace, type WorkspacePin } from './workspace-dirs.js';
 import { RuntimeCatalog } from './runtimes.js';
+
+const absolutePath = z.string().refine((path) => isAbsolute(path), { error: 'must be an absolute path' });
+
+/** What `openSession` is given; `limits` are checked apart, over the backend's (#effectiveLimits). */
+const openSessionSchema = z.object({
+  sessionId: z.string().min(1).max(200),
+  workspaceRoot: absolutePath,
+  limits: z.unknown().optional(),
+  signal: z.instanceof(AbortSignal).optional(),
+});
+
+const prewarmSchema = z.object({ workspaceRoot: absolutePath });
 
 /** The Docker backend: a ShellBackend plus what a host may want to know or do ahead of time. */
 export interface DockerShellBackend extends ShellBackend {
@@ -94,18 +107,12 @@ class DockerBackend implements DockerShellBackend {
   }
 
   prewarm(workspaceRoot: string, limits?: SessionLimits): void {
-    if (typeof workspaceRoot !== 'string' || !isAbsolute(workspaceRoot)) throw new TypeError('prewarm: workspaceRoot must be an absolute path');
-    this.#pool.fill(workspaceRoot, this.#effectiveLimits(limits, 'prewarm'));
+    const checked = parseOptions(prewarmSchema, { workspaceRoot }, 'prewarm');
+    this.#pool.fill(checked.workspaceRoot, this.#effectiveLimits(limits, 'prewarm'));
   }
 
   async openSession(options: { sessionId: string; workspaceRoot: string; limits?: SessionLimits; signal?: AbortSignal }): Promise<ShellSession> {
-    const { sessionId, workspaceRoot, signal } = options ?? ({} as { sessionId: string; workspaceRoot: string });
-    if (typeof sessionId !== 'string' || sessionId.length === 0 || sessionId.length > 200) {
-      throw new TypeError('openSession: options.sessionId must be a string of 1-200 characters');
-    }
-    if (typeof workspaceRoot !== 'string' || !isAbsolute(workspaceRoot)) {
-      throw new TypeError('openSession: options.workspaceRoot must be an absolute path');
-    }
+    const { sessionId, workspaceRoot, signal } = parseOptions(openSessionSchema, options, 'openSession');
     const limits = this.#effectiveLimits(options.limits, 'openSession');
     this.#assertOpen();
     // A runtime the engine lacks is refused here, before any container start is tried.

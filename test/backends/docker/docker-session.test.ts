@@ -45,3 +45,19 @@ test('opening the same session id twice is refused', async (t) => {
   const session = await sandbox.session(t, { workspaceRoot });
   await t.throwsAsync(sandbox.backend.openSession({ sessionId: session.id, workspaceRoot }), { instanceOf: TypeError, message: /already open/ });
 });
+
+test('openSession refuses bad options naming the field, and opens nothing', async (t) => {
+  const workspaceRoot = await makeWorkspace(t);
+  await t.throwsAsync(sandbox.backend.openSession({ sessionId: '', workspaceRoot }), {
+    instanceOf: TypeError,
+    message: /^openSession: options\.sessionId must not be empty/,
+  });
+  await t.throwsAsync(sandbox.backend.openSession({ sessionId: 'x'.repeat(201), workspaceRoot }), {
+    instanceOf: TypeError,
+    message: /^openSession: options\.sessionId must be at most 200 characters/,
+  });
+  await t.throwsAsync(sandbox.backend.openSession({ sessionId: 'relative', workspaceRoot: 'ws' }), {
+    instanceOf: TypeError,
+    message: /^openSession: options\.workspaceRoot must be an absolute path/,
+  });
+});
