@@ -9,7 +9,7 @@ const LAYERS = [
   { name: 'policy', paths: ['src/policy/'] },
   { name: 'backends', paths: ['src/backends/'] },
   { name: 'shell', paths: ['src/shell/'] },
-  { name: 'tools', paths: ['src/tools/', 'src/exec/'] },
+  { name: 'tools', paths: ['src/tools/', 'src/worker-pool/'] },
   { name: 'registry', paths: ['src/registry/', 'src/discovery/'] },
   { name: 'scheduler', paths: ['src/scheduler/'] },
   { name: 'agent-and-mcp', paths: ['src/agent/', 'src/mcp/'] },

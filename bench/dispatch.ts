@@ -10,7 +10,7 @@
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { Piscina } from 'piscina';
-import { WorkerPool } from '../src/exec/worker-pool.js';
+import { WorkerPool } from '../src/worker-pool/worker-pool.js';
 import { ToolRegistry } from '../src/registry/tool-registry.js';
 import { Scheduler } from '../src/scheduler/scheduler.js';
 import { fmt, percentile, sortNumbers } from './stats.js';

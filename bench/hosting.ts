@@ -23,13 +23,13 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { createEngineClient } from '../src/backends/docker/engine.js';
 import { LABELS } from '../src/backends/docker/labels.js';
-import { ApiKeyAuthenticator, generateApiKey } from '../src/hosting/api-key.js';
-import { TenantDisks } from '../src/hosting/disk/tenant-disks.js';
-import { HostingServer, type HostingServerOptions } from '../src/hosting/hosting-server.js';
+import { ApiKeyAuthenticator, generateApiKey } from '../src/hosting/auth/api-key.js';
+import { TenantDisks } from '../src/hosting/tenants/disk/tenant-disks.js';
+import { HostingServer, type HostingServerOptions } from '../src/hosting/server/hosting-server.js';
 import { createHostingHttpServer } from '../src/hosting/http/hosting-http-server.js';
-import type { LimitsInput } from '../src/hosting/limits.js';
-import { TenantStore } from '../src/hosting/tenant-store.js';
-import { emptyTenantsFile, writeTenantsFile } from '../src/hosting/tenants-file.js';
+import type { LimitsInput } from '../src/hosting/admission/limits.js';
+import { TenantStore } from '../src/hosting/tenants/tenant-store.js';
+import { emptyTenantsFile, writeTenantsFile } from '../src/hosting/tenants/tenants-file.js';
 import { createRuntime } from '../src/runtime/runtime.js';
 import { fmt, percentile, sortNumbers } from './stats.js';
 

@@ -19,11 +19,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ApiKeyAuthenticator, generateApiKey } from '../src/hosting/api-key.js';
+import { ApiKeyAuthenticator, generateApiKey } from '../src/hosting/auth/api-key.js';
 import { AuditLog } from '../src/hosting/audit/audit-log.js';
-import { HostingServer, type HostingServerOptions } from '../src/hosting/hosting-server.js';
-import { TenantStore } from '../src/hosting/tenant-store.js';
-import { emptyTenantsFile, writeTenantsFile } from '../src/hosting/tenants-file.js';
+import { HostingServer, type HostingServerOptions } from '../src/hosting/server/hosting-server.js';
+import { TenantStore } from '../src/hosting/tenants/tenant-store.js';
+import { emptyTenantsFile, writeTenantsFile } from '../src/hosting/tenants/tenants-file.js';
 import { createRuntime, type Runtime } from '../src/runtime/runtime.js';
 
 const MiB = 1024 * 1024;

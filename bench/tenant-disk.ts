@@ -1,6 +1,6 @@
 /**
  * bench/tenant-disk: what a hard disk cap per tenant costs (an ext4 image
- * per tenant, mounted through a loop device: src/hosting/disk/), against
+ * per tenant, mounted through a loop device: src/hosting/tenants/disk/), against
  * baselines measured in the same run on the same host filesystem. Prints
  * figures and ratios; asserts nothing. Needs root.
  *
@@ -25,7 +25,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs, promisify } from 'node:util';
 import { loopDevicesOf } from '../src/backends/docker/disk-cap/mount-table.js';
-import { TenantDisks, type TenantWorkspace } from '../src/hosting/disk/tenant-disks.js';
+import { TenantDisks, type TenantWorkspace } from '../src/hosting/tenants/disk/tenant-disks.js';
 import { hostSpawnTrue } from './host-spawn.js';
 import { fmt, percentile, sortNumbers } from './stats.js';
 import { timeEach } from './timing.js';

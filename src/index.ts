@@ -46,12 +46,14 @@ export { checkRules, loadPolicyFile } from './policy/load-policy-file.js';
 export { loadPolicySources, type PolicySourceOptions } from './policy/policy-sources.js';
 export type { PolicyDecision, PolicyRule, PolicyRuleInput, PolicyRuleSource } from './policy/policy-rule.js';
 
-export { WorkerPool, type WorkerPoolOptions } from './exec/worker-pool.js';
+export { WorkerPool, type WorkerPoolOptions } from './worker-pool/worker-pool.js';
 
 export type { TelemetrySink, ToolCallEvent } from './telemetry/events.js';
 export { JsonlFileSink } from './telemetry/jsonl-sink.js';
 
 export { createRuntime, type Runtime, type RuntimeOptions, type SandboxMode } from './runtime/runtime.js';
+
+export { createHostingServer, type CreateHostingServerOptions, type HostedTenants } from './hosting/index.js';
 
 export { ShellService, type ShellServiceOptions } from './shell/shell-service.js';
 export type { ShellRunOptions, ShellRunResult } from './shell/run-types.js';

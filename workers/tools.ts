@@ -5,10 +5,10 @@
  */
 import { threadId, workerData } from 'node:worker_threads';
 import { errorMessage, isToolcellError, ToolErrorType } from '../src/errors.js';
-import { SlotWatcher } from '../src/exec/cancel-board.js';
-import { LazyAbort } from '../src/exec/lazy-abort.js';
-import { loadToolModule } from '../src/exec/tool-module.js';
-import type { PortMessage, ToolTask, ToolTaskResult, ToolWorkerData, WorkerMessage } from '../src/exec/worker-protocol.js';
+import { SlotWatcher } from '../src/worker-pool/cancel-board.js';
+import { LazyAbort } from '../src/worker-pool/lazy-abort.js';
+import { loadToolModule } from '../src/worker-pool/tool-module.js';
+import type { PortMessage, ToolTask, ToolTaskResult, ToolWorkerData, WorkerMessage } from '../src/worker-pool/worker-protocol.js';
 import type { AnyToolDefinition, ToolContext } from '../src/tools/define-tool.js';
 
 const catalog = new Map<string, AnyToolDefinition>();

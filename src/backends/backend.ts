@@ -1,3 +1,5 @@
+import type { SessionLimits } from './session-limits.js';
+
 /**
  * The seam between the shell service (output pipeline, timeouts, the
  * run_shell_command tool) and the places commands run: the host in a PTY, or
@@ -90,15 +92,6 @@ export interface ShellSession {
   close(): Promise<void>;
 }
 
-/** A session's own container limits (checked by the Docker backend: src/backends/docker/session-limits.ts). */
-export interface SessionContainerLimits {
-  memoryBytes?: number;
-  cpus?: number;
-  pids?: number;
-  /** The OCI runtime of the session's container, e.g. `runsc`. */
-  runtime?: string;
-}
-
 export interface ShellBackend {
   readonly kind: 'docker' | 'host';
   /**
@@ -106,14 +99,14 @@ export interface ShellBackend {
    * `docker (toolcell-sandbox:3f2a…, runtime runsc)`; with `limits`, where a
    * session with those limits runs (its own runtime).
    */
-  describe(limits?: SessionContainerLimits): string;
+  describe(limits?: SessionLimits): string;
   /** The OCI runtime a session with `limits` runs on (`runc`, `runsc`); undefined off Docker. */
-  runtimeOf?(limits?: SessionContainerLimits): string | undefined;
+  runtimeOf?(limits?: SessionLimits): string | undefined;
   /**
    * `signal` cancels an opening still under way (a container still starting is removed); the promise then rejects with `cancelled`.
    * `limits`: the session's own container limits over the backend's (Docker only; the shell thread never sends them to the host backend).
    */
-  openSession(options: { sessionId: string; workspaceRoot: string; limits?: SessionContainerLimits; signal?: AbortSignal }): Promise<ShellSession>;
+  openSession(options: { sessionId: string; workspaceRoot: string; limits?: SessionLimits; signal?: AbortSignal }): Promise<ShellSession>;
   /** Closes every session and frees the backend's resources. */
   close(): Promise<void>;
 }

@@ -1,4 +1,4 @@
-import { InvalidArgumentError, Option } from 'commander';
+import { type Command, InvalidArgumentError, Option } from 'commander';
 import { APPROVAL_MODES, type ApprovalMode, isApprovalMode } from '../contracts/approval-mode.js';
 import { sandboxRuntimeSchema } from '../contracts/sandbox-runtime.js';
 import type { RuntimeOptions } from '../runtime/runtime.js';
@@ -68,6 +68,27 @@ export function policyOption(): Option {
     '--policy <file>',
     "policy file (TOML [[rule]] tables) read after ~/.toolcell/policies/*.toml and a trusted workspace's .toolcell/policies/*.toml; repeatable",
   ).argParser((value: string, previous: string[] | undefined) => [...(previous ?? []), value]);
+}
+
+/**
+ * The options every command that runs tools takes (chat, run, exec, serve),
+ * declared once: the workspace, approval mode, sandbox and its runtime, the
+ * shell timeout, settings, workspace trust and policy files. They parse into
+ * RunnerCliOptions, which runtimeOptionsFrom turns into createRuntime's options.
+ */
+export function addRuntimeOptions(command: Command): Command {
+  for (const option of [
+    workspaceOption(),
+    approvalOption(),
+    sandboxOption(),
+    runtimeOption(),
+    timeoutOption(),
+    settingsOption(),
+    trustWorkspaceOption(),
+    policyOption(),
+  ])
+    command.addOption(option);
+  return command;
 }
 
 /** What the commands above parse into. */

@@ -18,7 +18,7 @@ import { openEgressLog, type EgressLog } from '../egress/egress-log.js';
 import { resolveLocalSecrets } from '../secrets/local-secrets.js';
 import { workspaceSandboxDockerfile } from './sandbox-dockerfile.js';
 import { SecretRedactor } from '../secrets/secret-redactor.js';
-import { WorkerPool, type WorkerPoolOptions } from '../exec/worker-pool.js';
+import { WorkerPool, type WorkerPoolOptions } from '../worker-pool/worker-pool.js';
 import { ToolRegistry } from '../registry/tool-registry.js';
 import type { ApprovalMode } from '../contracts/approval-mode.js';
 import { allowedInChatFile, saveAllowedPrefixes } from '../policy/allowed-in-chat.js';

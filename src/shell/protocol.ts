@@ -3,7 +3,7 @@ import type { MessagePort } from 'node:worker_threads';
 import type { LiveOutput } from '../contracts/live-output.js';
 import type { OutputLimits } from './output/output-pipeline.js';
 import type { SandboxMode, ShellRunResult } from './run-types.js';
-import type { SessionLimits } from '../backends/docker/session-limits.js';
+import type { SessionLimits } from '../backends/session-limits.js';
 
 /**
  * Messages between the main thread (ShellService) and the shell thread.

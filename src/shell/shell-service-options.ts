@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { DEFAULT_KILL_GRACE_MS, DEFAULT_TERMINAL } from '../contracts/defaults.js';
 import { integerOption } from '../contracts/parse-options.js';
 import { SANDBOX_MODES } from '../contracts/sandbox-mode.js';
-import { sessionLimitsSchema } from '../backends/docker/session-limits.js';
+import { sessionLimitsSchema } from '../backends/session-limits.js';
 import { secretNameProblem, secretValueProblem } from '../secrets/secret-rules.js';
 import { DEFAULT_RENDER_BUDGET_MS } from './output/parse-budget.js';
 
@@ -83,7 +83,7 @@ export const openSessionOptionsSchema = z
       .regex(/^[A-Za-z0-9._-]{1,128}$/, { error: 'must be 1-128 characters of A-Z a-z 0-9 . _ -' })
       .optional(),
     /**
-     * This session's container limits (`memoryBytes`, `cpus`, `pids`), over
+     * This session's container limits (`memory`, `cpus`, `pids`, …), over
      * the Docker backend's `limits` (which stay the default for a field left
      * out). Lets one service host tenants with different limits.
      */

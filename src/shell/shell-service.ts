@@ -45,7 +45,7 @@ export class ShellService {
    * only when the user named it) or `auto` (default: Docker when the engine
    * answers). A session whose sandbox is unavailable still opens, but every
    * run fails with `sandbox_unavailable` until the sandbox can be reached:
-   * nothing silently runs unsandboxed. `limits` (memoryBytes, cpus, pids)
+   * nothing silently runs unsandboxed. `limits` (memory, cpus, pids, …)
    * give this session's container its own limits over the backend's.
    * `awaitSandbox: false` resolves before the container is up (see its doc).
    */

@@ -7,7 +7,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mountsAt } from '../../src/backends/docker/disk-cap/mount-table.js';
-import { TenantDisks } from '../../src/hosting/disk/tenant-disks.js';
+import { TenantDisks } from '../../src/hosting/tenants/disk/tenant-disks.js';
 import { cliPath } from './cli.js';
 import { eventually } from './docker.js';
 

@@ -15,11 +15,11 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { createEngineClient } from '../../src/backends/docker/engine.js';
 import { LABELS } from '../../src/backends/docker/labels.js';
-import { ApiKeyAuthenticator } from '../../src/hosting/api-key.js';
-import type { HostingEvent, HostingObserver } from '../../src/hosting/hosting-events.js';
-import { HostingServer, type HostingServerOptions } from '../../src/hosting/hosting-server.js';
-import type { Authenticator } from '../../src/hosting/principal.js';
-import { TenantStore } from '../../src/hosting/tenant-store.js';
+import { ApiKeyAuthenticator } from '../../src/hosting/auth/api-key.js';
+import type { HostingEvent, HostingObserver } from '../../src/hosting/operations/hosting-events.js';
+import { HostingServer, type HostingServerOptions } from '../../src/hosting/server/hosting-server.js';
+import type { Authenticator } from '../../src/hosting/auth/principal.js';
+import { TenantStore } from '../../src/hosting/tenants/tenant-store.js';
 import type { PolicyRuleInput } from '../../src/policy/policy-rule.js';
 import { createRuntime, type Runtime, type RuntimeOptions } from '../../src/runtime/runtime.js';
 import { packageRoot } from '../../src/paths.js';

@@ -1,5 +1,5 @@
 import type { ExecutionContext } from 'ava';
-import { WorkerPool, type WorkerPoolOptions } from '../../src/exec/worker-pool.js';
+import { WorkerPool, type WorkerPoolOptions } from '../../src/worker-pool/worker-pool.js';
 
 /** URL of the misbehaving test tools module (compiled next to this helper in dist/test). */
 export const testToolModuleUrl = new URL('../fixtures/tools/test-tools.js', import.meta.url).href;

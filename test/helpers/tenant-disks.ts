@@ -9,7 +9,7 @@ import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loopDevicesOf, mountsAt } from '../../src/backends/docker/disk-cap/mount-table.js';
-import { TenantDisks } from '../../src/hosting/disk/tenant-disks.js';
+import { TenantDisks } from '../../src/hosting/tenants/disk/tenant-disks.js';
 
 export const MiB = 1024 * 1024;
 

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAdminHandler, type AdminSessionInfo } from '../../src/hosting/admin/admin-handler.js';
 import { readAdminKeyFile } from '../../src/hosting/admin/admin-key.js';
-import type { HostingEvent } from '../../src/hosting/hosting-events.js';
+import type { HostingEvent } from '../../src/hosting/operations/hosting-events.js';
 import { runCli } from '../helpers/cli.js';
 
 const ADMIN_KEY = 'a'.repeat(24) + 'dmin-key-0123456789';

@@ -1,6 +1,6 @@
 import test from 'ava';
-import { FairGate } from '../../src/hosting/fair-gate.js';
-import { TokenBucket } from '../../src/hosting/token-bucket.js';
+import { FairGate } from '../../src/hosting/admission/fair-gate.js';
+import { TokenBucket } from '../../src/hosting/admission/token-bucket.js';
 
 test('the token bucket lets a burst through, then says when the next token comes', (t) => {
   let now = 0;

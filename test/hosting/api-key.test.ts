@@ -1,6 +1,6 @@
 import test from 'ava';
 import type { IncomingMessage } from 'node:http';
-import { ApiKeyAuthenticator, apiKeyId, generateApiKey, hashApiKey, type StoredKey } from '../../src/hosting/api-key.js';
+import { ApiKeyAuthenticator, apiKeyId, generateApiKey, hashApiKey, type StoredKey } from '../../src/hosting/auth/api-key.js';
 
 const request = {} as IncomingMessage;
 

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AuditLog } from '../../src/hosting/audit/audit-log.js';
-import type { HostingEvent } from '../../src/hosting/hosting-events.js';
+import type { HostingEvent } from '../../src/hosting/operations/hosting-events.js';
 import { packageRoot } from '../../src/paths.js';
 import { readAuditLines } from '../helpers/audit-log.js';
 

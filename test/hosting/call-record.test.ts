@@ -1,6 +1,6 @@
 import test from 'ava';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { toolCallEvent, toolErrorResult } from '../../src/hosting/call-record.js';
+import { toolCallEvent, toolErrorResult } from '../../src/hosting/operations/call-record.js';
 import type { ToolCallRun } from '../../src/mcp/server/create-tool-server.js';
 
 /** The audit line's `decision` is the README's `allow` or `deny`, never the scheduler's telemetry values (`auto`, `denied`). */

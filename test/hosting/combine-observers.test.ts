@@ -1,7 +1,7 @@
 import test from 'ava';
 import type { IncomingMessage } from 'node:http';
-import { combineObservers } from '../../src/hosting/combine-observers.js';
-import type { HostingEvent } from '../../src/hosting/hosting-events.js';
+import { combineObservers } from '../../src/hosting/operations/combine-observers.js';
+import type { HostingEvent } from '../../src/hosting/operations/hosting-events.js';
 import { createRouter } from '../../src/hosting/http/route.js';
 
 const event: HostingEvent = { event: 'quota_refusal', tenant: 'acme', limit: 'sessions' };

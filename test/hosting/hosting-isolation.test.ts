@@ -2,7 +2,7 @@ import anyTest, { type TestFn } from 'ava';
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { HostingEvent } from '../../src/hosting/hosting-events.js';
+import type { HostingEvent } from '../../src/hosting/operations/hosting-events.js';
 import { createEngineClient } from '../../src/backends/docker/engine.js';
 import { requireDocker } from '../helpers/docker.js';
 import { addTenant, call, connectAs, hostingFolder, listToolsMessage, post, startHosting, type Hosting } from '../helpers/hosting.js';

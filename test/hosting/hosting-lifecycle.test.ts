@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { createEngineClient } from '../../src/backends/docker/engine.js';
 import { sandboxImageTag } from '../../src/backends/docker/image.js';
 import { LABELS } from '../../src/backends/docker/labels.js';
-import { tenantSlug } from '../../src/hosting/disk/tenant-slug.js';
+import { tenantSlug } from '../../src/hosting/tenants/disk/tenant-slug.js';
 import { cliPath, runCli } from '../helpers/cli.js';
 import { containersWithLabel, eventually, requireDocker, runningProcesses } from '../helpers/docker.js';
 import { addTenant, call, connectAs, hostingFolder, startHosting } from '../helpers/hosting.js';

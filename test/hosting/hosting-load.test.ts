@@ -1,8 +1,8 @@
 import anyTest from 'ava';
 import { join } from 'node:path';
 import { requireDocker } from '../helpers/docker.js';
-import { generateApiKey } from '../../src/hosting/api-key.js';
-import { readTenantsFile, writeTenantsFile } from '../../src/hosting/tenants-file.js';
+import { generateApiKey } from '../../src/hosting/auth/api-key.js';
+import { readTenantsFile, writeTenantsFile } from '../../src/hosting/tenants/tenants-file.js';
 import { addTenant, call, connectAs, hostingFolder, mapLimited, startHosting, toolcellContainersUnder, type Connection } from '../helpers/hosting.js';
 
 /**

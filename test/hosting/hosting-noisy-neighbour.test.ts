@@ -1,8 +1,8 @@
 import anyTest from 'ava';
 import { statfs } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { PrepareWorkspace } from '../../src/hosting/tenant-workspace.js';
-import { folderWorkspace } from '../../src/hosting/tenant-workspace.js';
+import type { PrepareWorkspace } from '../../src/hosting/tenants/tenant-workspace.js';
+import { folderWorkspace } from '../../src/hosting/tenants/tenant-workspace.js';
 import { eventually, requireDocker, runningProcesses } from '../helpers/docker.js';
 import { addTenant, call, connectTenant, hostingFolder, runningContainersUnder, startHosting, toolcellContainersUnder } from '../helpers/hosting.js';
 import { MiB, TenantDisks } from '../helpers/tenant-disks.js';

@@ -9,12 +9,12 @@ import anyTest, { type TestFn } from 'ava';
 import { join } from 'node:path';
 import { createEngineClient } from '../../src/backends/docker/engine.js';
 import { LABELS } from '../../src/backends/docker/labels.js';
-import { tenantSlug } from '../../src/hosting/disk/tenant-slug.js';
-import { DEFAULT_TENANT_LIMITS } from '../../src/hosting/limits.js';
-import { TenantResources } from '../../src/hosting/tenant-resources.js';
-import { TENANT_UID_FIRST } from '../../src/hosting/tenant-uid.js';
-import { folderWorkspace } from '../../src/hosting/tenant-workspace.js';
-import { readTenantsFile, writeTenantsFile } from '../../src/hosting/tenants-file.js';
+import { tenantSlug } from '../../src/hosting/tenants/disk/tenant-slug.js';
+import { DEFAULT_TENANT_LIMITS } from '../../src/hosting/admission/limits.js';
+import { TenantResources } from '../../src/hosting/tenants/tenant-resources.js';
+import { TENANT_UID_FIRST } from '../../src/hosting/tenants/tenant-uid.js';
+import { folderWorkspace } from '../../src/hosting/tenants/tenant-workspace.js';
+import { readTenantsFile, writeTenantsFile } from '../../src/hosting/tenants/tenants-file.js';
 import { ShellService } from '../../src/shell/shell-service.js';
 import { eventually, requireDocker } from '../helpers/docker.js';
 import { addTenant, call, connectAs, hostingFolder, startHosting, type Connection, type Hosting } from '../helpers/hosting.js';
@@ -48,7 +48,7 @@ anyTest.after.always(async (t) => {
 });
 
 interface Inspected {
-  limits: { memoryBytes: number; cpus: number; pids: number };
+  limits: { memory: number; cpus: number; pids: number };
   backend: string;
   cgroupParent: string;
 }
@@ -60,7 +60,7 @@ async function inspectContainer(connection: Connection): Promise<Inspected> {
   if (id === undefined) throw new Error(`no container id in ${hostname.text}`);
   const info = await createEngineClient().getContainer(id).inspect();
   return {
-    limits: { memoryBytes: info.HostConfig.Memory ?? 0, cpus: (info.HostConfig.NanoCpus ?? 0) / 1e9, pids: info.HostConfig.PidsLimit ?? 0 },
+    limits: { memory: info.HostConfig.Memory ?? 0, cpus: (info.HostConfig.NanoCpus ?? 0) / 1e9, pids: info.HostConfig.PidsLimit ?? 0 },
     backend: info.Config.Labels[LABELS.backend] ?? '',
     cgroupParent: info.HostConfig.CgroupParent ?? '',
   };
@@ -71,8 +71,8 @@ test("tenants share one Docker backend, and each container has its own tenant's 
   const [small, large] = await Promise.all([connectAs(hosting.server.url, keys['small']!), connectAs(hosting.server.url, keys['large']!)]);
   t.teardown(() => Promise.all([small.close(), large.close()]));
   const [a, b] = await Promise.all([inspectContainer(small), inspectContainer(large)]);
-  t.deepEqual(a.limits, { memoryBytes: 96 * MiB, cpus: 0.25, pids: 48 });
-  t.deepEqual(b.limits, { memoryBytes: 320 * MiB, cpus: 1.5, pids: 300 });
+  t.deepEqual(a.limits, { memory: 96 * MiB, cpus: 0.25, pids: 48 });
+  t.deepEqual(b.limits, { memory: 320 * MiB, cpus: 1.5, pids: 300 });
   t.truthy(a.backend);
   t.is(a.backend, b.backend, 'one backend (one shell thread) serves both tenants');
   // Each tenant's containers share one parent cgroup: one CPU share per tenant, however many sessions it runs.
@@ -87,7 +87,7 @@ test('a tenant whose limits change gets new sessions with the new limits; its op
   const { hosting, keys, file } = t.context;
   const before = await connectAs(hosting.server.url, keys['moving']!);
   t.teardown(() => before.close());
-  t.deepEqual((await inspectContainer(before)).limits, { memoryBytes: 128 * MiB, cpus: 0.5, pids: 64 });
+  t.deepEqual((await inspectContainer(before)).limits, { memory: 128 * MiB, cpus: 0.5, pids: 64 });
 
   const content = (await readTenantsFile(file))!;
   content.tenants['moving']!.limits = { memory: 200 * MiB, pids: 100, cpus: 0.75 };
@@ -96,8 +96,8 @@ test('a tenant whose limits change gets new sessions with the new limits; its op
 
   const after = await connectAs(hosting.server.url, keys['moving']!);
   t.teardown(() => after.close());
-  t.deepEqual((await inspectContainer(after)).limits, { memoryBytes: 200 * MiB, cpus: 0.75, pids: 100 });
-  t.deepEqual((await inspectContainer(before)).limits, { memoryBytes: 128 * MiB, cpus: 0.5, pids: 64 });
+  t.deepEqual((await inspectContainer(after)).limits, { memory: 200 * MiB, cpus: 0.75, pids: 100 });
+  t.deepEqual((await inspectContainer(before)).limits, { memory: 128 * MiB, cpus: 0.5, pids: 64 });
   // Both sessions still work, on the tenant's one workspace.
   await call(before.client, 'run_shell_command', { command: 'echo from-before > shared.txt' });
   t.regex((await call(after.client, 'run_shell_command', { command: 'cat shared.txt' })).text, /from-before/);
@@ -110,7 +110,7 @@ test('a tenant handed a shell service of its own opens its sessions there, and c
   const resources = await TenantResources.create({
     tenant: 'dedicated',
     uid: TENANT_UID_FIRST + 999,
-    limits: { ...DEFAULT_TENANT_LIMITS, memoryBytes: 80 * MiB, pids: 40 },
+    limits: { ...DEFAULT_TENANT_LIMITS, memory: 80 * MiB, pids: 40 },
     runtime: hosting.runtime,
     prepareWorkspace: folderWorkspace({ dataDir: join(dir, 'dedicated'), workspaceOf: () => undefined }),
     shell: own,

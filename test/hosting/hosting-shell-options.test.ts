@@ -3,7 +3,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadSettings } from '../../src/config/load-settings.js';
-import { HOSTING_OUTPUT_LIMITS, hostingShellOptions } from '../../src/hosting/hosting-shell-options.js';
+import { HOSTING_OUTPUT_LIMITS, hostingShellOptions } from '../../src/hosting/tenants/hosting-shell-options.js';
 
 async function settingsWith(content: object) {
   const dir = await mkdtemp(join(tmpdir(), 'toolcell-hosting-shell-options-'));

@@ -12,7 +12,7 @@ import { Agent, request } from 'node:http';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AuditLog } from '../../src/hosting/audit/audit-log.js';
-import { combineObservers } from '../../src/hosting/combine-observers.js';
+import { combineObservers } from '../../src/hosting/operations/combine-observers.js';
 import { HostingMetrics } from '../../src/hosting/metrics/hosting-metrics.js';
 import { readAuditLines } from '../helpers/audit-log.js';
 import { requireDocker } from '../helpers/docker.js';

@@ -1,9 +1,9 @@
 import test from 'ava';
 import { jwtVerify } from 'jose';
-import { OidcAuthenticator, auditReason, type OidcAuthenticatorOptions, type OidcAuthOutcome } from '../../src/hosting/oidc/oidc-authenticator.js';
-import { IssuerKeys, IssuerUnreachableError } from '../../src/hosting/oidc/issuer-keys.js';
-import { protectedResourceMetadata } from '../../src/hosting/oidc/protected-resource.js';
-import { wwwAuthenticate } from '../../src/hosting/oidc/www-authenticate.js';
+import { OidcAuthenticator, auditReason, type OidcAuthenticatorOptions, type OidcAuthOutcome } from '../../src/hosting/auth/oidc/oidc-authenticator.js';
+import { IssuerKeys, IssuerUnreachableError } from '../../src/hosting/auth/oidc/issuer-keys.js';
+import { protectedResourceMetadata } from '../../src/hosting/auth/oidc/protected-resource.js';
+import { wwwAuthenticate } from '../../src/hosting/auth/oidc/www-authenticate.js';
 import { startTestIssuer } from '../helpers/oidc-issuer.js';
 import { createServer } from 'node:http';
 import { once } from 'node:events';

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { audienceProblem, parsePublicUrl } from '../../src/hosting/oidc/resource-identifiers.js';
+import { audienceProblem, parsePublicUrl } from '../../src/hosting/auth/oidc/resource-identifiers.js';
 
 test('an audience is any plain string, or a URI when it holds a colon', (t) => {
   for (const good of ['toolcell', 'my tool cell', 'urn:example:toolcell', 'https://tools.example/mcp', 'api://toolcell', 'toolcell-prod_2']) {

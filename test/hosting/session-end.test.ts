@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { LoggingMessageNotificationSchema, type LoggingMessageNotification } from '@modelcontextprotocol/sdk/types.js';
 import { AuditLog } from '../../src/hosting/audit/audit-log.js';
-import { combineObservers } from '../../src/hosting/combine-observers.js';
+import { combineObservers } from '../../src/hosting/operations/combine-observers.js';
 import { readAuditLines } from '../helpers/audit-log.js';
 import { runCli } from '../helpers/cli.js';
 import { eventually, requireDocker } from '../helpers/docker.js';

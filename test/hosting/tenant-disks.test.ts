@@ -16,7 +16,7 @@ import { canMount, loopDevicesOf, makeDataDir, MiB, mountCount, TenantDisks, use
 
 const test = await requireDocker(anyTest, 'hosting/tenant-disks');
 const execFileAsync = promisify(execFile);
-const MODULE = fileURLToPath(new URL('../../src/hosting/disk/tenant-disks.js', import.meta.url));
+const MODULE = fileURLToPath(new URL('../../src/hosting/tenants/disk/tenant-disks.js', import.meta.url));
 
 /** A backend whose per-command growth counting is off: only the filesystem bounds the workspace. */
 async function backend() {

@@ -11,7 +11,7 @@
 import anyTest from 'ava';
 import { realpath } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { PrepareWorkspace } from '../../src/hosting/tenant-workspace.js';
+import type { PrepareWorkspace } from '../../src/hosting/tenants/tenant-workspace.js';
 import { requireDocker } from '../helpers/docker.js';
 import { addTenant, call, connectTenant, hostingFolder, startHosting } from '../helpers/hosting.js';
 import { MiB, TenantDisks, canMount } from '../helpers/tenant-disks.js';

@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AuditLog } from '../../src/hosting/audit/audit-log.js';
-import { combineObservers } from '../../src/hosting/combine-observers.js';
+import { combineObservers } from '../../src/hosting/operations/combine-observers.js';
 import { RecordingObserver } from '../helpers/hosting.js';
 import { runCli } from '../helpers/cli.js';
 import { requireDocker } from '../helpers/docker.js';

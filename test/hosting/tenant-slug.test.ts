@@ -1,5 +1,5 @@
 import test from 'ava';
-import { TENANT_SLUG, tenantSlug } from '../../src/hosting/disk/tenant-slug.js';
+import { TENANT_SLUG, tenantSlug } from '../../src/hosting/tenants/disk/tenant-slug.js';
 
 const HOSTILE = [
   '../../etc/passwd',

@@ -1,8 +1,8 @@
 import test from 'ava';
 import { join } from 'node:path';
-import { generateApiKey } from '../../src/hosting/api-key.js';
-import { TenantStore } from '../../src/hosting/tenant-store.js';
-import { emptyTenantsFile, writeTenantsFile } from '../../src/hosting/tenants-file.js';
+import { generateApiKey } from '../../src/hosting/auth/api-key.js';
+import { TenantStore } from '../../src/hosting/tenants/tenant-store.js';
+import { emptyTenantsFile, writeTenantsFile } from '../../src/hosting/tenants/tenants-file.js';
 import { hostingFolder } from '../helpers/hosting.js';
 
 /** A file with tenants alpha (keys a1, a2) and beta (key b1). */

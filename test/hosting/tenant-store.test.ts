@@ -2,9 +2,9 @@ import test from 'ava';
 import { once } from 'node:events';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { generateApiKey } from '../../src/hosting/api-key.js';
-import { TenantStore } from '../../src/hosting/tenant-store.js';
-import { emptyTenantsFile, writeTenantsFile, type TenantsFile } from '../../src/hosting/tenants-file.js';
+import { generateApiKey } from '../../src/hosting/auth/api-key.js';
+import { TenantStore } from '../../src/hosting/tenants/tenant-store.js';
+import { emptyTenantsFile, writeTenantsFile, type TenantsFile } from '../../src/hosting/tenants/tenants-file.js';
 import { hostingFolder } from '../helpers/hosting.js';
 
 function fileWith(names: string[]): { content: TenantsFile; ids: string[] } {

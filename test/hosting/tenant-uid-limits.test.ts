@@ -16,9 +16,9 @@
 import anyTest from 'ava';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { PrepareWorkspace } from '../../src/hosting/tenant-workspace.js';
-import { folderWorkspace } from '../../src/hosting/tenant-workspace.js';
-import { readTenantsFile } from '../../src/hosting/tenants-file.js';
+import type { PrepareWorkspace } from '../../src/hosting/tenants/tenant-workspace.js';
+import { folderWorkspace } from '../../src/hosting/tenants/tenant-workspace.js';
+import { readTenantsFile } from '../../src/hosting/tenants/tenants-file.js';
 import { eventually, requireDocker } from '../helpers/docker.js';
 import { addTenant, call, connectTenant, hostingFolder, startHosting } from '../helpers/hosting.js';
 import { MiB, TenantDisks, canMount } from '../helpers/tenant-disks.js';

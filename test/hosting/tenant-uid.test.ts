@@ -1,9 +1,9 @@
 import test from 'ava';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { assignTenantUids, TENANT_UID_FIRST, TENANT_UID_LAST } from '../../src/hosting/tenant-uid.js';
-import { TenantStore } from '../../src/hosting/tenant-store.js';
-import { parseTenantsFile, type TenantsFile } from '../../src/hosting/tenants-file.js';
+import { assignTenantUids, TENANT_UID_FIRST, TENANT_UID_LAST } from '../../src/hosting/tenants/tenant-uid.js';
+import { TenantStore } from '../../src/hosting/tenants/tenant-store.js';
+import { parseTenantsFile, type TenantsFile } from '../../src/hosting/tenants/tenants-file.js';
 import { runCli } from '../helpers/cli.js';
 import { addTenant, hostingFolder } from '../helpers/hosting.js';
 

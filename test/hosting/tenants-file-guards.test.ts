@@ -9,10 +9,10 @@ import test from 'ava';
 import { once } from 'node:events';
 import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { generateApiKey } from '../../src/hosting/api-key.js';
-import { TenantStore } from '../../src/hosting/tenant-store.js';
-import { defaultWorkspacePath } from '../../src/hosting/tenant-workspace.js';
-import { emptyTenantsFile, parseTenantsFile, writeTenantsFile, type TenantsFile } from '../../src/hosting/tenants-file.js';
+import { generateApiKey } from '../../src/hosting/auth/api-key.js';
+import { TenantStore } from '../../src/hosting/tenants/tenant-store.js';
+import { defaultWorkspacePath } from '../../src/hosting/tenants/tenant-workspace.js';
+import { emptyTenantsFile, parseTenantsFile, writeTenantsFile, type TenantsFile } from '../../src/hosting/tenants/tenants-file.js';
 import { runCli } from '../helpers/cli.js';
 import { addTenant, hostingFolder } from '../helpers/hosting.js';
 
@@ -59,7 +59,7 @@ test('a hand edit with a limit the containers refuse keeps the last good state, 
   t.teardown(() => store.close());
   await writeFile(file, JSON.stringify({ ...content, tenants: { acme: { ...content.tenants['acme'], limits: { memory: '2048g' } } } }));
   await store.reload();
-  t.is(store.tenant('acme')?.limits.memoryBytes, 512 * 1024 ** 2, 'the last good limits stay');
+  t.is(store.tenant('acme')?.limits.memory, 512 * 1024 ** 2, 'the last good limits stay');
   t.is(lines.length, 1);
   t.regex(lines[0]!, /tenants\.acme\.limits\.memory must be a size from 16m to 1024g.*keeping the tenants as they were/);
 });

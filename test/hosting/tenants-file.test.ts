@@ -3,8 +3,9 @@ import { mkdtemp, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isToolcellError } from '../../src/errors.js';
-import { parseLimitAssignment, parseSize, resolveLimits } from '../../src/hosting/limits.js';
-import { emptyTenantsFile, readTenantsFile, writeTenantsFile } from '../../src/hosting/tenants-file.js';
+import { parseSize } from '../../src/backends/session-limits.js';
+import { parseLimitAssignment, resolveLimits } from '../../src/hosting/admission/limits.js';
+import { emptyTenantsFile, readTenantsFile, writeTenantsFile } from '../../src/hosting/tenants/tenants-file.js';
 
 const folder = () => mkdtemp(join(tmpdir(), 'toolcell-tenants-'));
 const validKey = { id: 'abcdefghij12', hash: 'a'.repeat(64), createdAt: '2026-01-01T00:00:00.000Z' };
@@ -22,7 +23,7 @@ test('sizes accept k, m and g suffixes in binary units', (t) => {
 test('a tenant limit wins over the defaults, which win over the built-in ones', (t) => {
   const limits = resolveLimits({ sessions: 2, memory: '1g' }, { memory: '256m' });
   t.is(limits.sessions, 2);
-  t.is(limits.memoryBytes, 256 * 1024 ** 2);
+  t.is(limits.memory, 256 * 1024 ** 2);
   t.is(limits.concurrentCalls, 4);
 });
 

@@ -7,11 +7,11 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
-import { openHostingOperations } from '../../src/cli/commands/hosting-operations.js';
+import { openHostingOperations } from '../../src/hosting/operations/hosting-operations.js';
 import { sendJson } from '../../src/hosting/http/request-handler.js';
-import { TenantStore } from '../../src/hosting/tenant-store.js';
-import { emptyTenantsFile, writeTenantsFile } from '../../src/hosting/tenants-file.js';
-import { parsePublicUrl } from '../../src/hosting/oidc/resource-identifiers.js';
+import { TenantStore } from '../../src/hosting/tenants/tenant-store.js';
+import { emptyTenantsFile, writeTenantsFile } from '../../src/hosting/tenants/tenants-file.js';
+import { parsePublicUrl } from '../../src/hosting/auth/oidc/resource-identifiers.js';
 import { hasOpenssl, makeCertificate, makeSelfSignedCertificate, type CertificateOptions } from '../helpers/tls.js';
 
 const tlsTest = hasOpenssl() || process.env['CI'] === 'true' ? test.serial : test.skip;

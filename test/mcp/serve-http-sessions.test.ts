@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { serveHttp } from '../../src/mcp/server/serve-http.js';
-import { createSessionFactory } from '../../src/mcp/server/session-factory.js';
+import { createSessionFactory } from '../../src/runtime/mcp-session-factory.js';
 import { ToolRegistry } from '../../src/registry/tool-registry.js';
 import { Scheduler } from '../../src/scheduler/scheduler.js';
 import { defineTool } from '../../src/tools/define-tool.js';

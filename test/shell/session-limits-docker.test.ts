@@ -13,7 +13,7 @@ import { makeWorkspace, requireDocker } from '../helpers/docker.js';
 const test = await requireDocker(anyTest, 'shell/session-limits');
 
 const MiB = 1024 * 1024;
-const BACKEND_LIMITS = { memoryBytes: 192 * MiB, cpus: 1, pids: 200 };
+const BACKEND_LIMITS = { memory: 192 * MiB, cpus: 1, pids: 200 };
 
 let service: ShellService | undefined;
 test.before(async () => {
@@ -25,7 +25,7 @@ test.after.always(async () => {
 });
 
 interface ContainerLimits {
-  memoryBytes: number;
+  memory: number;
   memorySwap: number;
   cpus: number;
   pids: number;
@@ -36,10 +36,10 @@ async function containerLimits(session: ShellSessionHandle): Promise<ContainerLi
   const result = await session.run({ command: 'hostname' });
   const info = await createEngineClient().getContainer(result.output.trim()).inspect();
   const host = info.HostConfig;
-  return { memoryBytes: host.Memory ?? 0, memorySwap: host.MemorySwap ?? 0, cpus: (host.NanoCpus ?? 0) / 1e9, pids: host.PidsLimit ?? 0 };
+  return { memory: host.Memory ?? 0, memorySwap: host.MemorySwap ?? 0, cpus: (host.NanoCpus ?? 0) / 1e9, pids: host.PidsLimit ?? 0 };
 }
 
-async function open(t: ExecutionContext, workspaceRoot: string, limits?: { memoryBytes?: number; cpus?: number; pids?: number }): Promise<ShellSessionHandle> {
+async function open(t: ExecutionContext, workspaceRoot: string, limits?: { memory?: number; cpus?: number; pids?: number }): Promise<ShellSessionHandle> {
   const session = await service!.openSession({ sandbox: 'docker', workspaceRoot, ...(limits ? { limits } : {}) });
   t.teardown(() => session.close());
   t.is(session.backend, 'docker');
@@ -48,29 +48,29 @@ async function open(t: ExecutionContext, workspaceRoot: string, limits?: { memor
 
 test('a session opened with limits gets exactly them; another on the same service gets its own', async (t) => {
   const workspace = await makeWorkspace(t, 'toolcell-session-limits-');
-  const small = await open(t, workspace, { memoryBytes: 64 * MiB, cpus: 0.5, pids: 64 });
-  const large = await open(t, workspace, { memoryBytes: 320 * MiB, cpus: 2, pids: 512 });
-  t.deepEqual(await containerLimits(small), { memoryBytes: 64 * MiB, memorySwap: 64 * MiB, cpus: 0.5, pids: 64 });
-  t.deepEqual(await containerLimits(large), { memoryBytes: 320 * MiB, memorySwap: 320 * MiB, cpus: 2, pids: 512 });
+  const small = await open(t, workspace, { memory: 64 * MiB, cpus: 0.5, pids: 64 });
+  const large = await open(t, workspace, { memory: 320 * MiB, cpus: 2, pids: 512 });
+  t.deepEqual(await containerLimits(small), { memory: 64 * MiB, memorySwap: 64 * MiB, cpus: 0.5, pids: 64 });
+  t.deepEqual(await containerLimits(large), { memory: 320 * MiB, memorySwap: 320 * MiB, cpus: 2, pids: 512 });
 });
 
 test("a field left out takes the backend's limit, and a session without limits gets the backend's", async (t) => {
   const workspace = await makeWorkspace(t, 'toolcell-session-limits-');
   const partial = await open(t, workspace, { pids: 48 });
   const plain = await open(t, workspace);
-  t.deepEqual(await containerLimits(partial), { ...BACKEND_LIMITS, memorySwap: BACKEND_LIMITS.memoryBytes, pids: 48 });
-  t.deepEqual(await containerLimits(plain), { ...BACKEND_LIMITS, memorySwap: BACKEND_LIMITS.memoryBytes });
+  t.deepEqual(await containerLimits(partial), { ...BACKEND_LIMITS, memorySwap: BACKEND_LIMITS.memory, pids: 48 });
+  t.deepEqual(await containerLimits(plain), { ...BACKEND_LIMITS, memorySwap: BACKEND_LIMITS.memory });
 });
 
 test('the warm pool never hands a spare to a session with other limits', async (t) => {
   const workspace = await makeWorkspace(t, 'toolcell-session-limits-');
-  const first = { memoryBytes: 96 * MiB, cpus: 0.25, pids: 80 };
-  const other = { memoryBytes: 128 * MiB, cpus: 0.75, pids: 96 };
+  const first = { memory: 96 * MiB, cpus: 0.25, pids: 80 };
+  const other = { memory: 128 * MiB, cpus: 0.75, pids: 96 };
   // Each open leaves a spare started for its own workspace and limits; the next opens alternate.
   const sessions = [];
   for (const limits of [first, other, first, other, first]) sessions.push({ limits, session: await open(t, workspace, limits) });
   for (const { limits, session } of sessions) {
-    t.deepEqual(await containerLimits(session), { ...limits, memorySwap: limits.memoryBytes });
+    t.deepEqual(await containerLimits(session), { ...limits, memorySwap: limits.memory });
   }
   // Same workspace and limits: distinct containers all the same (a spare is handed out once).
   const hosts = await Promise.all(sessions.map(async ({ session }) => (await session.run({ command: 'hostname' })).output.trim()));

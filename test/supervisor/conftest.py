@@ -2,7 +2,7 @@
 
 The supervisor's modules import each other by bare name (they run from
 /opt/toolcell/supervisor in the image), so the tests put that folder on the
-path the same way. test/sandbox/supervisor-python.test.ts runs these tests
+path the same way. test/backends/docker/supervisor-python.test.ts runs these tests
 as part of `npm test`.
 """
 

@@ -1,5 +1,5 @@
 """The frame reader and writer against the golden frames the TypeScript end
-also decodes (test/sandbox/protocol-golden.test.ts)."""
+also decodes (test/backends/docker/protocol-golden.test.ts)."""
 
 import json
 import os

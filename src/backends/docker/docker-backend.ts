@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { randomBytes } from 'node:crypto';
 import { isAbsolute } from 'node:path';
 import type Docker from 'dockerode';
@@ -18,15 +19,27 @@ import { resolveDockerBackendOptions, type DockerBackendOptions, type ResolvedDo
 import type { PinnedDirectory } from './pinned-dir.js';
 import { PRIVATE_MOUNT_ROOT, PrivateMounts } from './private-mounts.js';
 import { probeDocker } from './probe.js';
-import { cpuGroupCgroup, sessionLimitsSchema, type EffectiveSessionLimits, type SessionLimits } from './session-limits.js';
+import { cpuGroupCgroup, sessionLimitsSchema, type SessionLimits } from '../session-limits.js';
 import { parseOptions } from '../../contracts/parse-options.js';
 
 // The shell thread loads this module by URL and needs both entry points here.
 export { probeDocker, type DockerProbe } from './probe.js';
 import { StartLimiter } from './start-limiter.js';
-import { WarmPool } from './warm-pool.js';
+import { WarmPool, type EffectiveSessionLimits } from './warm-pool.js';
 import { prepareWorkspace, type PreparedWorkspace, type WorkspacePin } from './workspace-dirs.js';
 import { RuntimeCatalog } from './runtimes.js';
+
+const absolutePath = z.string().refine((path) => isAbsolute(path), { error: 'must be an absolute path' });
+
+/** What `openSession` is given; `limits` are checked apart, over the backend's (#effectiveLimits). */
+const openSessionSchema = z.object({
+  sessionId: z.string().min(1).max(200),
+  workspaceRoot: absolutePath,
+  limits: z.unknown().optional(),
+  signal: z.instanceof(AbortSignal).optional(),
+});
+
+const prewarmSchema = z.object({ workspaceRoot: absolutePath });
 
 /** The Docker backend: a ShellBackend plus what a host may want to know or do ahead of time. */
 export interface DockerShellBackend extends ShellBackend {
@@ -94,18 +107,12 @@ class DockerBackend implements DockerShellBackend {
   }
 
   prewarm(workspaceRoot: string, limits?: SessionLimits): void {
-    if (typeof workspaceRoot !== 'string' || !isAbsolute(workspaceRoot)) throw new TypeError('prewarm: workspaceRoot must be an absolute path');
-    this.#pool.fill(workspaceRoot, this.#effectiveLimits(limits, 'prewarm'));
+    const checked = parseOptions(prewarmSchema, { workspaceRoot }, 'prewarm');
+    this.#pool.fill(checked.workspaceRoot, this.#effectiveLimits(limits, 'prewarm'));
   }
 
   async openSession(options: { sessionId: string; workspaceRoot: string; limits?: SessionLimits; signal?: AbortSignal }): Promise<ShellSession> {
-    const { sessionId, workspaceRoot, signal } = options ?? ({} as { sessionId: string; workspaceRoot: string });
-    if (typeof sessionId !== 'string' || sessionId.length === 0 || sessionId.length > 200) {
-      throw new TypeError('openSession: options.sessionId must be a string of 1-200 characters');
-    }
-    if (typeof workspaceRoot !== 'string' || !isAbsolute(workspaceRoot)) {
-      throw new TypeError('openSession: options.workspaceRoot must be an absolute path');
-    }
+    const { sessionId, workspaceRoot, signal } = parseOptions(openSessionSchema, options, 'openSession');
     const limits = this.#effectiveLimits(options.limits, 'openSession');
     this.#assertOpen();
     // A runtime the engine lacks is refused here, before any container start is tried.
@@ -139,7 +146,7 @@ class DockerBackend implements DockerShellBackend {
     const base = this.#options.limits;
     const runtime = own.runtime ?? this.#options.runtime;
     return {
-      memoryBytes: own.memoryBytes ?? base.memoryBytes,
+      memory: own.memory ?? base.memory,
       cpus: own.cpus ?? base.cpus,
       pids: own.pids ?? base.pids,
       ...(own.cpuGroup !== undefined ? { cpuGroup: own.cpuGroup } : {}),
@@ -308,7 +315,7 @@ function unixSocketOf(dockerHost: string | undefined): string | undefined {
  * the supervisor's protocol stream from and to the host (read the host's
  * frames, kill ones included, so its call outlives its limits; write frames
  * of its own), and SIGKILL init, ending the container. Measured; the
- * refusal is tested in test/sandbox/runtimes.test.ts.
+ * refusal is tested in test/backends/docker/runtimes.test.ts.
  */
 /** dockerd's answer to a bind source it cannot find, for one of our private mount points. */
 function engineCannotSeePrivateMounts(error: unknown): boolean {

@@ -257,7 +257,7 @@ export interface ContainerSpecInput {
   name?: string;
   /** The egress network to join instead of `hardening.network` (options.egress). */
   egressNetwork?: string;
-  /** The parent cgroup (a CPU group, session-limits.ts); default the engine's own. */
+  /** The parent cgroup (a CPU group, backends/session-limits.ts); default the engine's own. */
   cgroupParent?: string;
   /**
    * The session's OCI runtime (default: options.runtime, else the engine's).
@@ -321,8 +321,8 @@ export function buildContainerSpec(input: ContainerSpecInput): Docker.ContainerC
     MaskedPaths: [...MASKED_PATHS],
     SecurityOpt: securityOpt,
     PidsLimit: gvisor ? gvisorHostPids(limits.pids) : limits.pids,
-    Memory: limits.memoryBytes,
-    MemorySwap: limits.memoryBytes,
+    Memory: limits.memory,
+    MemorySwap: limits.memory,
     NanoCpus: Math.round(limits.cpus * 1e9),
     ...(input.cgroupParent !== undefined ? { CgroupParent: input.cgroupParent } : {}),
     Ulimits: [

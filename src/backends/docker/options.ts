@@ -3,7 +3,7 @@ import { parseOptions } from '../../contracts/parse-options.js';
 import { sandboxRuntimeSchema } from '../../contracts/sandbox-runtime.js';
 import { AllowList } from '../../egress/allow-list.js';
 import type { EgressEvent } from '../../egress/egress-event.js';
-import { cpusSchema, memoryBytesSchema, pidsSchema } from './session-limits.js';
+import { cpusSchema, memorySchema, pidsSchema } from '../session-limits.js';
 
 /**
  * The Docker backend's options, their defaults and their validation, in one
@@ -24,7 +24,7 @@ function bounded(min: number, max: number, fallback: number) {
 const limitsSchema = z
   .strictObject({
     /** Memory limit; swap is disabled (MemorySwap = Memory). Default 1 GiB. A session may set its own (`openSession`'s `limits`). */
-    memoryBytes: memoryBytesSchema.default(1 * GiB),
+    memory: memorySchema.default(1 * GiB),
     /** CPUs the container may use (NanoCpus). Default 1. */
     cpus: cpusSchema.default(1),
     /** Processes and threads in the container (PidsLimit). Default 256. */

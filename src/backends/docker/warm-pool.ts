@@ -3,10 +3,17 @@ import { resolve } from 'node:path';
 import { ToolcellError, ToolErrorType } from '../../errors.js';
 import { untilAborted } from '../../until-aborted.js';
 import type { SessionContainer } from './docker-session.js';
-import { sessionLimitsKey, type EffectiveSessionLimits } from './session-limits.js';
+import { limitsKey, type SessionLimits } from '../session-limits.js';
 
 /** Workspace-and-limits pairs that keep spares at once; the least recently used one loses its spares. */
 const MAX_WARM_WORKSPACES = 4;
+
+/**
+ * The limits a session's container gets, filled in (a CPU group, a user and a
+ * runtime only when named; else the workspace owner and the engine's default
+ * runtime).
+ */
+export type EffectiveSessionLimits = Required<Pick<SessionLimits, 'memory' | 'cpus' | 'pids'>> & Pick<SessionLimits, 'cpuGroup' | 'user' | 'runtime'>;
 
 /** Starts a container for a workspace with these limits; `signal` cancels the start (the half-started container is removed). */
 export type StartContainer = (workspaceRoot: string, limits: EffectiveSessionLimits, signal: AbortSignal) => Promise<SessionContainer>;
@@ -120,7 +127,7 @@ export class WarmPool {
 }
 
 function poolKey(root: string, limits: EffectiveSessionLimits): string {
-  return `${root}\0${sessionLimitsKey(limits)}`;
+  return `${root}\0${limitsKey(limits)}`;
 }
 
 function cancelledTake(): ToolcellError {

@@ -7,36 +7,20 @@ import { Screen } from '../../ui/chat/screen.js';
 import { TtyTerminal } from '../../ui/chat/tty-terminal.js';
 import { colorEnabled, createStyle } from '../../ui/style.js';
 import { exitCodeForSetUpFailure } from '../exit-codes.js';
-import {
-  approvalOption,
-  type RunnerCliOptions,
-  sandboxOption,
-  settingsOption,
-  trustWorkspaceOption,
-  policyOption,
-  timeoutOption,
-  workspaceOption,
-  runtimeOption,
-} from '../options.js';
+import { type RunnerCliOptions, addRuntimeOptions } from '../options.js';
 
 /** How often the live region may be redrawn (live output, spinner), in ms. */
 const REFRESH_MS = 100;
 
 /** Registers `toolcell chat`: the interactive terminal front end. */
 export function registerChatCommand(program: Command): void {
-  program
-    .command('chat')
-    .description('Chat with Gemini in the terminal: watch its tool calls run, approve the risky ones.')
-    .addOption(workspaceOption())
-    .addOption(modelOption())
-    .addOption(approvalOption())
-    .addOption(maxTurnsOption())
-    .addOption(sandboxOption())
-    .addOption(runtimeOption())
-    .addOption(timeoutOption())
-    .addOption(settingsOption())
-    .addOption(trustWorkspaceOption())
-    .addOption(policyOption())
+  addRuntimeOptions(
+    program
+      .command('chat')
+      .description('Chat with Gemini in the terminal: watch its tool calls run, approve the risky ones.')
+      .addOption(modelOption())
+      .addOption(maxTurnsOption()),
+  )
     .addOption(telemetryFileOption())
     .addHelpText('after', CHAT_HELP)
     .action(async (options: RunnerCliOptions & AgentCliOptions) => {

@@ -4,18 +4,7 @@ import { isToolcellError } from '../../errors.js';
 import { EXIT_OK, EXIT_USAGE, exitCodeForSignal } from '../exit-codes.js';
 import { formatCompletedCalls } from '../format-calls.js';
 import { colorEnabled } from '../../ui/style.js';
-import {
-  approvalOption,
-  type RunnerCliOptions,
-  sandboxOption,
-  settingsOption,
-  trustWorkspaceOption,
-  policyOption,
-  timeoutOption,
-  workspaceOption,
-  runtimeOptionsFrom,
-  runtimeOption,
-} from '../options.js';
+import { type RunnerCliOptions, runtimeOptionsFrom, addRuntimeOptions } from '../options.js';
 import { MAX_INPUT_BYTES, parseFunctionCalls } from '../read-calls.js';
 import { readInput } from '../read-input.js';
 import type { Runtime } from '../../runtime/runtime.js';
@@ -27,18 +16,12 @@ interface ExecOptions extends RunnerCliOptions {
 
 /** Registers `toolcell exec`: runs a batch of FunctionCalls non-interactively. */
 export function registerExecCommand(program: Command): void {
-  program
-    .command('exec')
-    .description('Run a JSON array of function calls ({name, args, id?}) through the scheduler, non-interactively, and print the functionResponse parts.')
-    .argument('[file]', 'JSON file with the calls, or - for stdin (the default)')
-    .addOption(workspaceOption())
-    .addOption(approvalOption())
-    .addOption(sandboxOption())
-    .addOption(runtimeOption())
-    .addOption(timeoutOption())
-    .addOption(settingsOption())
-    .addOption(trustWorkspaceOption())
-    .addOption(policyOption())
+  addRuntimeOptions(
+    program
+      .command('exec')
+      .description('Run a JSON array of function calls ({name, args, id?}) through the scheduler, non-interactively, and print the functionResponse parts.')
+      .argument('[file]', 'JSON file with the calls, or - for stdin (the default)'),
+  )
     .option('--json', 'print the functionResponse parts as one JSON array, in call order')
     .option('--telemetry-file <file>', 'append one JSON line per finished call to this file')
     .addHelpText(

@@ -10,17 +10,7 @@ import { StreamJsonWriter } from '../../ui/headless/stream-json.js';
 import { TextReporter } from '../../ui/headless/text-reporter.js';
 import { colorEnabled, createStyle } from '../../ui/style.js';
 import { EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, exitCodeForSetUpFailure, exitCodeForSignal } from '../exit-codes.js';
-import {
-  approvalOption,
-  type RunnerCliOptions,
-  sandboxOption,
-  settingsOption,
-  trustWorkspaceOption,
-  policyOption,
-  timeoutOption,
-  workspaceOption,
-  runtimeOption,
-} from '../options.js';
+import { type RunnerCliOptions, addRuntimeOptions } from '../options.js';
 import { readInput } from '../read-input.js';
 
 /** `toolcell run` stopped because the model was still calling tools at --max-turns (as gemini-cli's 53). */
@@ -36,23 +26,17 @@ const MAX_PROMPT_BYTES = 1024 * 1024;
 
 /** Registers `toolcell run "PROMPT"`: one prompt, non-interactively, with the model running tools. */
 export function registerRunCommand(program: Command): void {
-  program
-    .command('run')
-    .description('Send one prompt to Gemini and run the tool calls it makes in the workspace, non-interactively.')
-    .argument('[prompt]', 'the prompt; omit it or give - to read it from stdin')
-    .addOption(workspaceOption())
-    .addOption(modelOption())
-    .addOption(
-      new Option('-o, --output <format>', 'text | json | stream-json (one JSON event per line)').choices(['text', 'json', 'stream-json']).default('text'),
-    )
-    .addOption(approvalOption())
-    .addOption(maxTurnsOption())
-    .addOption(sandboxOption())
-    .addOption(runtimeOption())
-    .addOption(timeoutOption())
-    .addOption(settingsOption())
-    .addOption(trustWorkspaceOption())
-    .addOption(policyOption())
+  addRuntimeOptions(
+    program
+      .command('run')
+      .description('Send one prompt to Gemini and run the tool calls it makes in the workspace, non-interactively.')
+      .argument('[prompt]', 'the prompt; omit it or give - to read it from stdin')
+      .addOption(modelOption())
+      .addOption(
+        new Option('-o, --output <format>', 'text | json | stream-json (one JSON event per line)').choices(['text', 'json', 'stream-json']).default('text'),
+      )
+      .addOption(maxTurnsOption()),
+  )
     .addOption(telemetryFileOption())
     .addHelpText('after', RUN_HELP)
     .action(async (prompt: string | undefined, options: RunOptions) => {

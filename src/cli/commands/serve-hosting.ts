@@ -1,16 +1,13 @@
-import { mkdir } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { errorMessage, isToolcellError } from '../../errors.js';
+import { errorMessage, isToolcellError, ToolErrorType, type ErrorCode } from '../../errors.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from '../exit-codes.js';
 import { writePidFile, type PidFile } from '../pid-file.js';
 import { runtimeOptionsFrom, type RunnerCliOptions } from '../options.js';
-import type { TenantDisks } from '../../hosting/disk/tenant-disks.js';
-import type { HostingServerOptions } from '../../hosting/hosting-server.js';
-import { audienceProblem, parsePublicUrl, type PublicUrl } from '../../hosting/oidc/resource-identifiers.js';
+import type { HostedTenants } from '../../hosting/create-hosting-server.js';
+import { audienceProblem, parsePublicUrl, type PublicUrl } from '../../hosting/auth/oidc/resource-identifiers.js';
 import { escapeText } from '../../ui/escape-text.js';
-import type { HostingOperationsFlagValues } from './hosting-operations.js';
-import { isListenError, ListenerFailure } from './listener-failure.js';
+import type { HostingOperationsFlagValues } from '../../hosting/operations/hosting-operations.js';
 
 /** The flags of `toolcell serve` that hosting mode reads. */
 export interface HostingCliOptions extends RunnerCliOptions, HostingOperationsFlagValues {
@@ -29,6 +26,8 @@ export interface HostingCliOptions extends RunnerCliOptions, HostingOperationsFl
 export function defaultDataDir(): string {
   return join(homedir(), '.toolcell', 'hosting');
 }
+
+const MACHINE_FAILURES = new Set<ErrorCode>([ToolErrorType.SANDBOX_UNAVAILABLE, ToolErrorType.SANDBOX_IMAGE_MISSING, ToolErrorType.DISK_CAP_FAILED]);
 
 /** Every line of the hosting server's stderr: escaped, since tenants, clients and the issuer put text in them. */
 const say = (message: string) => process.stderr.write(`toolcell serve: ${escapeText(message)}\n`);
@@ -49,114 +48,71 @@ export async function runHostingServe(options: HostingCliOptions): Promise<numbe
     return usage('--audience and --tenant-claim need --oidc-issuer URL');
   const checked = checkIdentityFlags(options);
   if (typeof checked === 'string') return usage(checked);
-  const { publicUrl } = checked;
-  const [
-    { createRuntime },
-    { TenantStore },
-    { ApiKeyAuthenticator },
-    { HostingServer },
-    { TenantDisks },
-    { folderWorkspace },
-    { openHostingOperations, TlsPairFailure },
-  ] = await Promise.all([
-    import('../../runtime/runtime.js'),
-    import('../../hosting/tenant-store.js'),
-    import('../../hosting/api-key.js'),
-    import('../../hosting/hosting-server.js'),
-    import('../../hosting/disk/tenant-disks.js'),
-    import('../../hosting/tenant-workspace.js'),
-    import('./hosting-operations.js'),
+  const [{ createHostingServer }, { TlsPairFailure }, { ListenerFailure, isListenError }] = await Promise.all([
+    import('../../hosting/create-hosting-server.js'),
+    import('../../hosting/operations/hosting-operations.js'),
+    import('../../hosting/operations/listener-failure.js'),
   ]);
-  let store;
-  try {
-    store = await TenantStore.open({ file: resolve(options.tenants), onLog: say, dataDir });
-    await mkdir(dataDir, { recursive: true, mode: 0o700 });
-  } catch (error) {
-    return isToolcellError(error) ? usage(errorMessage(error)) : failure(error);
-  }
-  let operations;
-  try {
-    const { publicUrl: _given, ...flags } = options;
-    operations = await openHostingOperations({ ...flags, ...(publicUrl ? { publicUrl } : {}) }, store, say);
-  } catch (error) {
-    store.close();
-    if (error instanceof TlsPairFailure) return failure(error);
-    return isToolcellError(error) || error instanceof RangeError || error instanceof TypeError ? usage(errorMessage(error)) : failure(error);
-  }
-  // A hard cap on each tenant's workspace is a loop-mounted filesystem: it needs root. A tenant with a
-  // `workspace` of its own keeps that folder, uncapped.
-  const disks = process.getuid?.() === 0 ? await TenantDisks.open({ dataDir }) : undefined;
-  if (!disks) say("not running as root: tenant workspaces are plain folders without a disk cap, and every tenant's commands run as this user");
-  const folders = folderWorkspace({ dataDir, workspaceOf: (tenant) => store.tenant(tenant)?.workspace, onLog: say });
-  const prepareWorkspace: HostingServerOptions['prepareWorkspace'] = async (tenant, limits, owner) =>
-    disks && store.tenant(tenant)?.workspace === undefined ? disks.prepare(tenant, { diskBytes: limits.diskBytes }, owner) : folders(tenant, limits, owner);
-  let runtime;
-  try {
-    // The runtime is the operator's (policy, approval mode, worker pool); its workspace is the data dir, never a tenant's.
-    runtime = await createRuntime({ ...runtimeOptionsFrom({ ...options, workspace: dataDir, sandbox: 'docker' }), onWarning: say });
-  } catch (error) {
-    store.close();
-    await operations.close();
-    await releaseDisks(disks);
-    return usage(errorMessage(error));
-  }
   const stop = new AbortController();
   let pidFile: PidFile | undefined;
   const onSignal = () => stop.abort();
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
-  let server: Awaited<ReturnType<typeof HostingServer.start>> | undefined;
+  let hosted: HostedTenants | undefined;
   try {
     try {
-      server = await HostingServer.start({
-        store,
-        runtime,
-        authenticators: [new ApiKeyAuthenticator(store), ...operations.authenticators],
-        observer: operations.observer,
-        ...operations.serverOptions,
-        prepareWorkspace,
+      hosted = await createHostingServer({
+        tenants: options.tenants,
         dataDir,
-        host: options.http.host,
-        port: options.http.port,
-        ...(options.allowedHost ? { allowedHosts: options.allowedHost } : {}),
-        ...(options.maxSessions !== undefined ? { maxSessions: options.maxSessions } : {}),
-        maxConcurrentCalls: options.maxConcurrentCalls,
+        http: options.http,
+        runtime: runtimeOptionsFrom({ ...options, workspace: dataDir }),
+        operations: {
+          ...pickDefined(options, ['audit', 'metrics', 'admin', 'adminKeyFile', 'oidcIssuer', 'audience', 'tenantClaim', 'tlsCert', 'tlsKey', 'publicUrl']),
+        },
+        server: {
+          ...(options.allowedHost ? { allowedHosts: options.allowedHost } : {}),
+          ...(options.maxSessions !== undefined ? { maxSessions: options.maxSessions } : {}),
+          maxConcurrentCalls: options.maxConcurrentCalls,
+        },
         onLog: say,
       });
     } catch (error) {
       if (isListenError(error)) return failure(new ListenerFailure('--http', `${options.http.host}:${options.http.port}`, error));
-      return error instanceof RangeError || error instanceof TypeError ? usage(errorMessage(error)) : failure(error);
+      if (error instanceof TlsPairFailure || error instanceof ListenerFailure) return failure(error);
+      // What the machine lacks (an engine, an image, a disk cap) is no mistake in the command line.
+      if (isToolcellError(error) && MACHINE_FAILURES.has(error.code)) return failure(error);
+      return isToolcellError(error) || error instanceof RangeError || error instanceof TypeError ? usage(errorMessage(error)) : failure(error);
     }
-    await operations.attach(server);
     try {
       pidFile = options.pidFile !== undefined ? await writePidFile(resolve(options.pidFile)) : undefined;
     } catch (error) {
       say(`--pid-file ${options.pidFile}: ${errorMessage(error)}`);
-      await server.close({ drainMs: 0 });
+      await hosted.server.close({ drainMs: 0 });
       return EXIT_FAILURE;
     }
     say(
-      `hosting ${store.tenants().length} tenant(s) over MCP Streamable HTTP at ${server.url} (tenants ${store.file}, data ${dataDir}, approval ${options.approval})`,
+      `hosting ${hosted.store.tenants().length} tenant(s) over MCP Streamable HTTP at ${hosted.url} (tenants ${hosted.store.file}, data ${dataDir}, approval ${options.approval})`,
     );
     if (!stop.signal.aborted) await new Promise((done) => stop.signal.addEventListener('abort', done, { once: true }));
     say(`stopping: running calls have ${options.drainSeconds} s to finish`);
-    const closing = server;
-    server = undefined;
+    const closing = hosted;
+    hosted = undefined;
     await closing.close({ drainMs: options.drainSeconds * 1000 });
     return EXIT_OK;
   } catch (error) {
     return failure(error);
   } finally {
     // A start that failed after the server listened must not leave it serving.
-    await server?.close().catch(() => {});
+    await hosted?.close().catch(() => {});
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     await pidFile?.remove();
-    store.close();
-    await runtime.close();
-    await operations.close();
-    await releaseDisks(disks);
   }
+}
+
+/** The flags among `names` that were given. */
+function pickDefined<T extends object, K extends keyof T>(values: T, names: K[]): Partial<Pick<T, K>> {
+  return Object.fromEntries(names.filter((name) => values[name] !== undefined).map((name) => [name, values[name]])) as Partial<Pick<T, K>>;
 }
 
 /**
@@ -182,14 +138,6 @@ function checkIdentityFlags(options: HostingCliOptions): { publicUrl: PublicUrl 
     return "--oidc-issuer needs --public-url URL: the address clients use (e.g. https://tools.example), published as URL/mcp in the OAuth metadata and 401s; the listen address is not it behind a proxy, and a request's Host header is the client's word";
   }
   return { publicUrl };
-}
-
-/** Unmounts every tenant workspace under the data dir: this server's, then any a crashed predecessor left (so the folder can be moved or removed). */
-async function releaseDisks(disks: TenantDisks | undefined): Promise<void> {
-  if (!disks) return;
-  await disks.releaseAll();
-  const left = await disks.releaseLeftovers();
-  if (left.length > 0) say(`unmounted ${left.length} tenant workspace(s) a server that is gone had left mounted`);
 }
 
 function usage(message: string): number {

@@ -4,23 +4,12 @@ import { isAcceptableToken, isLoopbackHost, TOKEN_RULE } from '../../mcp/server/
 import type { ShellService } from '../../shell/shell-service.js';
 import type { ToolServerOptions } from '../../mcp/server/create-tool-server.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from '../exit-codes.js';
-import {
-  approvalOption,
-  type RunnerCliOptions,
-  sandboxOption,
-  settingsOption,
-  trustWorkspaceOption,
-  policyOption,
-  timeoutOption,
-  workspaceOption,
-  runtimeOptionsFrom,
-  runtimeOption,
-} from '../options.js';
+import { type RunnerCliOptions, runtimeOptionsFrom, addRuntimeOptions } from '../options.js';
 import type { Runtime } from '../../runtime/runtime.js';
 import { shellServiceOptions } from '../../runtime/shell-settings.js';
 import { escapeText } from '../../ui/escape-text.js';
-import type { HostingOperationsFlagValues } from './hosting-operations.js';
-import { isListenError, ListenerFailure } from './listener-failure.js';
+import type { HostingOperationsFlagValues } from '../../hosting/operations/hosting-operations.js';
+import { isListenError, ListenerFailure } from '../../hosting/operations/listener-failure.js';
 
 interface ServeOptions extends RunnerCliOptions, HostingOperationsFlagValues {
   stdio?: boolean;
@@ -52,67 +41,61 @@ const HOSTING_FLAGS = [
 
 /** Registers `toolcell serve`: the registry's tools as an MCP server over stdio or Streamable HTTP. */
 export function registerServeCommand(program: Command): void {
-  program
-    .command('serve')
-    .description("Serve the workspace's tools (built-in, discovered, MCP) as an MCP server; shell commands run in a sandbox per MCP session.")
-    .option('--stdio', 'serve one session over stdin/stdout')
-    .option('--http <[host:]port>', 'serve Streamable HTTP at http://host:port/mcp (host default 127.0.0.1)', parseHostPort)
-    .option('--token <token>', 'bearer token clients must send (required off loopback; default $TOOLCELL_SERVE_TOKEN)')
-    .option('--allowed-host <host:port...>', 'extra Host header values to accept (e.g. a DNS name for this server)')
-    .option(
-      '--max-sessions <n>',
-      'most concurrent MCP sessions over HTTP (each holds a sandbox); with --tenants, all tenants together',
-      parsePositiveInteger,
-      16,
-    )
-    .option('--tenants <file>', 'hosting mode: many tenants, each with its API keys, workspace and limits (see toolcell tenant add)')
-    .option(
-      '--data-dir <dir>',
-      "with --tenants: where tenants' workspaces are kept (run as root: <dir>/workspaces/<name>-<hash>, each a capped filesystem; otherwise <dir>/tenants/<name>/workspace; default ~/.toolcell/hosting)",
-    )
-    .option(
-      '--max-concurrent-calls <n>',
-      'with --tenants: most tool calls running at once, all tenants together (waiting tenants take turns)',
-      parsePositiveInteger,
-      16,
-    )
-    .option(
-      '--drain-seconds <n>',
-      'with --tenants: on SIGTERM or SIGINT, how long running calls may finish before they are cancelled',
-      parseNonNegativeInteger,
-      10,
-    )
-    .option(
-      '--audit <file>',
-      'with --tenants: append one JSON line (at most 16 KiB) per call, session and admin action, and per minute a count of each repeated refusal; reopened on SIGHUP',
-    )
-    .option('--metrics <[host:]port>', 'with --tenants: serve /metrics (Prometheus), /healthz and /readyz for operators (host default 127.0.0.1)')
-    .option(
-      '--admin <[host:]port>',
-      "with --tenants and --admin-key-file: serve the admin API (/admin/) on its own listener, never on the tenants' port (host default 127.0.0.1)",
-    )
-    .option('--admin-key-file <file>', 'with --admin: the admin key (a file of mode 0600) for /admin/ and toolcell hosting sessions|close')
-    .option('--oidc-issuer <url>', 'with --tenants: also accept JWT access tokens of this OpenID issuer (checked against its JWKS)')
-    .option(
-      '--public-url <url>',
-      "with --tenants: the address clients use, e.g. https://tools.example (behind a proxy, the proxy's); needed with --oidc-issuer; --tls-cert must name its host",
-    )
-    .option(
-      '--audience <aud>',
-      "with --oidc-issuer: what tokens' aud must hold: any string, e.g. toolcell or urn:example:toolcell (a URI if it has a colon; default --public-url/mcp)",
-    )
-    .option('--tenant-claim <name>', 'with --oidc-issuer: the token claim that names the tenant (default sub)')
-    .option('--tls-cert <file>', 'with --tenants: serve HTTPS with this PEM certificate (with --tls-key); reloaded on SIGHUP if valid now')
-    .option('--tls-key <file>', 'with --tenants: the PEM private key of --tls-cert')
-    .option('--pid-file <file>', "with --tenants: write the server's pid here once it listens, removed when it stops (for kill -HUP after log rotation)")
-    .addOption(workspaceOption())
-    .addOption(approvalOption())
-    .addOption(sandboxOption())
-    .addOption(runtimeOption())
-    .addOption(timeoutOption())
-    .addOption(settingsOption())
-    .addOption(trustWorkspaceOption())
-    .addOption(policyOption())
+  addRuntimeOptions(
+    program
+      .command('serve')
+      .description("Serve the workspace's tools (built-in, discovered, MCP) as an MCP server; shell commands run in a sandbox per MCP session.")
+      .option('--stdio', 'serve one session over stdin/stdout')
+      .option('--http <[host:]port>', 'serve Streamable HTTP at http://host:port/mcp (host default 127.0.0.1)', parseHostPort)
+      .option('--token <token>', 'bearer token clients must send (required off loopback; default $TOOLCELL_SERVE_TOKEN)')
+      .option('--allowed-host <host:port...>', 'extra Host header values to accept (e.g. a DNS name for this server)')
+      .option(
+        '--max-sessions <n>',
+        'most concurrent MCP sessions over HTTP (each holds a sandbox); with --tenants, all tenants together',
+        parsePositiveInteger,
+        16,
+      )
+      .option('--tenants <file>', 'hosting mode: many tenants, each with its API keys, workspace and limits (see toolcell tenant add)')
+      .option(
+        '--data-dir <dir>',
+        "with --tenants: where tenants' workspaces are kept (run as root: <dir>/workspaces/<name>-<hash>, each a capped filesystem; otherwise <dir>/tenants/<name>/workspace; default ~/.toolcell/hosting)",
+      )
+      .option(
+        '--max-concurrent-calls <n>',
+        'with --tenants: most tool calls running at once, all tenants together (waiting tenants take turns)',
+        parsePositiveInteger,
+        16,
+      )
+      .option(
+        '--drain-seconds <n>',
+        'with --tenants: on SIGTERM or SIGINT, how long running calls may finish before they are cancelled',
+        parseNonNegativeInteger,
+        10,
+      )
+      .option(
+        '--audit <file>',
+        'with --tenants: append one JSON line (at most 16 KiB) per call, session and admin action, and per minute a count of each repeated refusal; reopened on SIGHUP',
+      )
+      .option('--metrics <[host:]port>', 'with --tenants: serve /metrics (Prometheus), /healthz and /readyz for operators (host default 127.0.0.1)')
+      .option(
+        '--admin <[host:]port>',
+        "with --tenants and --admin-key-file: serve the admin API (/admin/) on its own listener, never on the tenants' port (host default 127.0.0.1)",
+      )
+      .option('--admin-key-file <file>', 'with --admin: the admin key (a file of mode 0600) for /admin/ and toolcell hosting sessions|close')
+      .option('--oidc-issuer <url>', 'with --tenants: also accept JWT access tokens of this OpenID issuer (checked against its JWKS)')
+      .option(
+        '--public-url <url>',
+        "with --tenants: the address clients use, e.g. https://tools.example (behind a proxy, the proxy's); needed with --oidc-issuer; --tls-cert must name its host",
+      )
+      .option(
+        '--audience <aud>',
+        "with --oidc-issuer: what tokens' aud must hold: any string, e.g. toolcell or urn:example:toolcell (a URI if it has a colon; default --public-url/mcp)",
+      )
+      .option('--tenant-claim <name>', 'with --oidc-issuer: the token claim that names the tenant (default sub)')
+      .option('--tls-cert <file>', 'with --tenants: serve HTTPS with this PEM certificate (with --tls-key); reloaded on SIGHUP if valid now')
+      .option('--tls-key <file>', 'with --tenants: the PEM private key of --tls-cert')
+      .option('--pid-file <file>', "with --tenants: write the server's pid here once it listens, removed when it stops (for kill -HUP after log rotation)"),
+  )
     .addHelpText(
       'after',
       `
@@ -190,8 +173,8 @@ async function runServe(options: ServeOptions): Promise<number> {
     import('../../shell/shell-service.js'),
     import('../../mcp/server/serve-http.js'),
     import('../../mcp/server/serve-stdio.js'),
-    import('../../mcp/server/session-factory.js'),
-    import('../../mcp/server/shell-sandbox.js'),
+    import('../../runtime/mcp-session-factory.js'),
+    import('../../runtime/mcp-session-sandbox.js'),
   ]);
   let runtime: Runtime;
   try {

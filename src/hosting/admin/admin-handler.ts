@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { z } from 'zod';
 import { objectWithMethods, parseOptions } from '../../contracts/parse-options.js';
-import type { HostingObserver } from '../hosting-events.js';
+import type { HostingObserver } from '../operations/hosting-events.js';
 import { requestPath, sendJson, sendMethodNotAllowed, type RequestHandler } from '../http/request-handler.js';
 import { adminKeyMatcher, adminKeyProblem } from './admin-key.js';
 

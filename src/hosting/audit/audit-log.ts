@@ -5,7 +5,7 @@ import { integerOption, parseOptions } from '../../contracts/parse-options.js';
 import { ToolcellError, ToolErrorType, errorMessage } from '../../errors.js';
 import { jsonLogLine, type LogVolume } from '../../telemetry/log-line.js';
 import { RepeatAggregator } from '../../telemetry/repeat-aggregator.js';
-import type { HostingEvent, HostingObserver } from '../hosting-events.js';
+import type { HostingEvent, HostingObserver } from '../operations/hosting-events.js';
 import { argumentRedaction, DEFAULT_MAX_STRING_CHARS } from './redact.js';
 import { countEntry, repeatKeyOf } from './repeat-records.js';
 

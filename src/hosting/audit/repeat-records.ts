@@ -1,5 +1,5 @@
 import type { OverflowCount, RepeatCount, RepeatKey } from '../../telemetry/repeat-aggregator.js';
-import type { HostingEvent } from '../hosting-events.js';
+import type { HostingEvent } from '../operations/hosting-events.js';
 
 /**
  * Which audit events a flood can repeat, and what one count of them is:

@@ -1,7 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { z } from 'zod';
 import { parseOptions } from '../../contracts/parse-options.js';
-import type { HostingEvent, HostingObserver } from '../hosting-events.js';
+import type { HostingEvent, HostingObserver } from '../operations/hosting-events.js';
 import { sendMethodNotAllowed, type RequestHandler } from '../http/request-handler.js';
 
 /** A number read when Prometheus scrapes, never cached. */

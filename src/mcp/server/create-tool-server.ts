@@ -3,7 +3,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { CallToolResult, ListToolsResult } from '@modelcontextprotocol/sdk/types.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolRegistry } from '../../registry/tool-registry.js';
-import type { Scheduler } from '../../scheduler/scheduler.js';
+import type { Scheduler, SchedulerOptions } from '../../scheduler/scheduler.js';
 import type { CompletedToolCall } from '../../scheduler/tool-call.js';
 import type { LiveOutput } from '../../tools/tool.js';
 import { VERSION } from '../../version.js';
@@ -11,15 +11,25 @@ import { completedCallToResult } from './call-response.js';
 import { toolAnnotations } from './tool-annotations.js';
 import { ToolNameMap } from './tool-name-map.js';
 
+/**
+ * What a session's calls are scheduled with, its own: the policy that judges
+ * them (a hosting tenant's rules over the operator's), where long outputs are
+ * saved (its workspace), what is redacted from results (its secrets).
+ */
+export type SessionSchedulerSettings = Pick<SchedulerOptions, 'policy' | 'output' | 'redact'>;
+
 export interface ToolServerOptions {
   /** The tools this MCP session serves. */
   registry: ToolRegistry;
+  /** The session's own scheduler settings, handed to `createScheduler` with each call. */
+  scheduler?: SessionSchedulerSettings;
   /**
    * Makes the scheduler for one call: headless (no `confirm` handler, so a
-   * call that would ask is refused) with the approval mode `serve` was given.
-   * One per call, so that calls of a session run concurrently.
+   * call that would ask is refused) with the approval mode `serve` was given,
+   * and the session's settings. One per call, so that calls of a session run
+   * concurrently.
    */
-  createScheduler(options: { registry: ToolRegistry; onOutput: (callId: string, output: LiveOutput) => void }): Scheduler;
+  createScheduler(options: { registry: ToolRegistry; onOutput: (callId: string, output: LiveOutput) => void } & SessionSchedulerSettings): Scheduler;
   /** Wraps every known tool's call: may refuse it (returning a result without calling `run`), queue it, or record it before it is answered. */
   aroundCall?: AroundToolCall;
 }
@@ -96,7 +106,7 @@ export function createToolServer(options: ToolServerOptions): Server {
     };
     const args = request.params.arguments ?? {};
     const run = async (): Promise<ToolCallRun> => {
-      const scheduler = options.createScheduler({ registry, onOutput });
+      const scheduler = options.createScheduler({ ...options.scheduler, registry, onOutput });
       const [completed] = await scheduler.schedule([{ callId, name: geminiName, args }], extra.signal);
       if (!completed) throw new McpError(ErrorCode.InternalError, `The call of ${geminiName} did not complete.`);
       return { result: completedCallToResult(completed), completed };

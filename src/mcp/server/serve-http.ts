@@ -406,7 +406,12 @@ class McpHttpServer<Caller> implements RunningHttpServer<Caller> {
       opened.calls++;
       return session.aroundCall ? session.aroundCall(call, run) : run().then((done) => done.result);
     };
-    const server = createToolServer({ registry: session.registry, createScheduler: this.#options.createScheduler, aroundCall });
+    const server = createToolServer({
+      registry: session.registry,
+      ...(session.scheduler ? { scheduler: session.scheduler } : {}),
+      createScheduler: this.#options.createScheduler,
+      aroundCall,
+    });
     entry.server = server;
     await server.connect(transport);
     await transport.handleRequest(req, res, body);

@@ -24,7 +24,11 @@ export async function serveStdio(options: ServeStdioOptions): Promise<void> {
   const stdout = options.stdout ?? process.stdout;
   const session = await options.createSession('stdio');
   try {
-    const server = createToolServer({ registry: session.registry, createScheduler: options.createScheduler });
+    const server = createToolServer({
+      registry: session.registry,
+      ...(session.scheduler ? { scheduler: session.scheduler } : {}),
+      createScheduler: options.createScheduler,
+    });
     const closed = new Promise<void>((resolve) => {
       server.onclose = () => resolve();
     });

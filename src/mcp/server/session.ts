@@ -1,5 +1,5 @@
 import type { ToolRegistry } from '../../registry/tool-registry.js';
-import type { AroundToolCall } from './create-tool-server.js';
+import type { AroundToolCall, SessionSchedulerSettings } from './create-tool-server.js';
 
 /**
  * What one MCP session of `toolcell serve` owns: its registry, in which the
@@ -8,6 +8,8 @@ import type { AroundToolCall } from './create-tool-server.js';
  */
 export interface ServeSession {
   registry: ToolRegistry;
+  /** How its calls are scheduled, over the server's scheduler settings: see SessionSchedulerSettings. */
+  scheduler?: SessionSchedulerSettings;
   /** Ends everything the session started (its sandbox session included). */
   close(): Promise<void>;
   /** Wraps each tool call (limits, queueing, recording); see ToolServerOptions.aroundCall. */

@@ -5,7 +5,7 @@ import { HOW_TO_GET_AN_ENGINE } from '../../backends/docker/engine-advice.js';
 import type { SandboxMode } from '../run-types.js';
 
 /**
- * The Docker backend (src/sandbox/docker-backend.ts and probe.ts), loaded on
+ * The Docker backend (src/backends/docker/docker-backend.ts and probe.ts), loaded on
  * first use so that a host-only thread never loads dockerode.
  */
 interface DockerModule {
@@ -121,7 +121,7 @@ export class SandboxResolver {
   }
 }
 
-/** Reads the probe's answer (`DockerProbe` from src/sandbox/probe.ts). */
+/** Reads the probe's answer (`DockerProbe` from src/backends/docker/probe.ts). */
 function probeVerdict(answer: unknown): { ok: true } | { ok: false; reason: string } {
   const probe = (typeof answer === 'object' && answer !== null ? answer : {}) as { available?: unknown; reason?: unknown };
   if (probe.available === true) return { ok: true };

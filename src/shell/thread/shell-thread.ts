@@ -4,7 +4,7 @@ import type { ShellBackend, ShellSession } from '../../backends/backend.js';
 import { buildShellEnvironment } from '../environment.js';
 import type { OpenedSession, RunRequest, ShellThreadSettings, ThreadReply, ThreadRequest } from '../protocol.js';
 import type { SandboxMode } from '../run-types.js';
-import type { SessionLimits } from '../../backends/docker/session-limits.js';
+import type { SessionLimits } from '../../backends/session-limits.js';
 import { runCommand, toWireError } from './run-command.js';
 import { SandboxResolver } from './sandbox-resolver.js';
 import { SecretRedactor } from '../../secrets/secret-redactor.js';

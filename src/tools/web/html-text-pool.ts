@@ -2,7 +2,7 @@ import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 import { z } from 'zod';
 import { integerOption, parseOptions } from '../../contracts/parse-options.js';
-import { FairShare } from '../../exec/fair-share.js';
+import { FairShare } from '../../worker-pool/fair-share.js';
 import { workerEntry } from '../../paths.js';
 import type { ConvertedHtml } from './convert-html.js';
 
