@@ -1,12 +1,22 @@
 /**
  * A hostile tenant of bench/hosting, run as a child process so that its own
  * work (serialising 4 MB requests, opening sockets, parsing answers) is not
- * done on the server's event loop, which shares the bench's process. It
- * attacks until it is sent SIGTERM.
+ * done on the server's event loop, which shares the bench's process. The
+ * bench runs it at a low priority (nice 19 unless told otherwise): on the
+ * bench's machine the attacker's client shares the server's cores, where a
+ * real attacker's client runs on its own machine.
  *
- *   node dist/bench/hosting-attacker.js MODE URL KEY
+ *   node dist/bench/hosting-attacker.js MODE URL KEY [COMMAND]
+ *
+ * It writes `ready` on stdout once its attack is under way (its sessions
+ * open), attacks until it is sent SIGTERM, then ends its sessions (their
+ * containers, and whatever runs in them, go) and writes one JSON line of
+ * counts: `{"requests":N,"errors":N}` (errors: refused or failed requests
+ * and calls, the defences at work).
  *
  * Modes (each what issue 22 saw a tenant do, with an ordinary key):
+ * - shell: run_shell_command with COMMAND in a loop (a fork bomb, a spin, a
+ *   flood of output, a disk fill), one call after another;
  * - huge-commands: run_shell_command with commands just under the
  *   131,071-byte cap, made of backtick substitutions the policy must parse
  *   and judge (the costliest judged input), four loops, and every tenth a
@@ -23,20 +33,42 @@ import { connect as connectSocket } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
-const [mode, url, key] = process.argv.slice(2) as [string, string, string];
+const [mode, url, key, shellCommand] = process.argv.slice(2) as [string, string, string, string | undefined];
 const MiB = 1024 * 1024;
 let stopping = false;
+let requests = 0;
+let errors = 0;
+/** The sessions this attacker holds, ended when it stops. */
+const sessions = new Set<StreamableHTTPClientTransport>();
+/**
+ * Each call's own controller, aborted when the attacker stops. One shared
+ * signal would not do: the MCP SDK's client adds an abort listener to the
+ * signal of every request and never removes it.
+ */
+const calls = new Set<AbortController>();
 // The bench holds our stdin: when it goes (ended, or crashed), so do we.
 process.stdin.on('close', () => process.exit(0)).resume();
 process.on('SIGTERM', () => {
   stopping = true;
-  setTimeout(() => process.exit(0), 500).unref();
+  for (const call of calls) call.abort();
+  const done = (): never => {
+    process.stdout.write(`${JSON.stringify({ requests, errors })}\n`);
+    process.exit(0);
+  };
+  setTimeout(done, 3000).unref();
+  void Promise.all([...sessions].map((transport) => transport.terminateSession().catch(() => undefined))).then(done);
 });
+
+/** Told once the attack is under way. */
+function ready(): void {
+  process.stdout.write('ready\n');
+}
 
 async function openSession(): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
   const client = new Client({ name: 'bench-attacker', version: '1.0.0' });
   const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${key}` } } });
   await client.connect(transport);
+  sessions.add(transport);
   return { client, transport };
 }
 
@@ -52,9 +84,23 @@ async function session(): Promise<{ client: Client; transport: StreamableHTTPCli
   }
 }
 
-async function callLoop(calls: Array<{ name: string; arguments: Record<string, unknown> }>): Promise<void> {
-  const { client } = await session();
-  for (let i = 0; !stopping; i++) await client.callTool(calls[i % calls.length]!, undefined, { timeout: 300_000 }).catch(() => undefined);
+/** One call, counted; a refusal or failure is the defence at work, not the attacker's end. */
+async function call(client: Client, params: { name: string; arguments: Record<string, unknown> }): Promise<void> {
+  const controller = new AbortController();
+  calls.add(controller);
+  requests++;
+  try {
+    const result = await client.callTool(params, undefined, { timeout: 300_000, signal: controller.signal });
+    if (result.isError === true) errors++;
+  } catch {
+    errors++;
+  } finally {
+    calls.delete(controller);
+  }
+}
+
+async function callLoop(client: Client, params: Array<{ name: string; arguments: Record<string, unknown> }>): Promise<void> {
+  for (let i = 0; !stopping; i++) await call(client, params[i % params.length]!);
 }
 
 const CATASTROPHIC = ['^(a|aa)+$', '^(a+)+$', '(a|a)+$', '^(a*)*$', '(x+x+)+y', '(.*a){30}!', '^(\\w+\\s?)*!$', '((ab)*)+c'];
@@ -66,15 +112,18 @@ async function regexes(): Promise<void> {
   await setup.client.callTool({ name: 'write_file', arguments: { file_path: 'aaaa.txt', content: lines } });
   await setup.client.callTool({ name: 'write_file', arguments: { file_path: `${'a'.repeat(200)}.txt`, content: 'x' } });
   await setup.transport.terminateSession().catch(() => undefined);
+  sessions.delete(setup.transport);
   await setup.client.close();
-  const calls = [
+  const searches = [
     ...CATASTROPHIC.map((pattern) => ({ name: 'grep_search', arguments: { pattern } })),
     { name: 'glob', arguments: { pattern: BACKTRACKING_GLOB } },
     { name: 'grep_search', arguments: { pattern: 'a', include_pattern: BACKTRACKING_GLOB } },
     { name: 'list_directory', arguments: { dir_path: '.', ignore: [BACKTRACKING_GLOB] } },
   ];
   // Two loops: a tenant holds as many workers as its calls allow.
-  await Promise.all([callLoop(calls), callLoop([...calls].reverse())]);
+  const [first, second] = [await session(), await session()];
+  ready();
+  await Promise.all([callLoop(first.client, searches), callLoop(second.client, [...searches].reverse())]);
 }
 
 function stalledBodies(): void {
@@ -87,56 +136,76 @@ function stalledBodies(): void {
     socket.on('data', () => {});
     // Answered (408 after the read timeout, 503 at once past the budget): open the next one.
     socket.on('close', () => setTimeout(open, 100));
+    requests++;
     socket.write(
       `POST /mcp HTTP/1.1\r\nHost: ${new URL(url).host}\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${4 * MiB}\r\n\r\n`,
     );
     socket.write(body);
   };
   for (let i = 0; i < 100; i++) open();
+  ready();
 }
 
 async function badKeys(): Promise<void> {
   const flood = async (): Promise<void> => {
     for (let i = 0; !stopping; i++) {
+      requests++;
       await fetch(url, {
         method: 'POST',
         headers: { Authorization: `Bearer tc_${Math.random().toString(36).slice(2)}_${i}`, 'Content-Type': 'application/json' },
         body: '{}',
       })
-        .then((response) => response.arrayBuffer())
-        .catch(() => undefined);
+        .then(async (response) => {
+          if (!response.ok) errors++;
+          await response.arrayBuffer();
+        })
+        .catch(() => errors++);
     }
   };
+  ready();
   await Promise.all(Array.from({ length: 8 }, flood));
 }
 
 async function sessionChurn(): Promise<void> {
   const churn = async (): Promise<void> => {
     while (!stopping) {
+      requests++;
       const opened = await openSession().catch(() => undefined);
       if (!opened) {
+        errors++;
         await new Promise((resolve) => setTimeout(resolve, 50));
         continue;
       }
       await opened.transport.terminateSession().catch(() => undefined);
+      sessions.delete(opened.transport);
       await opened.client.close().catch(() => undefined);
     }
   };
+  ready();
   await Promise.all(Array.from({ length: 4 }, churn));
 }
 
 switch (mode) {
+  case 'shell': {
+    if (shellCommand === undefined) {
+      process.stderr.write('hosting-attacker: shell needs a COMMAND\n');
+      process.exit(2);
+    }
+    const { client } = await session();
+    ready();
+    const params = { name: 'run_shell_command', arguments: { command: shellCommand } };
+    await callLoop(client, [params]);
+    break;
+  }
   case 'huge-commands': {
     // Unique each time (no cache can answer it): ~128 KiB of `a` substitutions, each judged as a command of its own.
     const judged = (i: number): string => `echo ${i} ${'`a` '.repeat(Math.floor((128 * 1024 - 32) / 4))}`;
     // Past the cap: refused as command_too_long before any parse.
     const tooLong = (i: number): string => `echo ${i} ${'a && b || c | d ; '.repeat(Math.floor((3.9 * MiB) / 18))}`;
     const { client } = await session();
+    ready();
     const loop = async (offset: number): Promise<void> => {
-      for (let i = offset; !stopping; i += 4) {
-        const command = i % 10 === 9 ? tooLong(i) : judged(i);
-        await client.callTool({ name: 'run_shell_command', arguments: { command } }, undefined, { timeout: 300_000 }).catch(() => undefined);
-      }
+      for (let i = offset; !stopping; i += 4) await call(client, { name: 'run_shell_command', arguments: { command: i % 10 === 9 ? tooLong(i) : judged(i) } });
     };
     await Promise.all([loop(0), loop(1), loop(2), loop(3)]);
     break;

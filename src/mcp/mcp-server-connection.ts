@@ -101,17 +101,27 @@ export class McpServerConnection {
     const client = await this.connect();
     options.signal?.throwIfAborted();
     const timeout = this.callTimeoutMs;
-    const result = await this.#guard(
-      () =>
-        client.callTool({ name: toolName, arguments: args }, undefined, {
-          timeout,
-          resetTimeoutOnProgress: true,
-          ...(options.signal ? { signal: options.signal } : {}),
-          ...(options.onProgress ? { onprogress: options.onProgress } : {}),
-        }),
-      options.signal,
-    );
-    return result as CallToolResult;
+    // The SDK adds an abort listener to the signal of every request and never removes it. The
+    // caller's signal may outlive many calls (an agent's run): the SDK gets one of the call's own,
+    // and the caller's listens only while the call runs.
+    const call = new AbortController();
+    const forward = (): void => call.abort(options.signal?.reason);
+    options.signal?.addEventListener('abort', forward, { once: true });
+    try {
+      const result = await this.#guard(
+        () =>
+          client.callTool({ name: toolName, arguments: args }, undefined, {
+            timeout,
+            resetTimeoutOnProgress: true,
+            signal: call.signal,
+            ...(options.onProgress ? { onprogress: options.onProgress } : {}),
+          }),
+        options.signal,
+      );
+      return result as CallToolResult;
+    } finally {
+      options.signal?.removeEventListener('abort', forward);
+    }
   }
 
   /** Disconnects for good (a stdio server's process is ended). */

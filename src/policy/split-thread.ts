@@ -50,10 +50,14 @@ export class SplitThread {
   #timer: NodeJS.Timeout | undefined;
   #nextId = 0;
 
-  constructor(options: { budgetMs?: number } = {}) {
+  readonly #nice: number;
+
+  /** `nice`: the thread's own OS priority (Linux), 0-19; only for the long-command thread. */
+  constructor(options: { budgetMs?: number; nice?: number } = {}) {
     const budget = options.budgetMs ?? DEFAULT_SPLIT_BUDGET_MS;
     if (!Number.isFinite(budget) || budget <= 0) throw new RangeError('SplitThread: options.budgetMs must be a positive number');
     this.#budgetMs = budget;
+    this.#nice = options.nice ?? 0;
   }
 
   /** True while a command is being judged or waits for its turn. */
@@ -108,7 +112,7 @@ export class SplitThread {
   #ensureWorker(): Worker {
     if (this.#worker) return this.#worker;
     // The heap cap keeps a pathological parse from growing the process; hitting it ends the thread like the budget.
-    const worker = new Worker(workerEntry('policy-split'), { resourceLimits: { maxOldGenerationSizeMb: 256 } });
+    const worker = new Worker(workerEntry('policy-split'), { resourceLimits: { maxOldGenerationSizeMb: 256 }, workerData: { nice: this.#nice } });
     worker.on('message', (response: ThreadResponse) => {
       if (worker !== this.#worker || response.id !== this.#current?.id) return;
       this.#finish(response);
@@ -141,6 +145,9 @@ export class SplitThread {
   }
 }
 
+/** The OS priority of the long-command thread: below the server's own threads, above nothing a tenant runs. */
+const LONG_COMMAND_NICE = 10;
+
 /** Commands up to this many characters go to their own thread: an ordinary command never waits behind a 128 KiB one. */
 export const SMALL_COMMAND_CHARS = 4_096;
 
@@ -155,7 +162,8 @@ export class CommandSplitter {
 
   constructor(options: { budgetMs?: number } = {}) {
     this.#small = new SplitThread(options);
-    this.#large = new SplitThread(options);
+    // Lower than the process: only long commands wait for it, and it must not starve the event loop or the shell thread.
+    this.#large = new SplitThread({ ...options, nice: LONG_COMMAND_NICE });
   }
 
   #thread(command: string): SplitThread {

@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import test from 'ava';
 import type { McpServerSettings } from '../../src/config/settings-schema.js';
 import { McpClientManager } from '../../src/mcp/mcp-client-manager.js';
@@ -144,6 +145,15 @@ test('aborting a call sends MCP cancellation to the server', async (t) => {
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   t.is(stats.cancelled, 1);
+});
+
+test("many calls under one caller's signal (an agent's run) leave no listener on it", async (t) => {
+  const env = await discover({ fixture: fixtureStdioSettings() });
+  t.teardown(env.close);
+  const run = new AbortController();
+  for (let i = 0; i < 25; i++) t.is((await call(env.tool('mcp_fixture_echo'), { text: `call ${i}` }, run.signal)).llmContent, `call ${i}`);
+  // The SDK adds an abort listener to each request's signal and never removes it: 25 calls left 25 (and warned past 10).
+  t.is(getEventListeners(run.signal, 'abort').length, 0);
 });
 
 test('a call over the server timeout fails as execution_timeout and is cancelled on the server', async (t) => {
