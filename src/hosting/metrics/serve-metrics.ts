@@ -1,9 +1,7 @@
-import { once } from 'node:events';
-import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
 import { integerOption, objectWithMethods, parseOptions } from '../../contracts/parse-options.js';
 import { createReadyzHandler, healthzHandler, type ReadinessCheck } from '../health/health-handlers.js';
-import { createHostingHttpServer } from '../http/hosting-http-server.js';
+import { listenOperator, type OperatorListener } from '../http/operator-listener.js';
 import { requestPath, sendJson, type RequestHandler } from '../http/request-handler.js';
 import type { HostingMetrics } from './hosting-metrics.js';
 
@@ -20,12 +18,8 @@ const ServeMetricsOptionsSchema = z.strictObject({
 
 export type ServeMetricsOptions = z.input<typeof ServeMetricsOptionsSchema>;
 
-export interface RunningMetricsServer {
-  /** `http://host:port`. */
-  readonly url: string;
-  readonly port: number;
-  close(): Promise<void>;
-}
+/** The running listener: its `http://host:port` url, its port, and close(). */
+export type RunningMetricsServer = OperatorListener;
 
 /**
  * The operator's listener (`--metrics [HOST:]PORT`): `/metrics` in the
@@ -40,26 +34,15 @@ export async function serveMetrics(options: ServeMetricsOptions): Promise<Runnin
     ...(parsed.stopping ? { stopping: parsed.stopping } : {}),
   });
   const routes: Record<string, RequestHandler> = { '/metrics': parsed.metrics.handler, '/healthz': healthzHandler, '/readyz': readyz };
-  const server = createHostingHttpServer({
+  // The same hardened listener as the admin API's: its own address, never the tenants' port.
+  return listenOperator({
     handler: (req, res) => {
       const route = routes[requestPath(req)];
       return route ? route(req, res) : sendJson(res, 404, { error: 'not_found', paths: Object.keys(routes) });
     },
+    host: parsed.host,
+    port: parsed.port,
   });
-  server.listen(parsed.port, parsed.host);
-  await Promise.race([once(server, 'listening'), once(server, 'error').then(([error]) => Promise.reject(error as Error))]);
-  const port = (server.address() as AddressInfo).port;
-  const host = parsed.host.includes(':') ? `[${parsed.host}]` : parsed.host;
-  return {
-    url: `http://${host}:${port}`,
-    port,
-    close: async () => {
-      const closed = once(server, 'close');
-      server.close();
-      server.closeAllConnections();
-      await closed;
-    },
-  };
 }
 
 /**
