@@ -7,9 +7,7 @@ import type { BuildSandboxImageOptions, BuildSandboxImageResult } from '../../ba
 import type { DockerCliProbe } from '../../backends/docker/docker-cli.js';
 import type { EngineOptions } from '../../backends/docker/engine.js';
 import type { SandboxImageStatus } from '../../backends/docker/image.js';
-import { BuildProgressView } from '../../ui/build-progress-view.js';
-import { colorEnabled } from '../../ui/style.js';
-import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, exitCodeForSignal } from '../exit-codes.js';
+import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from '../exit-codes.js';
 
 interface EngineCliOptions {
   socket?: string;
@@ -115,35 +113,13 @@ function describeStatus(
   return `${lines.join('\n')}\n`;
 }
 
-/**
- * Runs one image build with progress a person can follow on stderr (a live
- * line on a terminal, plain lines otherwise); Ctrl+C or SIGTERM cancels it.
- * Returns the result, or undefined after reporting the failure.
- */
+/** Builds toolcell's sandbox image with the build progress every image build of the CLI shows. */
 async function buildWithProgress(command: string, build: BuildSandboxImageOptions, verbose: boolean): Promise<BuildSandboxImageResult | undefined> {
-  const view = new BuildProgressView({ stream: process.stderr, color: colorEnabled(process.stderr), verbose });
-  const controller = new AbortController();
-  let stoppedBy: NodeJS.Signals | undefined;
-  const onSignal = (signal: NodeJS.Signals): void => {
-    stoppedBy = signal;
-    controller.abort();
-  };
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
-  try {
-    const { buildSandboxImage } = await import('../../backends/docker/build.js');
-    return await buildSandboxImage({ ...build, onProgress: (event) => view.event(event), signal: controller.signal });
-  } catch (error) {
-    view.close();
-    for (const line of view.tail()) process.stderr.write(`  | ${line}\n`);
-    fail(command, error);
-    if (stoppedBy) process.exitCode = exitCodeForSignal(stoppedBy);
-    return undefined;
-  } finally {
-    view.close();
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-  }
+  const [{ buildWithProgress: withProgress }, { buildSandboxImage }] = await Promise.all([
+    import('../build-with-progress.js'),
+    import('../../backends/docker/build.js'),
+  ]);
+  return withProgress(`toolcell sandbox ${command}`, (onProgress, signal) => buildSandboxImage({ ...build, onProgress, signal }), verbose);
 }
 
 interface WorkspaceImageOptions {
