@@ -44,8 +44,8 @@ export interface ClusterMembership {
  * server starts and kept current by a watch (tenants-mirror.ts), new
  * sessions of tenants placed elsewhere are forwarded (forward-new-session.ts),
  * and the node is announced while it serves (node-registry.ts). Errors: a
- * bad option (TypeError naming it), an etcd that does not answer
- * (`sandbox_unavailable` is not it: `invalid_input` with the reason).
+ * bad option (TypeError naming it); `invalid_input` with the reason when
+ * etcd cannot be read (unreachable, TLS refused, a bad document).
  */
 export async function joinCluster(raw: JoinClusterOptions): Promise<ClusterMembership> {
   const options = parseOptions(joinClusterSchema, raw, 'joinCluster');
