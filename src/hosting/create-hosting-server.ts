@@ -1,9 +1,12 @@
 import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
+import { errorMessage } from '../errors.js';
 import { objectWithMethods, parseOptions } from '../contracts/parse-options.js';
 import { createRuntime, type RuntimeOptions } from '../runtime/runtime.js';
 import { ApiKeyAuthenticator } from './auth/api-key.js';
+import { nodeNameSchema } from './cluster/node-name.js';
 import { parsePublicUrl } from './auth/oidc/resource-identifiers.js';
 import { openHostingOperations, type HostingOperations } from './operations/hosting-operations.js';
 import { HostingServer, type HostingServerOptions } from './server/hosting-server.js';
@@ -59,6 +62,24 @@ export const createHostingServerOptionsSchema = z.strictObject({
     .default({}),
   /** One line per thing an operator should read (escape it before a terminal shows it: tenants and clients put text in it). */
   onLog: z.custom<(message: string) => void>((value) => typeof value === 'function', { error: 'must be a function' }).optional(),
+  /**
+   * One node of a cluster (src/hosting/cluster/). Its `name` goes before
+   * every session id (`<name>.<random>`: the front routes a session's
+   * requests on it) and into every audit line; `intercept` sees each request
+   * to the tenants' port first and returns true when it answered it (a new
+   * session of a tenant placed on another node, forwarded there). Default:
+   * a single host, none of this.
+   */
+  node: z
+    .strictObject({
+      name: nodeNameSchema,
+      intercept: z
+        .custom<(req: IncomingMessage, res: ServerResponse) => boolean | Promise<boolean>>((value) => typeof value === 'function', {
+          error: 'must be a function',
+        })
+        .optional(),
+    })
+    .optional(),
   /** A tenants store already open (tests, an embedder with its own): then `tenants` is its file, and closing the server does not close it. */
   store: objectWithMethods<TenantStore>('tenant', 'tenants', 'close').optional(),
 });
@@ -104,7 +125,8 @@ export async function createHostingServer(raw: CreateHostingServerOptions): Prom
     const store = options.store ?? (await TenantStore.open({ file: resolve(options.tenants), onLog, dataDir }));
     if (!options.store) closers.push(() => store.close());
     await mkdir(dataDir, { recursive: true, mode: 0o700 });
-    const operations: HostingOperations = await openHostingOperations(operationFlags, store, onLog);
+    const node = options.node;
+    const operations: HostingOperations = await openHostingOperations({ ...operationFlags, ...(node ? { node: node.name } : {}) }, store, onLog);
     closers.push(() => operations.close());
     const prepareWorkspace = await tenantWorkspaces({ dataDir, store, onLog, diskCap: options.diskCap ?? process.getuid?.() === 0, closers });
     // The runtime is the operator's (policy, approval mode, worker pool); its workspace is the data dir, never a tenant's.
@@ -117,6 +139,8 @@ export async function createHostingServer(raw: CreateHostingServerOptions): Prom
       authenticators: [new ApiKeyAuthenticator(store), ...operations.authenticators],
       observer: operations.observer,
       ...operations.serverOptions,
+      ...(node ? { sessionIdPrefix: `${node.name}.` } : {}),
+      ...(node?.intercept ? { createListener: interceptRequests(operations.serverOptions.createListener, node.intercept, onLog) } : {}),
       prepareWorkspace,
       dataDir,
       host: options.http.host,
@@ -141,6 +165,30 @@ export async function createHostingServer(raw: CreateHostingServerOptions): Prom
     await closeAll();
     throw error;
   }
+}
+
+/** The listener's handler with `intercept` in front: a request it answered goes no further. */
+function interceptRequests(
+  createListener: HostingServerOptions['createListener'],
+  intercept: (req: IncomingMessage, res: ServerResponse) => boolean | Promise<boolean>,
+  onLog: (message: string) => void,
+): NonNullable<HostingServerOptions['createListener']> {
+  if (createListener === undefined) throw new TypeError('createHostingServer: options.node.intercept needs the operations listener');
+  return (handler) =>
+    createListener((req, res) => {
+      Promise.resolve()
+        .then(() => intercept(req, res))
+        .then(
+          (answered) => {
+            if (!answered) handler(req, res);
+          },
+          (error: unknown) => {
+            onLog(`cluster: ${errorMessage(error)}`);
+            if (!res.headersSent) res.writeHead(502, { 'Content-Type': 'application/json' }).end('{"error":"bad_gateway"}');
+            else res.destroy();
+          },
+        );
+    });
 }
 
 /**

@@ -19,10 +19,19 @@ import { infrastructureChecks } from './checks/infrastructure.js';
 import { launcherChecks } from './checks/launcher.js';
 import { nodeLossChecks } from './checks/node-loss.js';
 import { stackChecks } from './checks/stack.js';
+import { toolcellChecks } from './checks/toolcell.js';
 import { CERTS_DIR, type ClusterCheck, type ClusterContext } from './context.js';
 
 const BACKSTOP_MS = 15 * 60_000;
-const checks: ClusterCheck[] = [...infrastructureChecks, ...stackChecks, ...etcdChecks, ...frontChecks, ...launcherChecks, ...nodeLossChecks];
+const checks: ClusterCheck[] = [
+  ...infrastructureChecks,
+  ...stackChecks,
+  ...etcdChecks,
+  ...frontChecks,
+  ...launcherChecks,
+  ...nodeLossChecks,
+  ...toolcellChecks,
+];
 const only = process.env.CLUSTER_CHECKS === undefined ? undefined : new RegExp(process.env.CLUSTER_CHECKS); // run only the checks whose name matches (formation and teardown always run)
 
 const say = (line: string) => process.stdout.write(`${line}\n`);

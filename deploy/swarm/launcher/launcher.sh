@@ -18,8 +18,8 @@
 #
 # Environment (stack.yml sets it):
 #   TOOLCELL_SERVER_IMAGE   image of the server (required; present on the node)
-#   TOOLCELL_SERVER_CMD     the server's command as a JSON array
-#                           <<< the toolcell server's own options plug in here >>>
+#   TOOLCELL_SERVER_CMD     the server's command as a JSON array; @NODE_ADDRESS@ in it becomes
+#                           the node's address in the Swarm (where the other nodes reach it)
 #   TOOLCELL_SERVER_ENV     extra environment for the server, a JSON array of "K=V"
 #   TOOLCELL_NODE           the node's name ({{.Node.Hostname}}), given to the server
 #   TOOLCELL_DATA_DIR       the node's data folder (default /var/lib/toolcell)
@@ -64,7 +64,11 @@ api() {
 # This task's own container id, from the engine's mounts of /etc/hostname.
 self=$(sed -n 's#.*/containers/\([0-9a-f]\{64\}\)/hostname .*#\1#p' /proc/self/mountinfo | head -n 1)
 [[ -n $self ]] || { say "cannot find this task's container id"; exit 1; }
-root=$(api GET /info | jq -r .DockerRootDir)
+info=$(api GET /info)
+root=$(jq -r .DockerRootDir <<<"$info")
+address=$(jq -r '.Swarm.NodeAddr // empty' <<<"$info")
+[[ -n $address ]] || { say "the engine names no Swarm address for this node"; exit 1; }
+cmd=$(jq -c --arg address "$address" 'map(gsub("@NODE_ADDRESS@"; $address))' <<<"$cmd")
 
 remove_server() {
   api POST "/containers/$name/stop?t=$drain" >/dev/null 2>&1 || true
@@ -85,11 +89,11 @@ secrets=$(awk -v base="$root/containers/$self/mounts/secrets" '$5 ~ "^/run/secre
 binds=$(jq -nc --arg socket "$socket" --arg data "$data" --argjson secrets "$secrets" \
   '[$socket + ":/var/run/docker.sock", $data + ":" + $data + ":rshared", "/dev:/dev"] + $secrets')
 
-body=$(jq -nc --arg image "$image" --argjson cmd "$cmd" --argjson env "$extra_env" --arg node "$node" \
+body=$(jq -nc --arg image "$image" --argjson cmd "$cmd" --argjson env "$extra_env" --arg node "$node" --arg address "$address" \
   --arg self "$self" --argjson drain "$drain" --argjson binds "$binds" '{
     Image: $image,
     Cmd: (if ($cmd | length) > 0 then $cmd else null end),
-    Env: (["TOOLCELL_NODE=" + $node] + $env),
+    Env: (["TOOLCELL_NODE=" + $node, "TOOLCELL_NODE_ADDRESS=" + $address] + $env),
     Labels: { "dev.toolcell.swarm.launcher": $self },
     StopSignal: "SIGTERM",
     StopTimeout: $drain,

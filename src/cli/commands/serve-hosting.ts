@@ -7,10 +7,16 @@ import { runtimeOptionsFrom, type RunnerCliOptions } from '../options.js';
 import type { HostedTenants } from '../../hosting/create-hosting-server.js';
 import { audienceProblem, parsePublicUrl, type PublicUrl } from '../../hosting/auth/oidc/resource-identifiers.js';
 import { escapeText } from '../../ui/escape-text.js';
+import { VERSION } from '../../version.js';
 import type { HostingOperationsFlagValues } from '../../hosting/operations/hosting-operations.js';
+import type { EtcdCliOptions } from './cluster-options.js';
+import { joinClusterFromFlags } from './cluster-node.js';
 
 /** The flags of `toolcell serve` that hosting mode reads. */
-export interface HostingCliOptions extends RunnerCliOptions, HostingOperationsFlagValues {
+export interface HostingCliOptions extends RunnerCliOptions, HostingOperationsFlagValues, EtcdCliOptions {
+  /** With --etcd: one node of a cluster (cluster-node.ts). */
+  nodeName?: string;
+  nodeUrl?: string;
   http: { host: string; port: number };
   tenants: string;
   dataDir?: string;
@@ -53,6 +59,8 @@ export async function runHostingServe(options: HostingCliOptions): Promise<numbe
     import('../../hosting/operations/hosting-operations.js'),
     import('../../hosting/operations/listener-failure.js'),
   ]);
+  const cluster = await joinClusterFromFlags(options, say);
+  if (typeof cluster === 'number') return cluster;
   const stop = new AbortController();
   let pidFile: PidFile | undefined;
   const onSignal = () => stop.abort();
@@ -74,8 +82,11 @@ export async function runHostingServe(options: HostingCliOptions): Promise<numbe
           ...(options.maxSessions !== undefined ? { maxSessions: options.maxSessions } : {}),
           maxConcurrentCalls: options.maxConcurrentCalls,
         },
+        ...(cluster ? { node: { name: cluster.node, intercept: cluster.membership.intercept } } : {}),
         onLog: say,
       });
+      const served = hosted;
+      await cluster?.membership.serve(served.store, () => served.server.listSessions().length, VERSION);
     } catch (error) {
       if (isListenError(error)) return failure(new ListenerFailure('--http', `${options.http.host}:${options.http.port}`, error));
       if (error instanceof TlsPairFailure || error instanceof ListenerFailure) return failure(error);
@@ -95,6 +106,8 @@ export async function runHostingServe(options: HostingCliOptions): Promise<numbe
     );
     if (!stop.signal.aborted) await new Promise((done) => stop.signal.addEventListener('abort', done, { once: true }));
     say(`stopping: running calls have ${options.drainSeconds} s to finish`);
+    // In a cluster, first stop being chosen: no tenant is placed here and no session forwarded here while this node drains.
+    await cluster?.membership.leave();
     const closing = hosted;
     hosted = undefined;
     await closing.close({ drainMs: options.drainSeconds * 1000 });
@@ -104,6 +117,7 @@ export async function runHostingServe(options: HostingCliOptions): Promise<numbe
   } finally {
     // A start that failed after the server listened must not leave it serving.
     await hosted?.close().catch(() => {});
+    await cluster?.membership.close().catch(() => {});
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     await pidFile?.remove();

@@ -1,4 +1,4 @@
-import { InvalidArgumentError, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import { isToolcellError } from '../../errors.js';
 import { isAcceptableToken, isLoopbackHost, TOKEN_RULE } from '../../mcp/server/http-guard.js';
 import type { ShellService } from '../../shell/shell-service.js';
@@ -10,8 +10,11 @@ import { shellServiceOptions } from '../../runtime/shell-settings.js';
 import { escapeText } from '../../ui/escape-text.js';
 import type { HostingOperationsFlagValues } from '../../hosting/operations/hosting-operations.js';
 import { isListenError, ListenerFailure } from '../../hosting/operations/listener-failure.js';
+import { addEtcdOptions, type EtcdCliOptions } from './cluster-options.js';
 
-interface ServeOptions extends RunnerCliOptions, HostingOperationsFlagValues {
+interface ServeOptions extends RunnerCliOptions, HostingOperationsFlagValues, EtcdCliOptions {
+  nodeName?: string;
+  nodeUrl?: string;
   stdio?: boolean;
   http?: { host: string; port: number };
   token?: string;
@@ -37,64 +40,76 @@ const HOSTING_FLAGS = [
   ['tlsKey', '--tls-key'],
   ['publicUrl', '--public-url'],
   ['pidFile', '--pid-file'],
+  ['etcd', '--etcd'],
+  ['nodeUrl', '--node-url'],
 ] as const;
 
 /** Registers `toolcell serve`: the registry's tools as an MCP server over stdio or Streamable HTTP. */
 export function registerServeCommand(program: Command): void {
   addRuntimeOptions(
-    program
-      .command('serve')
-      .description("Serve the workspace's tools (built-in, discovered, MCP) as an MCP server; shell commands run in a sandbox per MCP session.")
-      .option('--stdio', 'serve one session over stdin/stdout')
-      .option('--http <[host:]port>', 'serve Streamable HTTP at http://host:port/mcp (host default 127.0.0.1)', parseHostPort)
-      .option('--token <token>', 'bearer token clients must send (required off loopback; default $TOOLCELL_SERVE_TOKEN)')
-      .option('--allowed-host <host:port...>', 'extra Host header values to accept (e.g. a DNS name for this server)')
-      .option(
-        '--max-sessions <n>',
-        'most concurrent MCP sessions over HTTP (each holds a sandbox); with --tenants, all tenants together',
-        parsePositiveInteger,
-        16,
-      )
-      .option('--tenants <file>', 'hosting mode: many tenants, each with its API keys, workspace and limits (see toolcell tenant add)')
-      .option(
-        '--data-dir <dir>',
-        "with --tenants: where tenants' workspaces are kept (run as root: <dir>/workspaces/<name>-<hash>, each a capped filesystem; otherwise <dir>/tenants/<name>/workspace; default ~/.toolcell/hosting)",
-      )
-      .option(
-        '--max-concurrent-calls <n>',
-        'with --tenants: most tool calls running at once, all tenants together (waiting tenants take turns)',
-        parsePositiveInteger,
-        16,
-      )
-      .option(
-        '--drain-seconds <n>',
-        'with --tenants: on SIGTERM or SIGINT, how long running calls may finish before they are cancelled',
-        parseNonNegativeInteger,
-        10,
-      )
-      .option(
-        '--audit <file>',
-        'with --tenants: append one JSON line (at most 16 KiB) per call, session and admin action, and per minute a count of each repeated refusal; reopened on SIGHUP',
-      )
-      .option('--metrics <[host:]port>', 'with --tenants: serve /metrics (Prometheus), /healthz and /readyz for operators (host default 127.0.0.1)')
-      .option(
-        '--admin <[host:]port>',
-        "with --tenants and --admin-key-file: serve the admin API (/admin/) on its own listener, never on the tenants' port (host default 127.0.0.1)",
-      )
-      .option('--admin-key-file <file>', 'with --admin: the admin key (a file of mode 0600) for /admin/ and toolcell hosting sessions|close')
-      .option('--oidc-issuer <url>', 'with --tenants: also accept JWT access tokens of this OpenID issuer (checked against its JWKS)')
-      .option(
-        '--public-url <url>',
-        "with --tenants: the address clients use, e.g. https://tools.example (behind a proxy, the proxy's); needed with --oidc-issuer; --tls-cert must name its host",
-      )
-      .option(
-        '--audience <aud>',
-        "with --oidc-issuer: what tokens' aud must hold: any string, e.g. toolcell or urn:example:toolcell (a URI if it has a colon; default --public-url/mcp)",
-      )
-      .option('--tenant-claim <name>', 'with --oidc-issuer: the token claim that names the tenant (default sub)')
-      .option('--tls-cert <file>', 'with --tenants: serve HTTPS with this PEM certificate (with --tls-key); reloaded on SIGHUP if valid now')
-      .option('--tls-key <file>', 'with --tenants: the PEM private key of --tls-cert')
-      .option('--pid-file <file>', "with --tenants: write the server's pid here once it listens, removed when it stops (for kill -HUP after log rotation)"),
+    addEtcdOptions(
+      program
+        .command('serve')
+        .description("Serve the workspace's tools (built-in, discovered, MCP) as an MCP server; shell commands run in a sandbox per MCP session.")
+        .option('--stdio', 'serve one session over stdin/stdout')
+        .option('--http <[host:]port>', 'serve Streamable HTTP at http://host:port/mcp (host default 127.0.0.1)', parseHostPort)
+        .option('--token <token>', 'bearer token clients must send (required off loopback; default $TOOLCELL_SERVE_TOKEN)')
+        .option('--allowed-host <host:port...>', 'extra Host header values to accept (e.g. a DNS name for this server)')
+        .option(
+          '--max-sessions <n>',
+          'most concurrent MCP sessions over HTTP (each holds a sandbox); with --tenants, all tenants together',
+          parsePositiveInteger,
+          16,
+        )
+        .option('--tenants <file>', 'hosting mode: many tenants, each with its API keys, workspace and limits (see toolcell tenant add)')
+        .option(
+          '--data-dir <dir>',
+          "with --tenants: where tenants' workspaces are kept (run as root: <dir>/workspaces/<name>-<hash>, each a capped filesystem; otherwise <dir>/tenants/<name>/workspace; default ~/.toolcell/hosting)",
+        )
+        .option(
+          '--max-concurrent-calls <n>',
+          'with --tenants: most tool calls running at once, all tenants together (waiting tenants take turns)',
+          parsePositiveInteger,
+          16,
+        )
+        .option(
+          '--drain-seconds <n>',
+          'with --tenants: on SIGTERM or SIGINT, how long running calls may finish before they are cancelled',
+          parseNonNegativeInteger,
+          10,
+        )
+        .option(
+          '--audit <file>',
+          'with --tenants: append one JSON line (at most 16 KiB) per call, session and admin action, and per minute a count of each repeated refusal; reopened on SIGHUP',
+        )
+        .option('--metrics <[host:]port>', 'with --tenants: serve /metrics (Prometheus), /healthz and /readyz for operators (host default 127.0.0.1)')
+        .option(
+          '--admin <[host:]port>',
+          "with --tenants and --admin-key-file: serve the admin API (/admin/) on its own listener, never on the tenants' port (host default 127.0.0.1)",
+        )
+        .option('--admin-key-file <file>', 'with --admin: the admin key (a file of mode 0600) for /admin/ and toolcell hosting sessions|close')
+        .option('--oidc-issuer <url>', 'with --tenants: also accept JWT access tokens of this OpenID issuer (checked against its JWKS)')
+        .option(
+          '--public-url <url>',
+          "with --tenants: the address clients use, e.g. https://tools.example (behind a proxy, the proxy's); needed with --oidc-issuer; --tls-cert must name its host",
+        )
+        .option(
+          '--audience <aud>',
+          "with --oidc-issuer: what tokens' aud must hold: any string, e.g. toolcell or urn:example:toolcell (a URI if it has a colon; default --public-url/mcp)",
+        )
+        .option('--tenant-claim <name>', 'with --oidc-issuer: the token claim that names the tenant (default sub)')
+        .option('--tls-cert <file>', 'with --tenants: serve HTTPS with this PEM certificate (with --tls-key); reloaded on SIGHUP if valid now')
+        .option('--tls-key <file>', 'with --tenants: the PEM private key of --tls-cert')
+        .option('--pid-file <file>', "with --tenants: write the server's pid here once it listens, removed when it stops (for kill -HUP after log rotation)")
+        .addOption(
+          new Option(
+            '--node-name <name>',
+            "with --etcd: this node's name (in every session id it mints, so the front keeps a session on its node, and in every audit line)",
+          ).env('TOOLCELL_NODE'),
+        )
+        .addOption(new Option('--node-url <url>', 'with --etcd: where the other nodes reach this server (https://ADDRESS:PORT)').env('TOOLCELL_NODE_URL')),
+      'with --tenants, one node of a cluster (deploy/swarm/): the tenants come from etcd (written to the --tenants file)',
+    ),
   )
     .addHelpText(
       'after',

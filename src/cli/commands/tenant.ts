@@ -13,12 +13,18 @@ import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from '../exit-codes.js';
 import { applyTenantFields, TENANT_FIELDS, UsageError } from './tenant-fields.js';
 import { registerTenantSecretCommand } from './tenant-secret.js';
 import { registerTenantImageCommand } from './tenant-image.js';
+import { addEtcdOptions, etcdConnectionFrom, type EtcdCliOptions } from './cluster-options.js';
+import { addClusterTenant, readClusterTenantsOnce, revokeClusterKeys } from './tenant-cluster.js';
+import type { EtcdConnectionOptions } from '../../hosting/cluster/index.js';
 
 interface FileOption {
   tenants: string;
 }
 
 const tenantsOption = () => new Option('--tenants <file>', 'the tenants file (JSON, written with mode 0600)').env('TOOLCELL_TENANTS').makeOptionMandatory();
+/** add, revoke and list also work on a cluster's tenants (--etcd, tenant-cluster.ts) instead of a file. */
+const tenantsOrClusterOption = () =>
+  new Option('--tenants <file>', 'the tenants file (JSON, written with mode 0600); or --etcd for a cluster').env('TOOLCELL_TENANTS');
 
 /** Registers `toolcell tenant add|set|list|revoke|remove`: the tenants file of `toolcell serve --tenants`, without editing hashes by hand. */
 export function registerTenantCommand(program: Command): void {
@@ -31,8 +37,10 @@ export function registerTenantCommand(program: Command): void {
   const add = tenant
     .command('add <name>')
     .description('Create a tenant, or add a key to an existing one; prints the new API key, alone on one line, once.')
-    .addOption(tenantsOption())
-    .addOption(dataDirOption());
+    .addOption(tenantsOrClusterOption())
+    .addOption(dataDirOption())
+    .option('--node <name>', 'with --etcd: the node the new tenant lives on (default: the serving node with the fewest tenants, then sessions)');
+  addEtcdOptions(add, 'instead of --tenants');
   for (const field of TENANT_FIELDS) add.addOption(field.option());
   add
     .addHelpText(
@@ -68,7 +76,9 @@ Examples:
     .action(async (name: string, options: FileOption & Record<string, unknown>) => {
       process.exitCode = await run('add', async () => {
         checkName(name);
-        const file = resolve(options.tenants);
+        const cluster = clusterOf(options);
+        if (cluster !== undefined) return addClusterTenant(cluster, name, options);
+        const file = resolve(tenantsFileOf(options));
         const content = (await readTenantsFile(file, { missingOk: true })) ?? emptyTenantsFile();
         const existing = content.tenants[name];
         const { entry } = applyTenantFields(existing ?? { keys: [] }, options);
@@ -122,63 +132,73 @@ Examples:
       });
     });
 
-  tenant
+  const list = tenant
     .command('list')
-    .description('List tenants: key ids and whether each is revoked, workspace and limits. Never a hash or a key.')
-    .addOption(tenantsOption())
-    .option('--json', 'print one JSON object: {tenants: [{name, uid, workspace, keys: [{id, createdAt, revoked}], limits, policies, network, runtime}]}')
-    .action(async (options: FileOption & { json?: boolean }) => {
-      process.exitCode = await run('list', async () => {
-        const content = await load(options.tenants);
-        const tenants = Object.entries(content.tenants).map(([name, entry]) => ({
-          name,
-          uid: entry.uid ?? null,
-          workspace: entry.workspace ?? null,
-          keys: entry.keys.map((key) => ({ id: key.id, createdAt: key.createdAt, revoked: key.revokedAt !== undefined })),
-          limits: namedLimits(resolveLimits(content.defaults?.limits, entry.limits)),
-          policies: [...(content.defaults?.policies ?? []), ...(entry.policies ?? [])],
-          network: (resolveTenantNetwork(content.defaults?.network, entry.network) ?? 'none') as readonly string[] | 'none',
-          runtime: resolveTenantRuntime(content.defaults?.runtime, entry.runtime) ?? null,
-        }));
-        if (options.json) return void process.stdout.write(`${terminalJson({ tenants })}\n`);
-        if (tenants.length === 0) return void process.stdout.write('no tenants\n');
-        // The file may have been edited by hand: every value is escaped and quoted where it holds a space (escapeCell).
-        const cell = (value: unknown) => escapeCell(String(value));
-        for (const entry of tenants) {
-          process.stdout.write(
-            `${cell(entry.name)}${entry.uid !== null ? `  uid ${entry.uid}` : ''}${entry.workspace ? `  workspace ${cell(entry.workspace)}` : ''}\n`,
-          );
-          for (const key of entry.keys) process.stdout.write(`  key ${cell(key.id)}  created ${cell(key.createdAt)}${key.revoked ? '  REVOKED' : ''}\n`);
-          process.stdout.write(
-            `  limits ${Object.entries(entry.limits)
-              .map(([limit, value]) => `${cell(limit)}=${cell(value)}`)
-              .join(' ')}\n`,
-          );
-          for (const policy of entry.policies) process.stdout.write(`  policy ${cell(policy)}\n`);
-          process.stdout.write(`  network ${entry.network === 'none' ? 'none' : `allow ${entry.network.map(cell).join(' ')}`}\n`);
-          process.stdout.write(`  runtime ${entry.runtime !== null ? cell(entry.runtime) : "the server's"}\n`);
-        }
-      });
+    .description('List tenants: key ids and whether each is revoked, workspace and limits (with --etcd, the node each lives on). Never a hash or a key.')
+    .addOption(tenantsOrClusterOption())
+    .option(
+      '--json',
+      'print one JSON object: {tenants: [{name, uid, workspace, keys: [{id, createdAt, revoked}], limits, policies, network, runtime, node?}]}',
+    );
+  addEtcdOptions(list, 'instead of --tenants').action(async (options: FileOption & Record<string, unknown> & { json?: boolean }) => {
+    process.exitCode = await run('list', async () => {
+      const cluster = clusterOf(options);
+      const { content, placement } =
+        cluster !== undefined ? await readClusterTenantsOnce(cluster) : { content: await load(tenantsFileOf(options)), placement: undefined };
+      const tenants = Object.entries(content.tenants).map(([name, entry]) => ({
+        name,
+        ...(placement !== undefined ? { node: placement[name] ?? null } : {}),
+        uid: entry.uid ?? null,
+        workspace: entry.workspace ?? null,
+        keys: entry.keys.map((key) => ({ id: key.id, createdAt: key.createdAt, revoked: key.revokedAt !== undefined })),
+        limits: namedLimits(resolveLimits(content.defaults?.limits, entry.limits)),
+        policies: [...(content.defaults?.policies ?? []), ...(entry.policies ?? [])],
+        network: (resolveTenantNetwork(content.defaults?.network, entry.network) ?? 'none') as readonly string[] | 'none',
+        runtime: resolveTenantRuntime(content.defaults?.runtime, entry.runtime) ?? null,
+      }));
+      if (options.json) return void process.stdout.write(`${terminalJson({ tenants })}\n`);
+      if (tenants.length === 0) return void process.stdout.write('no tenants\n');
+      // The file may have been edited by hand: every value is escaped and quoted where it holds a space (escapeCell).
+      const cell = (value: unknown) => escapeCell(String(value));
+      for (const entry of tenants) {
+        process.stdout.write(
+          `${cell(entry.name)}${entry.uid !== null ? `  uid ${entry.uid}` : ''}${'node' in entry ? `  node ${cell(entry.node ?? 'none')}` : ''}${entry.workspace ? `  workspace ${cell(entry.workspace)}` : ''}\n`,
+        );
+        for (const key of entry.keys) process.stdout.write(`  key ${cell(key.id)}  created ${cell(key.createdAt)}${key.revoked ? '  REVOKED' : ''}\n`);
+        process.stdout.write(
+          `  limits ${Object.entries(entry.limits)
+            .map(([limit, value]) => `${cell(limit)}=${cell(value)}`)
+            .join(' ')}\n`,
+        );
+        for (const policy of entry.policies) process.stdout.write(`  policy ${cell(policy)}\n`);
+        process.stdout.write(`  network ${entry.network === 'none' ? 'none' : `allow ${entry.network.map(cell).join(' ')}`}\n`);
+        process.stdout.write(`  runtime ${entry.runtime !== null ? cell(entry.runtime) : "the server's"}\n`);
+      }
     });
+  });
 
-  tenant
+  const revoke = tenant
     .command('revoke <name>')
-    .description('Revoke one key of a tenant (--key ID), or all its keys; a running server refuses them within about a second.')
-    .addOption(tenantsOption())
-    .option('--key <id>', 'the key id to revoke (see toolcell tenant list)')
-    .action(async (name: string, options: FileOption & { key?: string }) => {
-      process.exitCode = await run('revoke', async () => {
-        const content = await load(options.tenants);
-        const entry = content.tenants[name];
-        if (!entry) throw new UsageError(`no tenant ${JSON.stringify(name)} in ${options.tenants}`);
-        const targets = entry.keys.filter((key) => options.key === undefined || key.id === options.key);
-        if (targets.length === 0) throw new UsageError(`tenant ${name} has no key ${JSON.stringify(options.key)}`);
-        const now = new Date().toISOString();
-        for (const key of targets) key.revokedAt ??= now;
-        await writeTenantsFile(resolve(options.tenants), content);
-        process.stderr.write(escapeLine(`toolcell tenant: revoked ${targets.map((key) => key.id).join(', ')} of ${name}`));
-      });
+    .description(
+      'Revoke one key of a tenant (--key ID), or all its keys; a running server refuses them within about a second (with --etcd, every node of the cluster within 2 s).',
+    )
+    .addOption(tenantsOrClusterOption())
+    .option('--key <id>', 'the key id to revoke (see toolcell tenant list)');
+  addEtcdOptions(revoke, 'instead of --tenants').action(async (name: string, options: FileOption & Record<string, unknown> & { key?: string }) => {
+    process.exitCode = await run('revoke', async () => {
+      const cluster = clusterOf(options);
+      if (cluster !== undefined) return revokeClusterKeys(cluster, name, options.key);
+      const content = await load(tenantsFileOf(options));
+      const entry = content.tenants[name];
+      if (!entry) throw new UsageError(`no tenant ${JSON.stringify(name)} in ${tenantsFileOf(options)}`);
+      const targets = entry.keys.filter((key) => options.key === undefined || key.id === options.key);
+      if (targets.length === 0) throw new UsageError(`tenant ${name} has no key ${JSON.stringify(options.key)}`);
+      const now = new Date().toISOString();
+      for (const key of targets) key.revokedAt ??= now;
+      await writeTenantsFile(resolve(tenantsFileOf(options)), content);
+      process.stderr.write(escapeLine(`toolcell tenant: revoked ${targets.map((key) => key.id).join(', ')} of ${name}`));
     });
+  });
 
   tenant
     .command('remove <name>')
@@ -202,6 +222,21 @@ Examples:
 
 function checkName(name: string): void {
   if (!TENANT_NAME.test(name)) throw new UsageError(`tenant name ${JSON.stringify(name)} ${TENANT_NAME_RULE}`);
+}
+
+/** The --tenants file, required where no --etcd was given. */
+function tenantsFileOf(options: { tenants?: string }): string {
+  if (options.tenants === undefined) throw new UsageError('give --tenants FILE (or --etcd URLS with its TLS files, for a cluster)');
+  return options.tenants;
+}
+
+/** The cluster's etcd when --etcd is given (then --tenants must not be). */
+function clusterOf(options: Record<string, unknown>): EtcdConnectionOptions | undefined {
+  const etcd = etcdConnectionFrom(options as EtcdCliOptions);
+  if (typeof etcd === 'string') throw new UsageError(etcd);
+  if (etcd !== undefined && options.tenants !== undefined) throw new UsageError('give --tenants FILE or --etcd URLS, not both');
+  if (etcd === undefined && options.node !== undefined) throw new UsageError('--node needs --etcd URLS (a tenant lives on a node of a cluster)');
+  return etcd;
 }
 
 async function load(file: string): Promise<TenantsFile> {

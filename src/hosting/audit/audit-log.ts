@@ -18,6 +18,11 @@ const AuditLogOptionsSchema = z.strictObject({
    * process loses nothing already recorded, a crash of the machine may.
    */
   sync: z.boolean().default(false),
+  /** In a cluster: this node's name, in every line's `node` field (after `time`) so that lines gathered from every node say where they happened. */
+  node: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9-]{0,62}$/, { error: 'must be a node name (letters, digits, dashes)' })
+    .optional(),
   /** The clock the `time` field reads; tests pass a fixed one. */
   now: z.custom<() => Date>((value) => typeof value === 'function', { error: 'must be a function' }).default(() => () => new Date()),
   /** No line, its newline included, is longer than this (`jsonLogLine`): 16 KiB. */
@@ -118,7 +123,9 @@ export class AuditLog implements HostingObserver {
     return this.#write(this.#entry(event));
   }
 
-  #write(entry: Record<string, unknown>): Promise<void> {
+  #write(record: Record<string, unknown>): Promise<void> {
+    // Count records too: every line says its node.
+    const entry = this.#options.node === undefined ? record : { time: record.time, node: this.#options.node, ...record };
     const line = Buffer.from(
       jsonLogLine(entry, { maxLineBytes: this.#options.maxLineBytes, maxStringChars: this.#options.maxStringChars, ...argumentRedaction('args') }),
       'utf8',

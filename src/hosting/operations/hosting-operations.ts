@@ -32,6 +32,8 @@ export interface HostingOperationsFlags extends Omit<HostingOperationsFlagValues
    * its host. Without it the server does not know its public name.
    */
   publicUrl?: PublicUrl;
+  /** In a cluster: this node's name, in every audit line (AuditLog's `node`). */
+  node?: string;
 }
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
@@ -82,7 +84,11 @@ export async function openHostingOperations(flags: HostingOperationsFlags, store
       say(`the admin API listens on ${adminListen.host}, off loopback, over plain HTTP: keep that address on a network only operators reach`);
     let auditLog: Awaited<ReturnType<typeof audit.AuditLog.open>> | undefined;
     if (flags.audit !== undefined) {
-      const log = await audit.AuditLog.open({ path: flags.audit, onError: (error) => say(`audit log: ${errorMessage(error)}`) });
+      const log = await audit.AuditLog.open({
+        path: flags.audit,
+        ...(flags.node !== undefined ? { node: flags.node } : {}),
+        onError: (error) => say(`audit log: ${errorMessage(error)}`),
+      });
       auditLog = log;
       parts.push(log);
       const stopReopening = sighup.reopenOnSighup(log, (error) => say(`audit log: cannot reopen ${flags.audit}: ${String(error)}`));

@@ -41,6 +41,11 @@ export const hostingServerOptionsSchema = z.object({
   challenge: z.string().optional(),
   /** Handlers for paths beside /mcp: health, the OAuth protected-resource document, the admin API (serveHttp's `otherPaths`). */
   otherPaths: fn<NonNullable<ServeHttpOptions['otherPaths']>>().optional(),
+  /** Put before every session id (a cluster node's `<node>.`: the front routes on it); default none (serveHttp's `sessionIdPrefix`). */
+  sessionIdPrefix: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9-]{0,62}\.$/, { error: 'must be a node name and a dot' })
+    .optional(),
   /** The listening server: TLS and the timeouts of `createHostingHttpServer` (serveHttp's `createListener`). */
   createListener: fn<NonNullable<ServeHttpOptions['createListener']>>().optional(),
   /**

@@ -244,6 +244,7 @@ export class HostingServer {
       // A tenant's own sessions (GET /sessions, DELETE /sessions/<id>) beside /mcp, then the operator's paths.
       otherPaths: (req) => (isTenantSessionsPath(requestPath(req)) ? tenantSessions : options.otherPaths?.(req)),
       ...(options.createListener ? { createListener: options.createListener } : {}),
+      ...(options.sessionIdPrefix !== undefined ? { sessionIdPrefix: options.sessionIdPrefix } : {}),
       // The fair session gate is the cap; serveHttp's own would refuse instead of queueing.
       maxSessions: Number.MAX_SAFE_INTEGER,
       sweepIntervalMs: options.sweepIntervalMs,

@@ -100,6 +100,11 @@ export interface ServeHttpOptions<Caller = unknown> {
    * checks what it needs itself. Undefined for a path: 404.
    */
   otherPaths?: (req: IncomingMessage) => ((req: IncomingMessage, res: ServerResponse) => void | Promise<void>) | undefined;
+  /**
+   * Put before every session id this server mints (a cluster node's `<node>.`,
+   * so a front can route a session's requests to the node that holds it). Default none.
+   */
+  sessionIdPrefix?: string;
   /** Makes the listening server (TLS, header and body timeouts); default a plain node:http server. */
   createListener?: (handler: (req: IncomingMessage, res: ServerResponse) => void) => Server;
   onSessionOpen?: (session: LiveHttpSession<Caller>) => void;
@@ -356,7 +361,7 @@ class McpHttpServer<Caller> implements RunningHttpServer<Caller> {
   }
 
   async #openSession(req: IncomingMessage, res: ServerResponse, body: unknown, caller: Caller | undefined): Promise<void> {
-    const id = randomUUID();
+    const id = `${this.#options.sessionIdPrefix ?? ''}${randomUUID()}`;
     // A client that goes away before the answer never learns the session's id: nobody could use
     // the session, so its sandbox must not wait for the idle timeout. Closed as soon as it exists.
     let gone = false;

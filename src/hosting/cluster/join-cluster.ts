@@ -1,0 +1,98 @@
+import { readFileSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { z } from 'zod';
+import { parseOptions } from '../../contracts/parse-options.js';
+import { errorMessage, ToolcellError, ToolErrorType } from '../../errors.js';
+import { ApiKeyAuthenticator } from '../auth/api-key.js';
+import type { TenantStore } from '../tenants/tenant-store.js';
+import { connectEtcd, etcdConnectionSchema } from './etcd-connection.js';
+import { forwardNewSessions } from './forward-new-session.js';
+import { nodeNameSchema } from './node-name.js';
+import { registerNode, servingNodes } from './node-registry.js';
+import { mirrorClusterTenants } from './tenants-mirror.js';
+
+const joinClusterSchema = z.strictObject({
+  /** This node's name (session ids, audit lines, placement). */
+  node: nodeNameSchema,
+  /** Where the other nodes reach this node's server: `https://ADDRESS:PORT`. */
+  url: z.url({ protocol: /^https$/, error: 'must be an https:// URL (nodes talk TLS to one another)' }),
+  /** The node's tenants file: written from etcd, served by the hosting server. */
+  tenantsFile: z.string().min(1),
+  etcd: etcdConnectionSchema,
+  /** TLS between the nodes: the cluster's CA, the name on every server's certificate, this server's pair. */
+  serverTls: z.strictObject({ caFile: z.string().min(1), serverName: z.string().min(1), certFile: z.string().min(1), keyFile: z.string().min(1) }),
+  onLog: z.custom<(message: string) => void>((value) => typeof value === 'function', { error: 'must be a function' }),
+});
+
+export type JoinClusterOptions = z.input<typeof joinClusterSchema>;
+
+/** A node's part in a cluster, between joining and leaving. */
+export interface ClusterMembership {
+  /** createHostingServer's `node.intercept`: a new session of a tenant placed elsewhere goes to its node. */
+  intercept(req: IncomingMessage, res: ServerResponse): Promise<boolean>;
+  /** Once the server listens: the tenants store to reload on each change, and the node announced as serving. */
+  serve(store: TenantStore, sessions: () => number, version: string): Promise<void>;
+  /** Stops announcing the node (placement and forwarding stop choosing it at once). */
+  leave(): Promise<void>;
+  /** After the server closed: the watch and the etcd client. */
+  close(): Promise<void>;
+}
+
+/**
+ * Joins this node's hosting server to a cluster whose shared state is in
+ * etcd: the tenants file is written from the cluster's tenants before the
+ * server starts and kept current by a watch (tenants-mirror.ts), new
+ * sessions of tenants placed elsewhere are forwarded (forward-new-session.ts),
+ * and the node is announced while it serves (node-registry.ts). Errors: a
+ * bad option (TypeError naming it); `invalid_input` with the reason when
+ * etcd cannot be read (unreachable, TLS refused, a bad document).
+ */
+export async function joinCluster(raw: JoinClusterOptions): Promise<ClusterMembership> {
+  const options = parseOptions(joinClusterSchema, raw, 'joinCluster');
+  const onLog = options.onLog;
+  const etcd = connectEtcd(options.etcd);
+  let store: TenantStore | undefined;
+  try {
+    const mirror = await mirrorClusterTenants(etcd, options.tenantsFile, { onWritten: () => void store?.reload(), onLog }).catch((error: unknown) => {
+      throw new ToolcellError(
+        ToolErrorType.INVALID_INPUT,
+        `Cannot read the cluster's tenants from etcd (${options.etcd.endpoints.join(', ')}): ${errorMessage(error)}`,
+        {
+          cause: error,
+        },
+      );
+    });
+    const tls = options.serverTls;
+    let intercept: ((req: IncomingMessage, res: ServerResponse) => Promise<boolean>) | undefined;
+    let registration: { close(): Promise<void> } | undefined;
+    return {
+      intercept: (req, res) => intercept?.(req, res) ?? Promise.resolve(false),
+      async serve(served, sessions, version) {
+        store = served;
+        intercept = forwardNewSessions({
+          node: options.node,
+          apiKeys: new ApiKeyAuthenticator(served),
+          placement: (tenant) => mirror.current().placement[tenant],
+          nodeUrl: async (node) => (await servingNodes(etcd)).get(node)?.url,
+          tls: { ca: readFileSync(tls.caFile), serverName: tls.serverName, cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile) },
+          onLog,
+        });
+        // The store may have been opened before a change arrived: read the file once more now.
+        await served.reload();
+        registration = await registerNode(etcd, { name: options.node, url: options.url, version }, sessions, onLog);
+      },
+      async leave() {
+        await registration?.close();
+        registration = undefined;
+      },
+      async close() {
+        await registration?.close();
+        await mirror.close();
+        etcd.close();
+      },
+    };
+  } catch (error) {
+    etcd.close();
+    throw error;
+  }
+}
