@@ -236,7 +236,7 @@ async function runServe(options: ServeOptions): Promise<number> {
       });
     } catch (error) {
       if (isListenError(error)) return failure(new ListenerFailure('--http', `${http.host}:${http.port}`, error));
-      return isToolcellError(error) || error instanceof RangeError ? usageError(error) : failure(error);
+      return isToolcellError(error) || error instanceof RangeError || error instanceof TypeError ? usageError(error) : failure(error);
     }
     process.stderr.write(
       `toolcell serve: MCP over Streamable HTTP at ${running.url} (workspace ${runtime.workspace.roots[0]}, approval ${options.approval})\n`,
