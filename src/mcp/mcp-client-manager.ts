@@ -1,3 +1,5 @@
+import { z } from 'zod';
+import { parseOptions } from '../contracts/parse-options.js';
 import type { McpServerSettings } from '../config/settings-schema.js';
 import { uniqueToolName } from '../discovery/unique-tool-name.js';
 import { errorMessage } from '../errors.js';
@@ -24,6 +26,18 @@ export interface McpDiscoveryResult {
   problems: string[];
 }
 
+const mcpClientManagerOptionsSchema = z.strictObject({
+  /** The `mcpServers` settings, already checked by the settings schema. */
+  servers: z.record(
+    z.string(),
+    z.custom<McpServerSettings>((value) => typeof value === 'object' && value !== null, { error: 'must be an object of server settings' }),
+  ),
+  /** The workspace root: a stdio server's default working folder. */
+  workspace: z.string(),
+});
+
+export type McpClientManagerOptions = z.input<typeof mcpClientManagerOptionsSchema>;
+
 /**
  * The configured MCP servers of one runtime: connects to all of them at
  * once, lists their tools (filtered by includeTools/excludeTools; exclude
@@ -34,9 +48,8 @@ export class McpClientManager {
   readonly #connections: McpServerConnection[];
   readonly #tools = new Map<string, McpTool[]>();
 
-  constructor(options: { servers: Record<string, McpServerSettings>; workspace: string }) {
-    if (typeof options?.servers !== 'object' || options.servers === null) throw new TypeError('McpClientManager: options.servers must be an object');
-    if (typeof options.workspace !== 'string') throw new TypeError('McpClientManager: options.workspace must be a string');
+  constructor(raw: McpClientManagerOptions) {
+    const options = parseOptions(mcpClientManagerOptionsSchema, raw, 'McpClientManager');
     this.#connections = Object.entries(options.servers).map(([name, settings]) => new McpServerConnection({ name, settings, workspace: options.workspace }));
   }
 
