@@ -1,6 +1,6 @@
 import type { Part } from '@google/genai';
 import { setMaxListeners } from 'node:events';
-import type { WorkspaceInfo } from '../contracts/workspace-info.js';
+import { type WorkspaceInfo, workspaceInfoOption } from '../contracts/workspace-info.js';
 import { errorMessage, ToolcellError, ToolErrorType, type ErrorCode } from '../errors.js';
 import type { ToolRegistry } from '../registry/tool-registry.js';
 import type { TelemetrySink } from '../telemetry/events.js';
@@ -77,9 +77,7 @@ const schedulerOptionsSchema = z.strictObject({
     .strictObject({
       maxChars: z.number().int().min(1).optional(),
       saveDir: z.string().min(1).optional(),
-      workspace: z
-        .custom<WorkspaceInfo>((value) => Array.isArray((value as Partial<WorkspaceInfo> | null)?.roots), { error: 'must be a WorkspaceInfo' })
-        .optional(),
+      workspace: workspaceInfoOption.optional(),
     })
     .optional(),
   redact: functionOption<Redact>().optional(),
