@@ -4,10 +4,18 @@ import { errorMessage, isToolcellError, ToolErrorType, type ErrorCode } from '..
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from '../exit-codes.js';
 import { writePidFile, type PidFile } from '../pid-file.js';
 import { runtimeOptionsFrom, type RunnerCliOptions } from '../options.js';
-import type { HostedTenants } from '../../hosting/create-hosting-server.js';
-import { audienceProblem, parsePublicUrl, type PublicUrl } from '../../hosting/auth/oidc/resource-identifiers.js';
+import {
+  audienceProblem,
+  createHostingServer,
+  isListenError,
+  ListenerFailure,
+  parsePublicUrl,
+  TlsPairFailure,
+  type HostedTenants,
+  type HostingOperationsFlagValues,
+  type PublicUrl,
+} from '../../hosting/index.js';
 import { escapeText } from '../../ui/escape-text.js';
-import type { HostingOperationsFlagValues } from '../../hosting/operations/hosting-operations.js';
 
 /** The flags of `toolcell serve` that hosting mode reads. */
 export interface HostingCliOptions extends RunnerCliOptions, HostingOperationsFlagValues {
@@ -48,11 +56,6 @@ export async function runHostingServe(options: HostingCliOptions): Promise<numbe
     return usage('--audience and --tenant-claim need --oidc-issuer URL');
   const checked = checkIdentityFlags(options);
   if (typeof checked === 'string') return usage(checked);
-  const [{ createHostingServer }, { TlsPairFailure }, { ListenerFailure, isListenError }] = await Promise.all([
-    import('../../hosting/create-hosting-server.js'),
-    import('../../hosting/operations/hosting-operations.js'),
-    import('../../hosting/operations/listener-failure.js'),
-  ]);
   const stop = new AbortController();
   let pidFile: PidFile | undefined;
   const onSignal = () => stop.abort();

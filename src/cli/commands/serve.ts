@@ -8,8 +8,7 @@ import { type RunnerCliOptions, runtimeOptionsFrom, addRuntimeOptions } from '..
 import type { Runtime } from '../../runtime/runtime.js';
 import { shellServiceOptions } from '../../runtime/shell-settings.js';
 import { escapeText } from '../../ui/escape-text.js';
-import type { HostingOperationsFlagValues } from '../../hosting/operations/hosting-operations.js';
-import { isListenError, ListenerFailure } from '../../hosting/operations/listener-failure.js';
+import { isListenError, ListenerFailure, type HostingOperationsFlagValues } from '../../hosting/index.js';
 
 interface ServeOptions extends RunnerCliOptions, HostingOperationsFlagValues {
   stdio?: boolean;
