@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { parseOptions } from '../contracts/parse-options.js';
-import type { McpServerSettings } from '../config/settings-schema.js';
+import { mcpServerSettingsSchema } from '../config/settings-schema.js';
 import { uniqueToolName } from '../discovery/unique-tool-name.js';
 import { errorMessage } from '../errors.js';
 import type { McpServerState } from './mcp-server-connection.js';
@@ -27,11 +27,8 @@ export interface McpDiscoveryResult {
 }
 
 const mcpClientManagerOptionsSchema = z.strictObject({
-  /** The `mcpServers` settings, already checked by the settings schema. */
-  servers: z.record(
-    z.string(),
-    z.custom<McpServerSettings>((value) => typeof value === 'object' && value !== null, { error: 'must be an object of server settings' }),
-  ),
+  /** The `mcpServers` settings, checked again by their schema for programs that pass them directly. */
+  servers: z.record(z.string(), mcpServerSettingsSchema),
   /** The workspace root: a stdio server's default working folder. */
   workspace: z.string(),
 });

@@ -1,5 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import { MAX_COMMAND_BYTES } from '../contracts/defaults.js';
+import { z } from 'zod';
+import { parseOptions } from '../contracts/parse-options.js';
 import { workerEntry } from '../paths.js';
 import { judgeLayer, type LayerRequest, type PolicyVerdict } from './policy-verdict.js';
 import type { SimpleCommand } from './split-command.js';
@@ -42,6 +44,11 @@ interface Job {
  * main thread only posts the string and reads the verdicts, so its cost
  * does not grow with what a tenant sends.
  */
+const splitThreadOptionsSchema = z.strictObject({
+  /** How long one command may take to judge before its thread is ended. */
+  budgetMs: z.number().gt(0).max(Number.MAX_SAFE_INTEGER).default(DEFAULT_SPLIT_BUDGET_MS),
+});
+
 export class SplitThread {
   readonly #budgetMs: number;
   readonly #queue: Job[] = [];
@@ -50,10 +57,8 @@ export class SplitThread {
   #timer: NodeJS.Timeout | undefined;
   #nextId = 0;
 
-  constructor(options: { budgetMs?: number } = {}) {
-    const budget = options.budgetMs ?? DEFAULT_SPLIT_BUDGET_MS;
-    if (!Number.isFinite(budget) || budget <= 0) throw new RangeError('SplitThread: options.budgetMs must be a positive number');
-    this.#budgetMs = budget;
+  constructor(options: z.input<typeof splitThreadOptionsSchema> = {}) {
+    this.#budgetMs = parseOptions(splitThreadOptionsSchema, options, 'SplitThread').budgetMs;
   }
 
   /** True while a command is being judged or waits for its turn. */

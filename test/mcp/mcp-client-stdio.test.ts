@@ -230,7 +230,11 @@ test('bad McpClientManager options are refused naming the field', (t) => {
   });
   t.throws(() => new McpClientManager({ servers: { x: 'npx' as never }, workspace: '/tmp' }), {
     instanceOf: TypeError,
-    message: 'McpClientManager: options.servers.x must be an object of server settings',
+    message: 'McpClientManager: options.servers.x must be an object',
+  });
+  t.throws(() => new McpClientManager({ servers: { x: {} }, workspace: '/tmp' }), {
+    instanceOf: TypeError,
+    message: /^McpClientManager: options\.servers\.x is invalid: exactly one of command \(stdio\) or url/,
   });
   t.throws(() => new McpClientManager({ servers: {}, workspace: 5 as never }), {
     instanceOf: TypeError,

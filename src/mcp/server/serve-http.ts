@@ -136,7 +136,8 @@ const serveHttpOptionsSchema = z
     sweepIntervalMs: positiveMs(),
   })
   .refine((options) => options.token === undefined || options.authenticate === undefined, {
-    error: 'must not hold both token and authenticate (they exclude each other)',
+    path: ['authenticate'],
+    error: 'must not be given with options.token (they exclude each other)',
   });
 
 export interface RunningHttpServer<Caller = unknown> {
