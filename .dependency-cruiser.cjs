@@ -41,6 +41,14 @@ module.exports = {
     },
     ...layerRules,
     {
+      name: 'hosting-through-its-index',
+      comment:
+        'Outside src/hosting/, hosting is used through src/hosting/index.ts only (the library door, kept light for CLI start-up); export what is needed there. Tests may reach inside.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/hosting/' },
+      to: { path: '^src/hosting/', pathNot: '^src/hosting/index\\.ts$' },
+    },
+    {
       name: 'every-module-in-a-layer',
       comment: 'A new top-level folder of src/ needs a place in the layer order (LAYERS above and ARCHITECTURE.md)',
       severity: 'error',

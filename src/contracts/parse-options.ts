@@ -90,3 +90,8 @@ export function objectWithMethods<T>(...methods: string[]) {
     },
   );
 }
+
+/** A callback option: any function; the type says what callers pass. */
+export function functionOption<T>() {
+  return z.custom<T>((value) => typeof value === 'function', { error: 'must be a function' });
+}

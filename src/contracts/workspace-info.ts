@@ -1,3 +1,5 @@
+import { z } from 'zod';
+
 /**
  * Where every sandbox mounts the primary root, and the shell's working
  * directory there: the file tools accept absolute paths under it as paths
@@ -26,3 +28,9 @@ export interface WorkspaceInfo {
    */
   hideHostPaths?: boolean;
 }
+
+/** An option holding a WorkspaceInfo: checked for what every user of one needs, its roots. */
+export const workspaceInfoOption = z.custom<WorkspaceInfo>(
+  (value) => Array.isArray((value as Partial<WorkspaceInfo> | null)?.roots) && (value as WorkspaceInfo).roots.length > 0,
+  { error: 'must be a WorkspaceInfo with at least one root' },
+);

@@ -1,3 +1,5 @@
+import { z } from 'zod';
+import { objectWithMethods, parseOptions } from '../contracts/parse-options.js';
 import { ToolcellError, ToolErrorType } from '../errors.js';
 import type { CommandRunner } from './command-runner.js';
 import { DiscoveredTool } from './discovered-tool.js';
@@ -10,18 +12,22 @@ export const DEFAULT_DISCOVERY_TIMEOUT_MS = 60_000;
 /** Registered names of discovered tools start with this. */
 export const DISCOVERED_TOOL_PREFIX = 'discovered_tool_';
 
-export interface DiscoverCommandToolsOptions {
-  discoveryCommand: string;
-  callCommand: string;
-  runner: CommandRunner;
+const commandLine = z.string().refine((command) => command.trim() !== '', { error: 'must be a non-empty string' });
+
+const discoverCommandToolsOptionsSchema = z.strictObject({
+  discoveryCommand: commandLine,
+  callCommand: commandLine,
+  runner: objectWithMethods<CommandRunner>('run', 'describe'),
   /** Skip confirmation for the discovered tools. */
-  trusted?: boolean;
-  discoveryTimeoutMs?: number;
-  callTimeoutMs?: number;
+  trusted: z.boolean().default(false),
+  discoveryTimeoutMs: z.number().int().min(1).default(DEFAULT_DISCOVERY_TIMEOUT_MS),
+  callTimeoutMs: z.number().int().min(1).optional(),
   /** Names already in use (the registry's): new names avoid them, and are added. */
-  takenNames?: Set<string>;
-  signal?: AbortSignal;
-}
+  takenNames: z.instanceof(Set<string>, { error: 'must be a Set of names' }).optional(),
+  signal: z.instanceof(AbortSignal, { error: 'must be an AbortSignal' }).optional(),
+});
+
+export type DiscoverCommandToolsOptions = z.input<typeof discoverCommandToolsOptionsSchema>;
 
 /**
  * Runs the discovery command (`tools.discoveryCommand`) and makes one DiscoveredTool
@@ -31,15 +37,10 @@ export interface DiscoverCommandToolsOptions {
  * printed more than 10 MB, or printed something that is not a valid list of
  * declarations.
  */
-export async function discoverCommandTools(options: DiscoverCommandToolsOptions): Promise<DiscoveredTool[]> {
-  if (typeof options.discoveryCommand !== 'string' || options.discoveryCommand.trim() === '') {
-    throw new TypeError('discoverCommandTools: discoveryCommand must be a non-empty string');
-  }
-  if (typeof options.callCommand !== 'string' || options.callCommand.trim() === '') {
-    throw new TypeError('discoverCommandTools: callCommand must be a non-empty string');
-  }
+export async function discoverCommandTools(raw: DiscoverCommandToolsOptions): Promise<DiscoveredTool[]> {
+  const options = parseOptions(discoverCommandToolsOptionsSchema, raw, 'discoverCommandTools');
   const command = options.discoveryCommand;
-  const timeoutMs = options.discoveryTimeoutMs ?? DEFAULT_DISCOVERY_TIMEOUT_MS;
+  const timeoutMs = options.discoveryTimeoutMs;
   const fail = (problem: string, cause?: unknown): ToolcellError =>
     new ToolcellError(ToolErrorType.TOOL_DISCOVERY_FAILED, `Tool discovery command "${command}" ${problem}`, cause === undefined ? undefined : { cause });
 
@@ -78,7 +79,7 @@ export async function discoverCommandTools(options: DiscoverCommandToolsOptions)
         declaration,
         callCommand: options.callCommand,
         runner: options.runner,
-        trusted: options.trusted ?? false,
+        trusted: options.trusted,
         ...(options.callTimeoutMs !== undefined ? { timeoutMs: options.callTimeoutMs } : {}),
       }),
   );

@@ -1,9 +1,15 @@
+import { z } from 'zod';
+import { parseOptions } from '../contracts/parse-options.js';
 import ignore, { type Ignore } from 'ignore';
-import type { WorkspaceInfo } from '../contracts/workspace-info.js';
+import { type WorkspaceInfo, workspaceInfoOption } from '../contracts/workspace-info.js';
 import { readConfinedFile } from './read-confined.js';
 
 /** .gitignore files larger than this are treated as absent. */
 const MAX_RULES_BYTES = 1024 * 1024;
+
+const gitignoreFilterOptionsSchema = z
+  .strictObject({ workspace: workspaceInfoOption, root: z.string().min(1) })
+  .refine((options) => options.workspace.roots.includes(options.root), { path: ['root'], error: 'must be one of options.workspace.roots' });
 
 /**
  * Answers "would git ignore this path?" for paths below one workspace root,
@@ -20,10 +26,8 @@ export class GitignoreFilter {
   readonly #directoryIgnored = new Map<string, Promise<boolean>>();
 
   /** `root` is the real path of the workspace root whose rules apply. */
-  constructor(options: { workspace: WorkspaceInfo; root: string }) {
-    if (!options.workspace.roots.includes(options.root)) {
-      throw new RangeError('GitignoreFilter: options.root must be one of options.workspace.roots');
-    }
+  constructor(raw: z.input<typeof gitignoreFilterOptionsSchema>) {
+    const options = parseOptions(gitignoreFilterOptionsSchema, raw, 'GitignoreFilter');
     this.#workspace = options.workspace;
     this.#root = options.root;
   }

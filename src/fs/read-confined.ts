@@ -1,3 +1,5 @@
+import { z } from 'zod';
+import { parseOptions } from '../contracts/parse-options.js';
 import type { FileHandle } from 'node:fs/promises';
 import { ToolErrorType, ToolcellError } from '../errors.js';
 import type { WorkspaceInfo } from '../contracts/workspace-info.js';
@@ -13,11 +15,13 @@ export interface ConfinedFileContent {
   root: string;
 }
 
-export interface ReadConfinedOptions {
+const readConfinedOptionsSchema = z.strictObject({
   /** Files larger than this fail with `file_too_large` before anything is read. */
-  maxBytes: number;
-  signal?: AbortSignal;
-}
+  maxBytes: z.number().int().min(0),
+  signal: z.instanceof(AbortSignal, { error: 'must be an AbortSignal' }).optional(),
+});
+
+export type ReadConfinedOptions = z.input<typeof readConfinedOptionsSchema>;
 
 const CHUNK_BYTES = 1024 * 1024;
 
@@ -29,10 +33,8 @@ const CHUNK_BYTES = 1024 * 1024;
  * Throws ToolcellError (`file_too_large`, and the `openConfinedFile` codes) or
  * an AbortError when `signal` fires.
  */
-export async function readConfinedFile(workspace: WorkspaceInfo, path: string | Buffer, options: ReadConfinedOptions): Promise<ConfinedFileContent> {
-  if (!Number.isSafeInteger(options.maxBytes) || options.maxBytes < 0) {
-    throw new RangeError('readConfinedFile: options.maxBytes must be a non-negative integer');
-  }
+export async function readConfinedFile(workspace: WorkspaceInfo, path: string | Buffer, raw: ReadConfinedOptions): Promise<ConfinedFileContent> {
+  const options = parseOptions(readConfinedOptionsSchema, raw, 'readConfinedFile');
   const { handle, stats, root } = await openConfinedFile(workspace, path);
   try {
     if (stats.size > options.maxBytes) throw tooLarge(path, stats.size, options.maxBytes);

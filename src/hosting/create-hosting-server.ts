@@ -47,6 +47,11 @@ export const createHostingServerOptionsSchema = z.strictObject({
       tlsKey: optionalString,
       publicUrl: optionalString,
     })
+    // The listen address is not the public one behind a proxy, and a request's Host is the client's word: the operator says it.
+    .refine((operations) => operations.oidcIssuer === undefined || operations.publicUrl !== undefined, {
+      path: ['publicUrl'],
+      error: 'must be given with oidcIssuer: the address clients use (e.g. https://tools.example)',
+    })
     .default({}),
   /**
    * Cap each tenant's default workspace with a filesystem of its own

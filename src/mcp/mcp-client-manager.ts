@@ -1,4 +1,6 @@
-import type { McpServerSettings } from '../config/settings-schema.js';
+import { z } from 'zod';
+import { parseOptions } from '../contracts/parse-options.js';
+import { mcpServerSettingsSchema } from '../config/settings-schema.js';
 import { uniqueToolName } from '../discovery/unique-tool-name.js';
 import { errorMessage } from '../errors.js';
 import type { McpServerState } from './mcp-server-connection.js';
@@ -24,6 +26,15 @@ export interface McpDiscoveryResult {
   problems: string[];
 }
 
+const mcpClientManagerOptionsSchema = z.strictObject({
+  /** The `mcpServers` settings, checked again by their schema for programs that pass them directly. */
+  servers: z.record(z.string(), mcpServerSettingsSchema),
+  /** The workspace root: a stdio server's default working folder. */
+  workspace: z.string(),
+});
+
+export type McpClientManagerOptions = z.input<typeof mcpClientManagerOptionsSchema>;
+
 /**
  * The configured MCP servers of one runtime: connects to all of them at
  * once, lists their tools (filtered by includeTools/excludeTools; exclude
@@ -34,9 +45,8 @@ export class McpClientManager {
   readonly #connections: McpServerConnection[];
   readonly #tools = new Map<string, McpTool[]>();
 
-  constructor(options: { servers: Record<string, McpServerSettings>; workspace: string }) {
-    if (typeof options?.servers !== 'object' || options.servers === null) throw new TypeError('McpClientManager: options.servers must be an object');
-    if (typeof options.workspace !== 'string') throw new TypeError('McpClientManager: options.workspace must be a string');
+  constructor(raw: McpClientManagerOptions) {
+    const options = parseOptions(mcpClientManagerOptionsSchema, raw, 'McpClientManager');
     this.#connections = Object.entries(options.servers).map(([name, settings]) => new McpServerConnection({ name, settings, workspace: options.workspace }));
   }
 

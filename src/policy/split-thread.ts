@@ -1,5 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import { MAX_COMMAND_BYTES } from '../contracts/defaults.js';
+import { z } from 'zod';
+import { parseOptions } from '../contracts/parse-options.js';
 import { workerEntry } from '../paths.js';
 import { judgeLayer, type LayerRequest, type PolicyVerdict } from './policy-verdict.js';
 import type { SimpleCommand } from './split-command.js';
@@ -42,22 +44,26 @@ interface Job {
  * main thread only posts the string and reads the verdicts, so its cost
  * does not grow with what a tenant sends.
  */
+const splitThreadOptionsSchema = z.strictObject({
+  /** How long one command may take to judge before its thread is ended. */
+  budgetMs: z.number().gt(0).max(Number.MAX_SAFE_INTEGER).default(DEFAULT_SPLIT_BUDGET_MS),
+  /** The thread's own OS priority (Linux), 0-19; only for the long-command thread. */
+  nice: z.number().int().min(0).max(19).default(0),
+});
+
 export class SplitThread {
   readonly #budgetMs: number;
+  readonly #nice: number;
   readonly #queue: Job[] = [];
   #worker: Worker | undefined;
   #current: Job | undefined;
   #timer: NodeJS.Timeout | undefined;
   #nextId = 0;
 
-  readonly #nice: number;
-
-  /** `nice`: the thread's own OS priority (Linux), 0-19; only for the long-command thread. */
-  constructor(options: { budgetMs?: number; nice?: number } = {}) {
-    const budget = options.budgetMs ?? DEFAULT_SPLIT_BUDGET_MS;
-    if (!Number.isFinite(budget) || budget <= 0) throw new RangeError('SplitThread: options.budgetMs must be a positive number');
-    this.#budgetMs = budget;
-    this.#nice = options.nice ?? 0;
+  constructor(options: z.input<typeof splitThreadOptionsSchema> = {}) {
+    const parsed = parseOptions(splitThreadOptionsSchema, options, 'SplitThread');
+    this.#budgetMs = parsed.budgetMs;
+    this.#nice = parsed.nice;
   }
 
   /** True while a command is being judged or waits for its turn. */

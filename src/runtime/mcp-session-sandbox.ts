@@ -1,3 +1,7 @@
+import { z } from 'zod';
+import { functionOption, objectWithMethods, parseOptions } from '../contracts/parse-options.js';
+import { SANDBOX_MODES } from '../contracts/sandbox-mode.js';
+import { workspaceInfoOption } from '../contracts/workspace-info.js';
 import { DiscoveredTool } from '../discovery/discovered-tool.js';
 import { shellCommandRunner } from '../discovery/shell-command-runner.js';
 import type { ToolRegistry } from '../registry/tool-registry.js';
@@ -24,6 +28,21 @@ export interface ShellSandboxOptions {
   secrets?: () => Readonly<Record<string, string>> | undefined;
 }
 
+/** Checks ShellSandboxOptions (above) at once, so a bad one fails the server's start, not its first session. */
+const shellSandboxOptionsSchema = z.strictObject({
+  service: objectWithMethods<ShellService>('openSession'),
+  sandbox: z.enum(SANDBOX_MODES, { error: `must be one of ${SANDBOX_MODES.join(', ')}` }),
+  workspace: workspaceInfoOption,
+  baseRegistry: objectWithMethods<ToolRegistry>('list'),
+  // The shell tool's own bounds (shell-tool.ts).
+  inactivityTimeoutMs: z.number().min(0).optional(),
+  wallTimeoutMs: z.number().positive().optional(),
+  // Checked by the shell service when each session opens, against the backend's bounds.
+  limits: z.custom<OpenSessionOptions['limits']>((value) => typeof value === 'object' && value !== null, { error: 'must be an object' }).optional(),
+  awaitSandbox: z.boolean().optional(),
+  secrets: functionOption<() => Readonly<Record<string, string>> | undefined>().optional(),
+});
+
 /** The id of the shell session (and the label of the container) that an MCP session's commands run in. */
 export function shellSessionIdOf(mcpSessionId: string): string {
   return `mcp-${mcpSessionId}`;
@@ -36,8 +55,8 @@ export function shellSessionIdOf(mcpSessionId: string): string {
  * session kills whatever its commands left running.
  */
 export function shellSessionSandbox(options: ShellSandboxOptions): (sessionId: string) => Promise<SessionSandbox> {
-  const root = options.workspace.roots[0];
-  if (root === undefined) throw new TypeError('shellSessionSandbox: options.workspace needs a root');
+  parseOptions(shellSandboxOptionsSchema, options, 'shellSessionSandbox');
+  const root = options.workspace.roots[0]!;
   return async (sessionId) => {
     const secrets = options.secrets?.();
     const session = await options.service.openSession({

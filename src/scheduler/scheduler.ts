@@ -1,18 +1,21 @@
 import type { Part } from '@google/genai';
 import { setMaxListeners } from 'node:events';
-import type { WorkspaceInfo } from '../contracts/workspace-info.js';
+import { type WorkspaceInfo, workspaceInfoOption } from '../contracts/workspace-info.js';
 import { errorMessage, ToolcellError, ToolErrorType, type ErrorCode } from '../errors.js';
 import type { ToolRegistry } from '../registry/tool-registry.js';
 import type { TelemetrySink } from '../telemetry/events.js';
 import type { LiveOutput, SavedOutput, Tool, ToolConfirmationDetails, ToolConfirmationOutcome, ToolExecuteContext, ToolResult } from '../tools/tool.js';
 import { EDIT_KINDS } from '../tools/tool.js';
-import { allowedByMode, ApprovalMemory, type ApprovalMode, approvedByMode, isApprovalMode } from './approval.js';
+import { allowedByMode, ApprovalMemory, type ApprovalMode, approvedByMode } from './approval.js';
 import { CallTable } from './call-table.js';
 import { confirmWithUser, type ConfirmationHandler, type ExternalEditor } from './confirmation-flow.js';
 import { convertToFunctionResponse, createCancelledResponse, createErrorResponse } from './function-response.js';
 import { PathLocks } from './path-locks.js';
 import { consultPolicy } from './policy-gate.js';
 import { SHELL_TOOL_NAME } from '../contracts/tool-names.js';
+import { z } from 'zod';
+import { APPROVAL_MODES } from '../contracts/approval-mode.js';
+import { functionOption, objectWithMethods, parseOptions } from '../contracts/parse-options.js';
 import type { PolicyEngine } from '../policy/policy-engine.js';
 import type { CompletedToolCall, ScheduledToolCall, ToolCall, ToolCallDecision, ToolCallRequest, ToolCallUpdate } from './tool-call.js';
 import { isCompleted } from './tool-call.js';
@@ -57,6 +60,29 @@ export interface SchedulerOptions {
   redact?: Redact;
 }
 
+const approvalModeSchema = z.enum(APPROVAL_MODES, { error: 'must be default, autoEdit, yolo or plan' });
+
+/** Checks SchedulerOptions (the interface above says what each does); the callbacks and objects by what they must have. */
+const schedulerOptionsSchema = z.strictObject({
+  registry: objectWithMethods<ToolRegistry>('get'),
+  approvalMode: approvalModeSchema.default('default'),
+  confirm: functionOption<ConfirmationHandler>().optional(),
+  onUpdate: functionOption<NonNullable<SchedulerOptions['onUpdate']>>().optional(),
+  onOutput: functionOption<NonNullable<SchedulerOptions['onOutput']>>().optional(),
+  editor: functionOption<ExternalEditor>().optional(),
+  telemetry: objectWithMethods<TelemetrySink>('record').optional(),
+  policy: objectWithMethods<PolicyEngine>('decide', 'alwaysAllowPrefixes').optional(),
+  alwaysAllow: z.strictObject({ file: z.string().min(1), save: functionOption<(prefixes: string[]) => Promise<void>>() }).optional(),
+  output: z
+    .strictObject({
+      maxChars: z.number().int().min(1).optional(),
+      saveDir: z.string().min(1).optional(),
+      workspace: workspaceInfoOption.optional(),
+    })
+    .optional(),
+  redact: functionOption<Redact>().optional(),
+});
+
 const CANCELLED_BY_USER = 'User cancelled tool execution.';
 
 /**
@@ -74,13 +100,11 @@ export class Scheduler {
   #approvalMode: ApprovalMode;
   #running = false;
 
-  constructor(options: SchedulerOptions) {
-    if (!options || typeof options.registry?.get !== 'function') throw new TypeError('Scheduler: options.registry must be a ToolRegistry');
-    const mode = options.approvalMode ?? 'default';
-    if (!isApprovalMode(mode)) throw new RangeError(`Scheduler: options.approvalMode must be default, autoEdit, yolo or plan, not ${String(mode)}`);
+  constructor(raw: SchedulerOptions) {
+    const options = parseOptions(schedulerOptionsSchema, raw, 'Scheduler');
     this.#registry = options.registry;
     this.#options = options;
-    this.#approvalMode = mode;
+    this.#approvalMode = options.approvalMode;
     this.#table = new CallTable({ onUpdate: options.onUpdate, onComplete: (call) => this.#recordTelemetry(call) });
   }
 
@@ -89,8 +113,7 @@ export class Scheduler {
   }
 
   setApprovalMode(mode: ApprovalMode): void {
-    if (!isApprovalMode(mode)) throw new RangeError(`approval mode must be default, autoEdit, yolo or plan, not ${String(mode)}`);
-    this.#approvalMode = mode;
+    this.#approvalMode = parseOptions(z.strictObject({ approvalMode: approvalModeSchema }), { approvalMode: mode }, 'Scheduler.setApprovalMode').approvalMode;
   }
 
   /** True while a batch is being processed. */

@@ -1,4 +1,6 @@
 import { type Attributes, type Counter, type Histogram, type MeterProvider, metrics, SpanKind, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api';
+import { z } from 'zod';
+import { objectWithMethods, parseOptions } from '../contracts/parse-options.js';
 import { VERSION } from '../version.js';
 import type { TelemetrySink, ToolCallEvent } from './events.js';
 
@@ -10,12 +12,14 @@ export const SPAN_TOOL_CALL = 'tool_call';
 
 const SCOPE = 'toolcell';
 
-export interface OtelTelemetrySinkOptions {
+const otelTelemetrySinkOptionsSchema = z.strictObject({
   /** Defaults to the global tracer provider's `toolcell` tracer. */
-  tracer?: Tracer;
+  tracer: objectWithMethods<Tracer>('startSpan').optional(),
   /** Defaults to the global meter provider, looked up at each record (it may be registered later). */
-  meterProvider?: MeterProvider;
-}
+  meterProvider: objectWithMethods<MeterProvider>('getMeter').optional(),
+});
+
+export type OtelTelemetrySinkOptions = z.input<typeof otelTelemetrySinkOptionsSchema>;
 
 /**
  * A TelemetrySink that reports each finished tool call through the
@@ -35,8 +39,8 @@ export class OtelTelemetrySink implements TelemetrySink {
   readonly #meterProvider: MeterProvider | undefined;
   #instruments: { provider: MeterProvider; count: Counter; latency: Histogram } | undefined;
 
-  constructor(options: OtelTelemetrySinkOptions = {}) {
-    if (typeof options !== 'object' || options === null) throw new TypeError('OtelTelemetrySink: options must be an object');
+  constructor(raw: OtelTelemetrySinkOptions = {}) {
+    const options = parseOptions(otelTelemetrySinkOptionsSchema, raw, 'OtelTelemetrySink');
     this.#tracer = options.tracer ?? trace.getTracer(SCOPE, VERSION);
     this.#meterProvider = options.meterProvider;
   }

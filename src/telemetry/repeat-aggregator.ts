@@ -1,3 +1,6 @@
+import { z } from 'zod';
+import { functionOption, parseOptions } from '../contracts/parse-options.js';
+
 /**
  * What an aggregator groups an event by: events with one `key` in one
  * interval are one record; when the interval already counts `maxKeys` keys,
@@ -31,6 +34,15 @@ export interface OverflowCount<E> {
   until: number;
 }
 
+/** Checks RepeatAggregatorOptions (below, generic in the event type, which a schema cannot carry). */
+const repeatAggregatorOptionsSchema = z.strictObject({
+  intervalMs: z.number().int().min(1),
+  maxKeys: z.number().int().min(1),
+  keyOf: functionOption<unknown>(),
+  onCounts: functionOption<unknown>(),
+  now: functionOption<unknown>().optional(),
+});
+
 export interface RepeatAggregatorOptions<E> {
   /** How long one count runs. */
   intervalMs: number;
@@ -61,9 +73,7 @@ export class RepeatAggregator<E> {
   #closed = false;
 
   constructor(options: RepeatAggregatorOptions<E>) {
-    if (!(Number.isInteger(options.intervalMs) && options.intervalMs > 0))
-      throw new RangeError('RepeatAggregator: options.intervalMs must be a positive integer');
-    if (!(Number.isInteger(options.maxKeys) && options.maxKeys > 0)) throw new RangeError('RepeatAggregator: options.maxKeys must be a positive integer');
+    parseOptions(repeatAggregatorOptionsSchema, options, 'RepeatAggregator');
     this.#options = options;
     this.#now = options.now ?? Date.now;
     this.#timer = setInterval(() => this.flush(), options.intervalMs);

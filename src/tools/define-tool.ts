@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { functionOption, parseOptions } from '../contracts/parse-options.js';
 import { assertGeminiFunctionName } from './names.js';
 import type { ModifiableToolSupport, ToolConfirmationDetails, ToolKind, ToolLocation, ToolResult, UpdateOutput } from './tool.js';
 import { TOOL_KINDS } from './tool.js';
@@ -39,6 +40,22 @@ export interface ToolDefinition<TSchema extends z.ZodType = z.ZodType> {
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnyToolDefinition = ToolDefinition<any>;
 
+/** Checks a ToolDefinition (the interface above says what each field does). */
+const toolDefinitionSchema = z.strictObject({
+  name: z.string(),
+  displayName: z.string().optional(),
+  description: z.string().min(1),
+  kind: z.enum(TOOL_KINDS, { error: `must be one of ${TOOL_KINDS.join(', ')}` }),
+  parameters: z.instanceof(z.ZodType, { error: 'must be a zod schema' }),
+  canUpdateOutput: z.boolean().optional(),
+  isOutputMarkdown: z.boolean().optional(),
+  describe: functionOption<unknown>().optional(),
+  locations: functionOption<unknown>().optional(),
+  confirm: functionOption<unknown>().optional(),
+  execute: functionOption<unknown>(),
+  modifiable: z.custom<unknown>((value) => typeof value === 'object' && value !== null, { error: 'must be an object' }).optional(),
+});
+
 /**
  * Checks and freezes a tool definition. Throws `TypeError` naming the field
  * that is wrong, or `invalid_tool_name` for a name Gemini would reject.
@@ -51,21 +68,9 @@ export type AnyToolDefinition = ToolDefinition<any>;
  * });
  */
 export function defineTool<TSchema extends z.ZodType>(definition: ToolDefinition<TSchema>): ToolDefinition<TSchema> {
-  if (typeof definition !== 'object' || definition === null) throw new TypeError('defineTool: definition must be an object');
-  if (typeof definition.name !== 'string') throw new TypeError('defineTool: name must be a string');
+  const name = typeof (definition as Partial<ToolDefinition> | null)?.name === 'string' ? definition.name : undefined;
+  parseOptions(toolDefinitionSchema, definition, name === undefined ? 'defineTool' : `defineTool(${name})`);
   assertGeminiFunctionName(definition.name);
-  if (typeof definition.description !== 'string' || definition.description.length === 0) {
-    throw new TypeError(`defineTool(${definition.name}): description must be a non-empty string`);
-  }
-  if (!TOOL_KINDS.includes(definition.kind)) {
-    throw new TypeError(`defineTool(${definition.name}): kind must be one of ${TOOL_KINDS.join(', ')}`);
-  }
-  if (!(definition.parameters instanceof z.ZodType)) {
-    throw new TypeError(`defineTool(${definition.name}): parameters must be a zod schema`);
-  }
-  if (typeof definition.execute !== 'function') {
-    throw new TypeError(`defineTool(${definition.name}): execute must be a function`);
-  }
   const parameters = definition.parameters instanceof z.ZodObject ? definition.parameters.strict() : definition.parameters;
   return Object.freeze({ ...definition, parameters: parameters as unknown as TSchema });
 }

@@ -5,7 +5,8 @@ import { integerOption, parseOptions } from '../contracts/parse-options.js';
 import { Piscina } from 'piscina';
 import { ToolcellError, ToolErrorType, type ErrorCode } from '../errors.js';
 import { workerEntry } from '../paths.js';
-import type { AnyToolDefinition, WorkspaceInfo } from '../tools/define-tool.js';
+import { workspaceInfoOption } from '../contracts/workspace-info.js';
+import type { AnyToolDefinition } from '../tools/define-tool.js';
 import { DefinedTool, type CallerOptions, type RunOptions, type ToolRunner } from '../tools/defined-tool.js';
 import { toolErrorResult } from '../tools/results.js';
 import type { Tool, ToolConfirmationDetails, ToolKind, ToolResult, ToolResultError, UpdateOutput } from '../tools/tool.js';
@@ -47,6 +48,14 @@ const workerPoolOptionsSchema = z.object({
 });
 
 export type WorkerPoolOptions = z.input<typeof workerPoolOptionsSchema>;
+
+const createToolsOptionsSchema = z.strictObject({
+  workspace: workspaceInfoOption,
+  /** A hosting server's tenant: its calls get that owner's fair share of the workers. */
+  owner: z.string().min(1).optional(),
+  /** This time limit instead of the pool's. */
+  callTimeoutMs: z.number().int().min(1).optional(),
+});
 
 /**
  * Tasks posted to a worker at once. The worker runs them one at a time
@@ -139,9 +148,8 @@ export class WorkerPool implements ToolRunner {
    * hosting server's tenant), their calls get that owner's fair share of the
    * workers; with `callTimeoutMs`, that time limit instead of the pool's.
    */
-  async createTools(options: { workspace: WorkspaceInfo; owner?: string; callTimeoutMs?: number }): Promise<Tool<unknown>[]> {
-    if (options.callTimeoutMs !== undefined && !(Number.isInteger(options.callTimeoutMs) && options.callTimeoutMs >= 1))
-      throw new RangeError('WorkerPool.createTools: options.callTimeoutMs must be a positive integer');
+  async createTools(raw: z.input<typeof createToolsOptionsSchema>): Promise<Tool<unknown>[]> {
+    const options = parseOptions(createToolsOptionsSchema, raw, 'WorkerPool.createTools');
     const caller: CallerOptions = {
       ...(options.owner !== undefined ? { owner: options.owner } : {}),
       ...(options.callTimeoutMs !== undefined ? { timeoutMs: options.callTimeoutMs } : {}),

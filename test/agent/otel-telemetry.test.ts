@@ -108,3 +108,8 @@ test.serial('through the global API, calls run by the real scheduler are exporte
     ],
   );
 });
+
+test('bad OtelTelemetrySink options are refused naming the field', (t) => {
+  t.throws(() => new OtelTelemetrySink(null as never), { instanceOf: TypeError, message: 'OtelTelemetrySink: options must be an object' });
+  t.throws(() => new OtelTelemetrySink({ tracer: {} as never }), { instanceOf: TypeError, message: 'OtelTelemetrySink: options.tracer must have startSpan()' });
+});

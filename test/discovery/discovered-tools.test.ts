@@ -131,3 +131,19 @@ test('huge discovery output is refused', async (t) => {
 test('a hanging discovery command times out', async (t) => {
   t.regex(await discoveryError(t, 'sleep 1000', 500), /timed out after 500 ms/);
 });
+
+test('bad discoverCommandTools options are refused naming the field, before anything runs', async (t) => {
+  const { runner } = await setup(t);
+  await t.throwsAsync(discoverCommandTools({ discoveryCommand: '  ', callCommand: 'true', runner }), {
+    instanceOf: TypeError,
+    message: 'discoverCommandTools: options.discoveryCommand must be a non-empty string',
+  });
+  await t.throwsAsync(discoverCommandTools({ discoveryCommand: 'true', callCommand: 'true', runner, callTimeoutMs: 0 }), {
+    instanceOf: RangeError,
+    message: 'discoverCommandTools: options.callTimeoutMs must be at least 1',
+  });
+  await t.throwsAsync(discoverCommandTools({ discoveryCommand: 'true', callCommand: 'true', runner: {} as never }), {
+    instanceOf: TypeError,
+    message: 'discoverCommandTools: options.runner must have run() and describe()',
+  });
+});

@@ -4,6 +4,7 @@ import { renameSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isToolcellError } from '../../src/errors.js';
 import { readConfinedDirectory } from '../../src/fs/read-directory.js';
+import { GitignoreFilter } from '../../src/fs/gitignore.js';
 import { readConfinedFile } from '../../src/fs/read-confined.js';
 import { openConfinedFile } from '../../src/fs/safe-open.js';
 import { resolveWorkspacePath } from '../../src/fs/workspace-paths.js';
@@ -107,3 +108,15 @@ for (;;) {
     fs.renameSync(root + '/sub.real', root + '/sub');
   } catch {}
 }`;
+
+test('readConfinedFile and GitignoreFilter refuse bad options naming the field, before anything is read', async (t) => {
+  const ws = useTempWorkspace(t, { files: { 'a.txt': 'hello' } });
+  await t.throwsAsync(readConfinedFile(ws.info, ws.path('a.txt'), { maxBytes: -1 }), {
+    instanceOf: RangeError,
+    message: 'readConfinedFile: options.maxBytes must be at least 0',
+  });
+  t.throws(() => new GitignoreFilter({ workspace: ws.info, root: '/elsewhere' }), {
+    instanceOf: TypeError,
+    message: 'GitignoreFilter: options.root must be one of options.workspace.roots',
+  });
+});

@@ -58,4 +58,8 @@ test('a bad option is refused naming it, and nothing is left open', async (t) =>
     instanceOf: TypeError,
     message: /options\.operations\.auditLog is not a known option/,
   });
+  await t.throwsAsync(createHostingServer({ tenants, dataDir: join(dir, 'data'), http: { port: 0 }, operations: { oidcIssuer: 'https://issuer.example' } }), {
+    instanceOf: TypeError,
+    message: /^createHostingServer: options\.operations\.publicUrl must be given with oidcIssuer/,
+  });
 });

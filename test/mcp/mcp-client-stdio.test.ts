@@ -232,3 +232,22 @@ test('a server that cannot start is a problem, not a crash, and the others still
   const status = env.manager.status();
   t.is(status.find((server) => server.name === 'broken')?.state, 'failed');
 });
+
+test('bad McpClientManager options are refused naming the field', (t) => {
+  t.throws(() => new McpClientManager({ servers: null as never, workspace: '/tmp' }), {
+    instanceOf: TypeError,
+    message: /^McpClientManager: options\.servers must be/,
+  });
+  t.throws(() => new McpClientManager({ servers: { x: 'npx' as never }, workspace: '/tmp' }), {
+    instanceOf: TypeError,
+    message: 'McpClientManager: options.servers.x must be an object',
+  });
+  t.throws(() => new McpClientManager({ servers: { x: {} }, workspace: '/tmp' }), {
+    instanceOf: TypeError,
+    message: /^McpClientManager: options\.servers\.x is invalid: exactly one of command \(stdio\) or url/,
+  });
+  t.throws(() => new McpClientManager({ servers: {}, workspace: 5 as never }), {
+    instanceOf: TypeError,
+    message: 'McpClientManager: options.workspace must be a string',
+  });
+});

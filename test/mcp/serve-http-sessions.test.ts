@@ -144,3 +144,23 @@ test('a session with a running call is not idle', async (t) => {
   controller.abort();
   await pending;
 });
+
+test('bad serveHttp options are refused naming the field, before anything listens', async (t) => {
+  const base = {
+    createSession: () => Promise.reject(new Error('never called')),
+    createScheduler: ({ registry }: { registry: ToolRegistry }) => new Scheduler({ registry }),
+  };
+  await t.throwsAsync(serveHttp({ ...base, port: 70000 }), { instanceOf: RangeError, message: 'serveHttp: options.port must be at most 65535' });
+  await t.throwsAsync(serveHttp({ ...base, port: 0, token: 'short' }), {
+    instanceOf: TypeError,
+    message: /^serveHttp: options\.token must be at least 8 printable/,
+  });
+  await t.throwsAsync(serveHttp({ ...base, port: 0, token: 'test-token-0123456789', authenticate: () => Promise.resolve({ caller: 'x' }) }), {
+    instanceOf: TypeError,
+    message: 'serveHttp: options.authenticate must not be given with options.token (they exclude each other)',
+  });
+  await t.throwsAsync(serveHttp({ ...base, port: 0, maxSesions: 2 } as never), {
+    instanceOf: TypeError,
+    message: 'serveHttp: options.maxSesions is not a known option',
+  });
+});

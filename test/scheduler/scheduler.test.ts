@@ -151,3 +151,21 @@ test('duplicate call ids in one batch are refused', async (t) => {
   const c = call('wait', { label: 'a' });
   await t.throwsAsync(scheduler.schedule([c, c], never), { message: /Duplicate call id/ });
 });
+
+test('bad Scheduler options are refused naming the field', (t) => {
+  const registry = new ToolRegistry();
+  t.throws(() => new Scheduler({} as never), { instanceOf: TypeError, message: 'Scheduler: options.registry must have get()' });
+  t.throws(() => new Scheduler({ registry, approvalMode: 'auto' as 'yolo' }), {
+    instanceOf: TypeError,
+    message: 'Scheduler: options.approvalMode must be default, autoEdit, yolo or plan',
+  });
+  t.throws(() => new Scheduler({ registry, output: { maxChars: 0 } }), {
+    instanceOf: RangeError,
+    message: 'Scheduler: options.output.maxChars must be at least 1',
+  });
+  t.throws(() => new Scheduler({ registry, confirm: 'yes' as never }), { instanceOf: TypeError, message: 'Scheduler: options.confirm must be a function' });
+  t.throws(() => new Scheduler({ registry, aproval: 'yolo' } as never), { instanceOf: TypeError, message: 'Scheduler: options.aproval is not a known option' });
+  const scheduler = new Scheduler({ registry });
+  t.throws(() => scheduler.setApprovalMode('never' as 'plan'), { instanceOf: TypeError, message: /approvalMode must be default, autoEdit, yolo or plan/ });
+  t.is(scheduler.approvalMode, 'default');
+});

@@ -44,3 +44,8 @@ test('ByteTail keeps the last bytes in order', (t) => {
   tail.push(new TextEncoder().encode('0123456789'));
   t.is(new TextDecoder().decode(tail.bytes()), '56789');
 });
+
+test('bad options are refused naming the field', (t) => {
+  t.throws(() => new BoundedText({ headChars: -1, tailChars: 0 }), { instanceOf: RangeError, message: 'BoundedText: options.headChars must be at least 0' });
+  t.throws(() => new BoundedText({ headChars: 1, tailChars: 0.5 }), { instanceOf: TypeError, message: 'BoundedText: options.tailChars must be an integer' });
+});

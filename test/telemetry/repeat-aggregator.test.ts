@@ -69,3 +69,19 @@ test('close writes what is still counted, once, and later events are written', (
   t.is(counts.length, 1);
   t.true(repeats.admit({ source: 'a' }));
 });
+
+test('bad options are refused naming the field', (t) => {
+  const base = { intervalMs: 1000, maxKeys: 3, keyOf: () => undefined, onCounts: () => {} };
+  t.throws(() => new RepeatAggregator<Event>({ ...base, intervalMs: 0 }), {
+    instanceOf: RangeError,
+    message: 'RepeatAggregator: options.intervalMs must be at least 1',
+  });
+  t.throws(() => new RepeatAggregator<Event>({ ...base, maxKeys: 1.5 }), {
+    instanceOf: TypeError,
+    message: 'RepeatAggregator: options.maxKeys must be an integer',
+  });
+  t.throws(() => new RepeatAggregator<Event>({ ...base, onCounts: undefined as never }), {
+    instanceOf: TypeError,
+    message: 'RepeatAggregator: options.onCounts must be a function',
+  });
+});

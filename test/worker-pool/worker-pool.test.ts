@@ -166,3 +166,12 @@ test("a tool made with its owner's callTimeoutMs is held to it, not to the pool'
   t.regex(String(result.llmContent), /time limit of 200 ms/);
   await t.throwsAsync(pool.createTools({ workspace, callTimeoutMs: 0 }), { instanceOf: RangeError, message: /callTimeoutMs/ });
 });
+
+test('createTools refuses bad options naming the field', async (t) => {
+  const pool = createTestPool(t);
+  await t.throwsAsync(pool.createTools({ workspace: { roots: [], stateDir: '/tmp/x' } }), {
+    instanceOf: TypeError,
+    message: 'WorkerPool.createTools: options.workspace must be a WorkspaceInfo with at least one root',
+  });
+  await t.throwsAsync(pool.createTools({ workspace: undefined as never }), { instanceOf: TypeError, message: /options\.workspace must be a WorkspaceInfo/ });
+});

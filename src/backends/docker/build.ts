@@ -1,6 +1,8 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import type Docker from 'dockerode';
+import { z } from 'zod';
+import { functionOption, parseOptions } from '../../contracts/parse-options.js';
 import { ToolcellError, ToolErrorType } from '../../errors.js';
 import { BuildOutputSplitter, type BuildProgressEvent } from './build-progress.js';
 import { createEngineClient, engineCall, engineUnavailableError, type EngineOptions } from './engine.js';
@@ -161,16 +163,28 @@ async function chooseBase(docker: Docker, options: BuildSandboxImageOptions, rep
   return buildBase(`no registry: building the base ${OFFLINE_BASE_IMAGE} from Debian packages instead (debootstrap, about a minute)`);
 }
 
+/** Checks BuildSandboxImageOptions (the interface above says what each does). */
+const buildSandboxImageOptionsSchema = z
+  .strictObject({
+    socketPath: z.string().min(1).optional(),
+    base: z.string().min(1).optional(),
+    offline: z.boolean().optional(),
+    rebuildBase: z.boolean().optional(),
+    onProgress: functionOption<(event: BuildProgressEvent) => void>().optional(),
+    signal: z.instanceof(AbortSignal, { error: 'must be an AbortSignal' }).optional(),
+  })
+  .refine((options) => options.base === undefined || !options.offline, {
+    path: ['offline'],
+    error: 'must not be given with options.base (they exclude each other)',
+  });
+
 /**
  * Builds `toolcell-sandbox:<hash>` from sandbox/ with the engine's classic
  * builder (no buildx needed), streaming progress. Throws `sandbox_unavailable`
  * when the engine does not answer, `sandbox_build_failed` when a step fails.
  */
-export async function buildSandboxImage(options: BuildSandboxImageOptions = {}): Promise<BuildSandboxImageResult> {
-  if (options.base !== undefined && (typeof options.base !== 'string' || options.base.length === 0)) {
-    throw new TypeError('options.base must be a non-empty image reference');
-  }
-  if (options.base !== undefined && options.offline) throw new TypeError('options.base and options.offline exclude each other');
+export async function buildSandboxImage(raw: BuildSandboxImageOptions = {}): Promise<BuildSandboxImageResult> {
+  const options = parseOptions(buildSandboxImageOptionsSchema, raw, 'buildSandboxImage');
   const started = Date.now();
   const report: Report = options.onProgress ?? (() => {});
   const probe = await probeDocker(options);

@@ -3,6 +3,10 @@ import { ToolcellError, ToolErrorType } from '../../errors.js';
 import type { SpawnRequest } from './protocol.js';
 import type { SupervisorConnection } from './supervisor-connection.js';
 import { DEFAULT_KILL_GRACE_MS } from '../../contracts/defaults.js';
+import { z } from 'zod';
+import { parseOptions } from '../../contracts/parse-options.js';
+
+const killOptionsSchema = z.strictObject({ graceMs: z.number().int().min(0).default(DEFAULT_KILL_GRACE_MS) });
 
 type Stream = 'stdout' | 'stderr';
 type DataListener = (chunk: Uint8Array, stream: Stream) => void;
@@ -73,8 +77,7 @@ export class DockerProcess implements SpawnedProcess {
   }
 
   async kill(options: { graceMs?: number } = {}): Promise<void> {
-    const graceMs = options.graceMs ?? DEFAULT_KILL_GRACE_MS;
-    if (!Number.isInteger(graceMs) || graceMs < 0) throw new RangeError('kill: options.graceMs must be a non-negative integer');
+    const { graceMs } = parseOptions(killOptionsSchema, options, 'kill');
     if (this.#status === undefined) this.#connection.kill(this.#callId, graceMs);
     await this.exited;
   }

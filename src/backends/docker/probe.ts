@@ -1,4 +1,6 @@
 import type Docker from 'dockerode';
+import { z } from 'zod';
+import { parseOptions } from '../../contracts/parse-options.js';
 import { createEngineClient, engineAddress, unreachableReason, type EngineOptions } from './engine.js';
 
 /** What `probeDocker` found. */
@@ -14,13 +16,18 @@ export interface DockerProbe {
   reason?: string;
 }
 
+/** Loose: callers pass their wider engine options (a build's, a backend's) as they are. */
+const probeOptionsSchema = z.looseObject({
+  socketPath: z.string().min(1).optional(),
+  timeoutMs: z.number().int().min(1).default(3000),
+});
+
 /**
  * Asks the engine for its version, with a time limit. Never throws: any
  * failure is `{available: false, reason}`, so `--sandbox auto` fails closed.
  */
 export async function probeDocker(options: EngineOptions & { timeoutMs?: number } = {}): Promise<DockerProbe> {
-  const timeoutMs = options.timeoutMs ?? 3000;
-  if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) throw new RangeError('options.timeoutMs must be a positive integer');
+  const { timeoutMs } = parseOptions(probeOptionsSchema, options, 'probeDocker');
   const docker = createEngineClient(options);
   const abort = new AbortController();
   const timer = setTimeout(() => abort.abort(), timeoutMs);

@@ -1,48 +1,42 @@
 import { posix } from 'node:path';
+import { z } from 'zod';
+import { parseOptions } from '../../contracts/parse-options.js';
 import type { SpawnOptions } from '../backend.js';
 import type { SpawnRequest } from './protocol.js';
 
-function check(condition: boolean, message: string): asserts condition {
-  if (!condition) throw new TypeError(message);
-}
+const withoutNul = (what: string) => z.string().refine((text) => !text.includes('\0'), { error: `must be ${what} without NUL` });
+const terminalSize = z.number().int().min(1).max(10_000).optional();
+const byteCount = z.number().int().min(0);
+
+/** SpawnOptions (backend.ts says what each does) as the Docker backend accepts them. */
+const spawnOptionsSchema = z.strictObject({
+  command: withoutNul('a string'),
+  /** Normalized; '' is the workspace root. */
+  cwd: z
+    .string()
+    .transform((cwd) => (cwd === '' ? '.' : posix.normalize(cwd)))
+    .refine((cwd) => !posix.isAbsolute(cwd), { error: 'must be relative to the workspace root' })
+    .refine((cwd) => cwd !== '..' && !cwd.startsWith('../'), { error: 'must stay inside the workspace' }),
+  env: z.record(
+    z.string().refine((name) => name.length > 0 && !name.includes('=') && !name.includes('\0'), { error: "must have names without '=' or NUL" }),
+    withoutNul('a string'),
+  ),
+  mode: z.enum(['pty', 'pipes'], { error: "must be 'pty' or 'pipes'" }),
+  cols: terminalSize,
+  rows: terminalSize,
+  stdin: z.instanceof(Uint8Array, { error: 'must be a Uint8Array' }).optional(),
+  background: z.boolean().optional(),
+  outputBudget: z.strictObject({ forwardBytes: byteCount, tailBytes: byteCount, drainBytesPerSecond: byteCount.optional() }).optional(),
+});
 
 /**
  * Validates SpawnOptions and turns them into the supervisor's request.
  * Throws TypeError/RangeError naming the bad field. `cwd` must stay inside
  * the workspace; `stdin` is only sent in pipes mode (pty mode: EOF at once).
  */
-export function toSpawnRequest(options: SpawnOptions, logName: string | undefined): SpawnRequest {
-  check(typeof options === 'object' && options !== null, 'spawn: options must be an object');
-  check(typeof options.command === 'string', 'spawn: options.command must be a string');
-  check(!options.command.includes('\0'), 'spawn: options.command must not contain NUL');
-  check(typeof options.cwd === 'string', 'spawn: options.cwd must be a string');
-  const cwd = options.cwd === '' ? '.' : posix.normalize(options.cwd);
-  check(!posix.isAbsolute(cwd), 'spawn: options.cwd must be relative to the workspace root');
-  check(cwd !== '..' && !cwd.startsWith('../'), 'spawn: options.cwd must stay inside the workspace');
-  check(typeof options.env === 'object' && options.env !== null && !Array.isArray(options.env), 'spawn: options.env must be an object');
-  const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(options.env)) {
-    check(key.length > 0 && !key.includes('=') && !key.includes('\0'), `spawn: options.env has an invalid name ${JSON.stringify(key)}`);
-    check(typeof value === 'string' && !value.includes('\0'), `spawn: options.env.${key} must be a string without NUL`);
-    env[key] = value;
-  }
-  check(options.mode === 'pty' || options.mode === 'pipes', "spawn: options.mode must be 'pty' or 'pipes'");
-  for (const field of ['cols', 'rows'] as const) {
-    const value = options[field];
-    if (value === undefined) continue;
-    check(Number.isInteger(value), `spawn: options.${field} must be an integer`);
-    if (value < 1 || value > 10_000) throw new RangeError(`spawn: options.${field} must be between 1 and 10000`);
-  }
-  if (options.stdin !== undefined) check(options.stdin instanceof Uint8Array, 'spawn: options.stdin must be a Uint8Array');
-  if (options.background !== undefined) check(typeof options.background === 'boolean', 'spawn: options.background must be a boolean');
-  if (options.outputBudget !== undefined) {
-    check(typeof options.outputBudget === 'object' && options.outputBudget !== null, 'spawn: options.outputBudget must be an object');
-    for (const field of ['forwardBytes', 'tailBytes', 'drainBytesPerSecond'] as const) {
-      const value = options.outputBudget[field];
-      if (value === undefined && field === 'drainBytesPerSecond') continue;
-      check(Number.isSafeInteger(value) && value! >= 0, `spawn: options.outputBudget.${field} must be a non-negative integer`);
-    }
-  }
+export function toSpawnRequest(raw: SpawnOptions, logName: string | undefined): SpawnRequest {
+  const options = parseOptions(spawnOptionsSchema, raw, 'spawn');
+  const { cwd, env } = options;
   const background = options.background === true;
   const request: SpawnRequest = {
     command: options.command,

@@ -2,7 +2,7 @@ import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { errorMessage } from '../../errors.js';
-import type { ClusterMembership } from '../../hosting/cluster/index.js';
+import { loadCluster, type ClusterMembership } from '../../hosting/index.js';
 import { EXIT_FAILURE, EXIT_USAGE } from '../exit-codes.js';
 import { etcdConnectionFrom, type EtcdCliOptions } from './cluster-options.js';
 
@@ -43,7 +43,7 @@ export async function joinClusterFromFlags(
   } catch (error) {
     return usage(say, `--tls-cert ${options.tlsCert}: ${errorMessage(error)}`);
   }
-  const { joinCluster } = await import('../../hosting/cluster/index.js');
+  const { joinCluster } = await loadCluster();
   try {
     const membership = await joinCluster({
       node: options.nodeName,

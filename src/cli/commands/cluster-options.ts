@@ -1,5 +1,5 @@
 import { Option, type Command } from 'commander';
-import type { EtcdConnectionOptions } from '../../hosting/cluster/index.js';
+import type { EtcdConnectionOptions } from '../../hosting/index.js';
 
 /** The flags naming a cluster's etcd, as commander parses them. */
 export interface EtcdCliOptions {

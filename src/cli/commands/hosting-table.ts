@@ -1,4 +1,4 @@
-import type { AdminSessionInfo } from '../../hosting/admin/admin-handler.js';
+import type { AdminSessionInfo } from '../../hosting/index.js';
 import { escapeCell } from '../../ui/escape-text.js';
 
 /** `3h02m`, `4m05s`, `12s`: a session's age at a glance. */

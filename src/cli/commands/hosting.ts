@@ -3,6 +3,7 @@ import { errorMessage, isToolcellError } from '../../errors.js';
 import { EXIT_FAILURE, EXIT_OK, exitCodeForSetUpFailure } from '../exit-codes.js';
 import { escapeText, terminalJson } from '../../ui/escape-text.js';
 import { sessionsTable } from './hosting-table.js';
+import { closeAdminSession, listAdminSessions, readAdminKeyFile } from '../../hosting/index.js';
 
 interface AdminCliOptions {
   server: string;
@@ -37,7 +38,6 @@ export function registerHostingCommand(program: Command): void {
     )
     .action(async (options: AdminCliOptions & { tenant?: string }) => {
       process.exitCode = await run('sessions', async () => {
-        const [{ readAdminKeyFile }, { listAdminSessions }] = await loadAdmin();
         const adminKey = await readAdminKeyFile(options.adminKeyFile);
         const sessions = await listAdminSessions({ server: options.server, adminKey, ...(options.tenant !== undefined ? { tenant: options.tenant } : {}) });
         process.stdout.write(options.json ? `${terminalJson(sessions)}\n` : sessionsTable(sessions));
@@ -56,17 +56,11 @@ export function registerHostingCommand(program: Command): void {
     )
     .action(async (session: string, options: AdminCliOptions) => {
       process.exitCode = await run('close', async () => {
-        const [{ readAdminKeyFile }, { closeAdminSession }] = await loadAdmin();
         const adminKey = await readAdminKeyFile(options.adminKeyFile);
         await closeAdminSession({ server: options.server, adminKey, session });
         process.stdout.write(options.json ? `${terminalJson({ closed: true, id: session }, 0)}\n` : `Closed session ${escapeText(session)}.\n`);
       });
     });
-}
-
-/** Loaded on use, so `--help` starts fast. */
-function loadAdmin() {
-  return Promise.all([import('../../hosting/admin/admin-key.js'), import('../../hosting/admin/admin-client.js')]);
 }
 
 async function run(command: string, action: () => Promise<void>): Promise<number> {

@@ -4,11 +4,19 @@ import { errorMessage, isToolcellError, ToolErrorType, type ErrorCode } from '..
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from '../exit-codes.js';
 import { writePidFile, type PidFile } from '../pid-file.js';
 import { runtimeOptionsFrom, type RunnerCliOptions } from '../options.js';
-import type { HostedTenants } from '../../hosting/create-hosting-server.js';
-import { audienceProblem, parsePublicUrl, type PublicUrl } from '../../hosting/auth/oidc/resource-identifiers.js';
+import {
+  audienceProblem,
+  createHostingServer,
+  isListenError,
+  ListenerFailure,
+  parsePublicUrl,
+  TlsPairFailure,
+  type HostedTenants,
+  type HostingOperationsFlagValues,
+  type PublicUrl,
+} from '../../hosting/index.js';
 import { escapeText } from '../../ui/escape-text.js';
 import { VERSION } from '../../version.js';
-import type { HostingOperationsFlagValues } from '../../hosting/operations/hosting-operations.js';
 import type { EtcdCliOptions } from './cluster-options.js';
 import { joinClusterFromFlags } from './cluster-node.js';
 
@@ -54,11 +62,6 @@ export async function runHostingServe(options: HostingCliOptions): Promise<numbe
     return usage('--audience and --tenant-claim need --oidc-issuer URL');
   const checked = checkIdentityFlags(options);
   if (typeof checked === 'string') return usage(checked);
-  const [{ createHostingServer }, { TlsPairFailure }, { ListenerFailure, isListenError }] = await Promise.all([
-    import('../../hosting/create-hosting-server.js'),
-    import('../../hosting/operations/hosting-operations.js'),
-    import('../../hosting/operations/listener-failure.js'),
-  ]);
   const cluster = await joinClusterFromFlags(options, say);
   if (typeof cluster === 'number') return cluster;
   const stop = new AbortController();

@@ -8,8 +8,7 @@ import { type RunnerCliOptions, runtimeOptionsFrom, addRuntimeOptions } from '..
 import type { Runtime } from '../../runtime/runtime.js';
 import { shellServiceOptions } from '../../runtime/shell-settings.js';
 import { escapeText } from '../../ui/escape-text.js';
-import type { HostingOperationsFlagValues } from '../../hosting/operations/hosting-operations.js';
-import { isListenError, ListenerFailure } from '../../hosting/operations/listener-failure.js';
+import { isListenError, ListenerFailure, type HostingOperationsFlagValues } from '../../hosting/index.js';
 import { addEtcdOptions, type EtcdCliOptions } from './cluster-options.js';
 
 interface ServeOptions extends RunnerCliOptions, HostingOperationsFlagValues, EtcdCliOptions {
@@ -251,7 +250,7 @@ async function runServe(options: ServeOptions): Promise<number> {
       });
     } catch (error) {
       if (isListenError(error)) return failure(new ListenerFailure('--http', `${http.host}:${http.port}`, error));
-      return isToolcellError(error) || error instanceof RangeError ? usageError(error) : failure(error);
+      return isToolcellError(error) || error instanceof RangeError || error instanceof TypeError ? usageError(error) : failure(error);
     }
     process.stderr.write(
       `toolcell serve: MCP over Streamable HTTP at ${running.url} (workspace ${runtime.workspace.roots[0]}, approval ${options.approval})\n`,

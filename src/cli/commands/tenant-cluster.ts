@@ -1,14 +1,4 @@
-import { generateApiKey } from '../../hosting/auth/api-key.js';
-import {
-  chooseNode,
-  connectEtcd,
-  NODE_NAME_PATTERN,
-  readClusterTenants,
-  servingNodes,
-  updateClusterTenants,
-  type EtcdConnectionOptions,
-} from '../../hosting/cluster/index.js';
-import type { TenantsFile } from '../../hosting/tenants/tenants-file.js';
+import { generateApiKey, loadCluster, type EtcdConnectionOptions, type TenantsFile } from '../../hosting/index.js';
 import { escapeText } from '../../ui/escape-text.js';
 import { applyTenantFields, UsageError } from './tenant-fields.js';
 
@@ -27,6 +17,7 @@ const LOCAL_ONLY = [
 ] as const;
 
 export async function addClusterTenant(connection: EtcdConnectionOptions, name: string, options: Record<string, unknown>): Promise<void> {
+  const { chooseNode, connectEtcd, NODE_NAME_PATTERN, servingNodes, updateClusterTenants } = await loadCluster();
   for (const [attribute, flag] of LOCAL_ONLY)
     if (options[attribute] !== undefined)
       throw new UsageError(`${flag} names a path on one machine: not with --etcd (a tenant's workspace is on its node, under the server's data folder)`);
@@ -63,6 +54,7 @@ export async function addClusterTenant(connection: EtcdConnectionOptions, name: 
 }
 
 export async function revokeClusterKeys(connection: EtcdConnectionOptions, name: string, keyId: string | undefined): Promise<void> {
+  const { connectEtcd, updateClusterTenants } = await loadCluster();
   const etcd = connectEtcd(connection);
   try {
     let revoked: string[] = [];
@@ -82,6 +74,7 @@ export async function revokeClusterKeys(connection: EtcdConnectionOptions, name:
 }
 
 export async function readClusterTenantsOnce(connection: EtcdConnectionOptions): Promise<{ content: TenantsFile; placement: Record<string, string> }> {
+  const { connectEtcd, readClusterTenants } = await loadCluster();
   const etcd = connectEtcd(connection);
   try {
     const { doc } = await readClusterTenants(etcd);

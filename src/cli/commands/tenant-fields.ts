@@ -2,9 +2,7 @@ import { resolve } from 'node:path';
 import { InvalidArgumentError, Option } from 'commander';
 import type { z } from 'zod';
 import { errorMessage } from '../../errors.js';
-import { limitsSchema, parseLimitAssignment } from '../../hosting/admission/limits.js';
-import { tenantNetworkSchema } from '../../hosting/tenants/tenant-policy-fields.js';
-import { tenantSchema, type TenantEntry } from '../../hosting/tenants/tenants-file.js';
+import { limitsSchema, parseLimitAssignment, tenantNetworkSchema, tenantSchema, type TenantEntry } from '../../hosting/index.js';
 import { loadPolicyFile } from '../../policy/load-policy-file.js';
 
 /** Bad input on the command line: exit 2, nothing written. */

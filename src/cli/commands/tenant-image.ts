@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { Option, type Command } from 'commander';
 import { errorMessage, isToolcellError } from '../../errors.js';
-import { readTenantsFile, writeTenantsFile } from '../../hosting/tenants/tenants-file.js';
+import { readTenantsFile, writeTenantsFile } from '../../hosting/index.js';
 import { buildWithProgress } from '../build-with-progress.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from '../exit-codes.js';
 

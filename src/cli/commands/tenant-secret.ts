@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { Option, type Command } from 'commander';
 import { errorMessage, isToolcellError } from '../../errors.js';
-import { readTenantsFile, writeTenantsFile } from '../../hosting/tenants/tenants-file.js';
+import { readTenantsFile, writeTenantsFile } from '../../hosting/index.js';
 import { SecretBox, SECRETS_KEY_FILE } from '../../secrets/secret-box.js';
 import { MAX_SECRET_BYTES, secretNameProblem, secretValueProblem } from '../../secrets/secret-rules.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from '../exit-codes.js';

@@ -1,13 +1,22 @@
 import { resolve } from 'node:path';
 import { Option, type Command } from 'commander';
 import { errorMessage, isToolcellError } from '../../errors.js';
-import { generateApiKey } from '../../hosting/auth/api-key.js';
-import { namedLimits, resolveLimits } from '../../hosting/admission/limits.js';
-import { resolveTenantNetwork } from '../../hosting/tenants/tenant-policy-fields.js';
-import { resolveTenantRuntime } from '../../hosting/tenants/tenant-runtime.js';
-import { emptyTenantsFile, readTenantsFile, TENANT_NAME, TENANT_NAME_RULE, writeTenantsFile, type TenantsFile } from '../../hosting/tenants/tenants-file.js';
+import {
+  emptyTenantsFile,
+  generateApiKey,
+  namedLimits,
+  readTenantsFile,
+  resolveLimits,
+  resolveTenantNetwork,
+  resolveTenantRuntime,
+  TENANT_NAME,
+  TENANT_NAME_RULE,
+  workspaceOverlap,
+  writeTenantsFile,
+  type EtcdConnectionOptions,
+  type TenantsFile,
+} from '../../hosting/index.js';
 import { escapeCell, escapeText, terminalJson } from '../../ui/escape-text.js';
-import { workspaceOverlap } from '../../hosting/tenants/workspace-overlap.js';
 import { defaultDataDir } from './serve-hosting.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from '../exit-codes.js';
 import { applyTenantFields, TENANT_FIELDS, UsageError } from './tenant-fields.js';
@@ -15,7 +24,6 @@ import { registerTenantSecretCommand } from './tenant-secret.js';
 import { registerTenantImageCommand } from './tenant-image.js';
 import { addEtcdOptions, etcdConnectionFrom, type EtcdCliOptions } from './cluster-options.js';
 import { addClusterTenant, readClusterTenantsOnce, revokeClusterKeys } from './tenant-cluster.js';
-import type { EtcdConnectionOptions } from '../../hosting/cluster/index.js';
 
 interface FileOption {
   tenants: string;

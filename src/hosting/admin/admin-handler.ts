@@ -31,16 +31,21 @@ export interface AdminSessions {
 /** Every admin path starts with this; mount the handler on it. */
 export const ADMIN_PATH_PREFIX = '/admin/';
 
-const AdminHandlerOptionsSchema = z.strictObject({
-  adminKey: z.string().check((ctx) => {
-    const problem = adminKeyProblem(ctx.value);
-    if (problem) ctx.issues.push({ code: 'custom', message: problem, input: ctx.value });
-  }),
-  sessions: objectWithMethods<AdminSessions>('list', 'close'),
-  observer: objectWithMethods<HostingObserver>('record'),
-  /** True for a tenant's API key; an admin key that is one is refused at start. */
-  isTenantKey: z.custom<(key: string) => boolean>((value) => typeof value === 'function', { error: 'must be a function' }).optional(),
-});
+const AdminHandlerOptionsSchema = z
+  .strictObject({
+    adminKey: z.string().check((ctx) => {
+      const problem = adminKeyProblem(ctx.value);
+      if (problem) ctx.issues.push({ code: 'custom', message: problem, input: ctx.value });
+    }),
+    sessions: objectWithMethods<AdminSessions>('list', 'close'),
+    observer: objectWithMethods<HostingObserver>('record'),
+    /** True for a tenant's API key; an admin key that is one is refused at start. */
+    isTenantKey: z.custom<(key: string) => boolean>((value) => typeof value === 'function', { error: 'must be a function' }).optional(),
+  })
+  .refine((options) => options.isTenantKey?.(options.adminKey) !== true, {
+    path: ['adminKey'],
+    error: 'must not be a tenant key: the admin key must be its own',
+  });
 
 export type AdminHandlerOptions = z.input<typeof AdminHandlerOptionsSchema>;
 
@@ -57,7 +62,6 @@ const SESSION_ID = /^[A-Za-z0-9._-]{1,128}$/;
  */
 export function createAdminHandler(options: AdminHandlerOptions): RequestHandler {
   const parsed = parseOptions(AdminHandlerOptionsSchema, options, 'createAdminHandler');
-  if (parsed.isTenantKey?.(parsed.adminKey)) throw new TypeError('createAdminHandler: options.adminKey is a tenant key; the admin key must be its own');
   const matches = adminKeyMatcher(parsed.adminKey);
   const { sessions, observer } = parsed;
 

@@ -1,3 +1,11 @@
+import { z } from 'zod';
+import { functionOption, parseOptions } from '../../contracts/parse-options.js';
+
+const tokenBucketOptionsSchema = z.strictObject({
+  perMinute: z.number().gt(0),
+  now: functionOption<() => number>().optional(),
+});
+
 /**
  * A token bucket: `capacity` tokens, refilled evenly at `perMinute` a
  * minute. A burst up to the capacity passes; after it, calls pass at the
@@ -10,8 +18,8 @@ export class TokenBucket {
   #updated: number;
   readonly #now: () => number;
 
-  constructor(options: { perMinute: number; now?: () => number }) {
-    if (!(options.perMinute > 0)) throw new RangeError('TokenBucket: options.perMinute must be more than 0');
+  constructor(raw: z.input<typeof tokenBucketOptionsSchema>) {
+    const options = parseOptions(tokenBucketOptionsSchema, raw, 'TokenBucket');
     this.perMinute = options.perMinute;
     this.#now = options.now ?? Date.now;
     this.#tokens = options.perMinute;

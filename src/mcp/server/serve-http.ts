@@ -4,6 +4,8 @@ import type { AddressInfo } from 'node:net';
 import type { Server as McpServer } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import { functionOption, parseOptions } from '../../contracts/parse-options.js';
 import { ToolcellError, ToolErrorType } from '../../errors.js';
 import type { AroundToolCall, ToolServerOptions } from './create-tool-server.js';
 import { createToolServer } from './create-tool-server.js';
@@ -113,6 +115,36 @@ export interface ServeHttpOptions<Caller = unknown> {
   sweepIntervalMs?: number;
 }
 
+const positiveMs = () => z.number().int().min(1).optional();
+
+/** Checks ServeHttpOptions (the interface says what each does); the callbacks only for being functions. */
+const serveHttpOptionsSchema = z
+  .strictObject({
+    createSession: functionOption<ServeSessionFactory<unknown>>(),
+    createScheduler: functionOption<ToolServerOptions['createScheduler']>(),
+    host: z.string().min(1).default('127.0.0.1'),
+    port: z.number().int().min(0).max(65535),
+    token: z.string().refine(isAcceptableToken, { error: TOKEN_RULE }).optional(),
+    allowedHosts: z.array(z.string().min(1)).optional(),
+    maxSessions: z.number().int().min(1).optional(),
+    sessionIdleMs: positiveMs(),
+    sessionAbandonedMs: positiveMs(),
+    onLog: functionOption<(message: string) => void>().optional(),
+    authenticate: functionOption<unknown>().optional(),
+    sameOwner: functionOption<unknown>().optional(),
+    admitMessage: functionOption<unknown>().optional(),
+    readBody: functionOption<unknown>().optional(),
+    otherPaths: functionOption<unknown>().optional(),
+    createListener: functionOption<unknown>().optional(),
+    onSessionOpen: functionOption<unknown>().optional(),
+    onSessionClose: functionOption<unknown>().optional(),
+    sweepIntervalMs: positiveMs(),
+  })
+  .refine((options) => options.token === undefined || options.authenticate === undefined, {
+    path: ['authenticate'],
+    error: 'must not be given with options.token (they exclude each other)',
+  });
+
 export interface RunningHttpServer<Caller = unknown> {
   /** `http://host:port/mcp`. */
   readonly url: string;
@@ -177,11 +209,7 @@ class McpHttpServer<Caller> implements RunningHttpServer<Caller> {
 
   /** Checks the options, binds, and starts the sweeper. */
   static async listen<Caller>(options: ServeHttpOptions<Caller>): Promise<McpHttpServer<Caller>> {
-    const host = options.host ?? '127.0.0.1';
-    if (!Number.isInteger(options.port) || options.port < 0 || options.port > 65535) throw new RangeError('serveHttp: options.port must be an integer 0-65535');
-    if (options.token !== undefined && !isAcceptableToken(options.token)) throw new RangeError(`serveHttp: options.token ${TOKEN_RULE}`);
-    if (options.token !== undefined && options.authenticate !== undefined)
-      throw new TypeError('serveHttp: options.token and options.authenticate exclude each other');
+    const { host } = parseOptions(serveHttpOptionsSchema, options, 'serveHttp');
     if (!isLoopbackHost(host) && options.token === undefined && options.authenticate === undefined) {
       throw new ToolcellError(ToolErrorType.TOKEN_REQUIRED, `Serving on ${host} (not a loopback address) requires a bearer token (--token).`);
     }

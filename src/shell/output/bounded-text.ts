@@ -1,5 +1,10 @@
+import { z } from 'zod';
+import { parseOptions } from '../../contracts/parse-options.js';
+
 /** Tail pieces shorter than this absorb the next append instead of adding a piece. */
 const MERGE_BELOW_CHARS = 8192;
+
+const boundedTextOptionsSchema = z.strictObject({ headChars: z.number().int().min(0), tailChars: z.number().int().min(0) });
 
 /**
  * Text that grows by appends but keeps at most `headChars` from its start and
@@ -18,11 +23,8 @@ export class BoundedText {
   #omittedChars = 0;
   #omittedLines = 0;
 
-  constructor(options: { headChars: number; tailChars: number }) {
-    for (const key of ['headChars', 'tailChars'] as const) {
-      const value = options[key];
-      if (!Number.isInteger(value) || value < 0) throw new RangeError(`BoundedText: ${key} must be a non-negative integer`);
-    }
+  constructor(raw: z.input<typeof boundedTextOptionsSchema>) {
+    const options = parseOptions(boundedTextOptionsSchema, raw, 'BoundedText');
     this.#headChars = options.headChars;
     this.#tailChars = options.tailChars;
   }

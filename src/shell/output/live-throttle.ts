@@ -1,3 +1,11 @@
+import { z } from 'zod';
+import { functionOption, parseOptions } from '../../contracts/parse-options.js';
+
+const liveThrottleOptionsSchema = z.strictObject({
+  intervalMs: z.number().min(0).max(Number.MAX_SAFE_INTEGER),
+  publish: functionOption<() => void>(),
+});
+
 /**
  * Calls `publish` at most once per `intervalMs`: the first change is
  * published at once, later changes within the interval are folded into one
@@ -11,10 +19,8 @@ export class LiveThrottle {
   #timer: NodeJS.Timeout | undefined;
   #stopped = false;
 
-  constructor(options: { intervalMs: number; publish: () => void }) {
-    if (!Number.isFinite(options.intervalMs) || options.intervalMs < 0) {
-      throw new RangeError('LiveThrottle: intervalMs must be a non-negative number');
-    }
+  constructor(raw: z.input<typeof liveThrottleOptionsSchema>) {
+    const options = parseOptions(liveThrottleOptionsSchema, raw, 'LiveThrottle');
     this.#intervalMs = options.intervalMs;
     this.#publish = options.publish;
   }

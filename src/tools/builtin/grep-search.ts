@@ -1,6 +1,7 @@
 import { stat } from 'node:fs/promises';
 import { z } from 'zod';
 import { ToolErrorType } from '../../errors.js';
+import { parseOptions } from '../../contracts/parse-options.js';
 import { absoluteWorkspacePath, resolveWorkspacePath } from '../../fs/workspace-paths.js';
 import { defineTool } from '../define-tool.js';
 import { toolErrorResult } from '../results.js';
@@ -57,15 +58,18 @@ const parameters = z.object({
     ),
 });
 
+const grepSearchToolOptionsSchema = z.strictObject({
+  name: z.string().min(1),
+  engine: z.enum(ENGINE_CHOICES, { error: `must be one of ${ENGINE_CHOICES.join(', ')}` }).optional(),
+});
+
 /**
  * A grep tool definition. `grep_search` and its alias `search_file_content`
  * are two of these. `engine` fixes the engine (tests); otherwise the
  * TOOLCELL_GREP_ENGINE variable or `auto` decides, at execute time.
  */
-export function createGrepSearchTool(options: { name: string; engine?: GrepEngineChoice }) {
-  if (options.engine !== undefined && !ENGINE_CHOICES.includes(options.engine)) {
-    throw new TypeError(`createGrepSearchTool: options.engine must be one of ${ENGINE_CHOICES.join(', ')}`);
-  }
+export function createGrepSearchTool(raw: z.input<typeof grepSearchToolOptionsSchema>) {
+  const options = parseOptions(grepSearchToolOptionsSchema, raw, 'createGrepSearchTool');
   return defineTool({
     name: options.name,
     displayName: 'SearchText',

@@ -87,3 +87,14 @@ test('on a capped workspace, commands cannot take more than the cap, even holdin
   t.log(`128 MiB with fdatasync: capped ${capped} | plain ${plain}`);
   t.regex(capped, /copied/);
 });
+
+anyTest('bad loop image options are refused naming the field, before anything is created', async (t) => {
+  await t.throwsAsync(createLoopImageCap({ image: '/nonexistent/x.img', mountPoint: '/nonexistent/x', limitBytes: 1024 }), {
+    instanceOf: RangeError,
+    message: 'createLoopImageCap: options.limitBytes must be an integer of at least 16 MiB',
+  });
+  await t.throwsAsync(createLoopImageCap({ image: '/nonexistent/x.img', mountPoint: '/nonexistent/x', limitBytes: 256 * MiB, files: 2 }), {
+    instanceOf: RangeError,
+    message: 'createLoopImageCap: options.files must be at least 16',
+  });
+});

@@ -5,6 +5,7 @@
 import anyTest from 'ava';
 import { ToolErrorType } from '../../../src/errors.js';
 import { createDockerBackend, probeDocker } from '../../../src/backends/docker/docker-backend.js';
+import { buildSandboxImage } from '../../../src/backends/docker/build.js';
 import { ensureSandboxImage } from '../../../src/backends/docker/ensure-image.js';
 import { requireDocker } from '../../helpers/docker.js';
 
@@ -23,6 +24,15 @@ anyTest('a wrong socket path: probeDocker answers unavailable with a reason, nev
   const probe = await probeDocker({ socketPath: '/nonexistent/docker.sock' });
   t.false(probe.available);
   t.regex(probe.reason ?? '', /ENOENT/);
+});
+
+anyTest('bad probe and build options are refused naming the field, before the engine is contacted', async (t) => {
+  await t.throwsAsync(probeDocker({ timeoutMs: 0 }), { instanceOf: RangeError, message: 'probeDocker: options.timeoutMs must be at least 1' });
+  await t.throwsAsync(buildSandboxImage({ base: 'debian:bookworm-slim', offline: true }), {
+    instanceOf: TypeError,
+    message: 'buildSandboxImage: options.offline must not be given with options.base (they exclude each other)',
+  });
+  await t.throwsAsync(buildSandboxImage({ base: '' }), { instanceOf: TypeError, message: 'buildSandboxImage: options.base must not be empty' });
 });
 
 anyTest('bad options are refused before the engine is contacted', async (t) => {

@@ -3,6 +3,8 @@ import { constants, existsSync } from 'node:fs';
 import { mkdir, open, readFile, readdir, rmdir, stat, statfs, truncate } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
+import { z } from 'zod';
+import { parseOptions } from '../../../contracts/parse-options.js';
 import { ToolErrorType, ToolcellError, errorMessage } from '../../../errors.js';
 import type { DiskCap, DiskUsage } from './disk-cap.js';
 import { loopDevicesOf, mountsAt } from './mount-table.js';
@@ -156,7 +158,7 @@ class LoopImageCap implements DiskCap {
   }
 
   async resize(limitBytes: number): Promise<'done' | 'in_use'> {
-    checkLimit(limitBytes, 'LoopImageCap.resize: limitBytes');
+    parseOptions(z.strictObject({ limitBytes: limitBytesOption }), { limitBytes }, 'LoopImageCap.resize');
     const current = await this.imageBytes();
     if (limitBytes === current) return 'done';
     if (limitBytes < current) await this.#checkFits(current, limitBytes);
@@ -267,9 +269,15 @@ async function canResizeOnline(): Promise<boolean> {
   return effective !== undefined && ((BigInt(`0x${effective}`) >> CAP_SYS_RESOURCE) & 1n) === 1n;
 }
 
-function checkLimit(limitBytes: number, what: string): void {
-  if (!Number.isSafeInteger(limitBytes) || limitBytes < MIN_LOOP_IMAGE_BYTES) throw new RangeError(`${what} must be an integer of at least 16 MiB`);
-}
+const limitBytesOption = z.number().int().min(MIN_LOOP_IMAGE_BYTES, { error: 'must be an integer of at least 16 MiB' }).max(Number.MAX_SAFE_INTEGER);
+
+const loopImageCapOptionsSchema = z.strictObject({
+  image: z.string().min(1),
+  mountPoint: z.string().min(1),
+  limitBytes: limitBytesOption,
+  files: z.number().int().min(16).optional(),
+  device: z.string().min(1).optional(),
+});
 
 async function measuredLimit(root: string): Promise<number> {
   const fs = await statfs(root);
@@ -302,10 +310,7 @@ async function createImage(image: string, limitBytes: number, files: number | un
  * less than once; synced writes at about half the host filesystem's speed.
  */
 export async function createLoopImageCap(options: LoopImageCapOptions): Promise<DiskCap> {
-  const { image, mountPoint, limitBytes } = options;
-  checkLimit(limitBytes, 'createLoopImageCap: options.limitBytes');
-  if (options.files !== undefined && (!Number.isInteger(options.files) || options.files < 16))
-    throw new RangeError('createLoopImageCap: options.files must be an integer of at least 16');
+  const { image, mountPoint, limitBytes } = parseOptions(loopImageCapOptionsSchema, options, 'createLoopImageCap');
   if (process.getuid?.() !== 0) throw new Error('createLoopImageCap: mounting a filesystem image needs root');
   await mkdir(mountPoint, { recursive: true, mode: 0o755 });
   const top = (await mountsAt(mountPoint)).at(-1);
