@@ -61,7 +61,7 @@ test('bad input is a usage error naming what is wrong, and prints no key', async
     [['tenant', 'revoke', 'acme', '--key', 'zzzzzzzzzzzz', '--tenants', file], /has no key "zzzzzzzzzzzz"/],
     [['tenant', 'remove', 'nobody', '--tenants', file], /no tenant "nobody"/],
     [['tenant', 'list', '--tenants', join(dir, 'missing.json')], /Cannot read tenants file/],
-    [['tenant', 'list'], /--tenants <file>/],
+    [['tenant', 'list'], /give --tenants FILE \(or --etcd URLS/],
     [
       ['tenant', 'add', 'x', '--tenants', file, '--network-allow', 'http://example.com'],
       /--network-allow: "http:\/\/example\.com" is a URL; an entry is a host name with an optional :port, not a URL \(for this URL: "example\.com:80"\)/,
