@@ -71,6 +71,13 @@ const GROUPABLE_KINDS: ReadonlySet<ToolKind> = new Set(['read', 'search']);
 /** Times a call that never started is posted again after its worker was ended for another call. */
 const REPOSTS = 3;
 
+/** One task for a worker: what to run, with the call's options. */
+type PoolTask = RunOptions & { op: ToolTask['op']; definition: AnyToolDefinition; params: unknown; updateOutput?: UpdateOutput };
+
+/** What a task comes back as: a result, confirmation details, or a tool error. */
+type PoolOutcome =
+  { kind: 'result'; result: ToolResult } | { kind: 'details'; details: ToolConfirmationDetails | false } | { kind: 'error'; error: ToolResultError };
+
 /**
  * Runs trusted tool definitions in Piscina worker threads. Abort is
  * cooperative first (a cancel on the shared cancel board aborts the tool's
@@ -177,16 +184,7 @@ export class WorkerPool implements ToolRunner {
     return outcome.kind === 'result' ? outcome.result : toolErrorResult(ToolErrorType.EXECUTION_FAILED, 'worker returned no result');
   }
 
-  async #run(
-    input: RunOptions & {
-      op: ToolTask['op'];
-      definition: AnyToolDefinition;
-      params: unknown;
-      updateOutput?: UpdateOutput;
-    },
-  ): Promise<
-    { kind: 'result'; result: ToolResult } | { kind: 'details'; details: ToolConfirmationDetails | false } | { kind: 'error'; error: ToolResultError }
-  > {
+  async #run(input: PoolTask): Promise<PoolOutcome> {
     if (this.#closed) throw new Error('WorkerPool is closed');
     const name = input.definition.name;
     const fail = (type: ErrorCode, message: string) => ({ kind: 'error' as const, error: { type, message } });
@@ -204,16 +202,7 @@ export class WorkerPool implements ToolRunner {
     }
   }
 
-  async #admitted(
-    input: RunOptions & {
-      op: ToolTask['op'];
-      definition: AnyToolDefinition;
-      params: unknown;
-      updateOutput?: UpdateOutput;
-    },
-  ): Promise<
-    { kind: 'result'; result: ToolResult } | { kind: 'details'; details: ToolConfirmationDetails | false } | { kind: 'error'; error: ToolResultError }
-  > {
+  async #admitted(input: PoolTask): Promise<PoolOutcome> {
     const name = input.definition.name;
     const timeoutMs = input.timeoutMs ?? this.#callTimeoutMs;
     const fail = (type: ErrorCode, message: string) => ({ kind: 'error' as const, error: { type, message } });

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { parseOptions } from '../../contracts/parse-options.js';
 import { sandboxRuntimeSchema } from '../../contracts/sandbox-runtime.js';
-import { AllowList } from '../../egress/allow-list.js';
+import { allowListEntriesSchema } from '../../egress/allow-list-schema.js';
 import type { EgressEvent } from '../../egress/egress-event.js';
 import { cpusSchema, memorySchema, pidsSchema } from '../session-limits.js';
 
@@ -90,16 +90,7 @@ const userSchema = z.union([z.literal('auto'), z.strictObject({ uid: idSchema, g
  */
 const egressSchema = z.strictObject({
   /** Host names, `*.domain`s, IP addresses and CIDR ranges, each with an optional `:port`. */
-  allow: z
-    .array(z.string().min(1))
-    .max(1000)
-    .superRefine((entries, context) => {
-      try {
-        new AllowList(entries);
-      } catch (error) {
-        context.addIssue({ code: 'custom', message: `must hold valid entries: ${(error as Error).message}` });
-      }
-    }),
+  allow: allowListEntriesSchema((problem) => `must hold valid entries: ${problem}`),
   /** Names the proxy resolves from this map instead of DNS, e.g. `{"allowed.test": "172.17.0.1"}` (tests; pinning names). */
   hosts: z.record(z.string().min(1), z.union([z.string().min(1), z.array(z.string().min(1))])).optional(),
   /** Append every allowed and refused connection, one JSON object a line, to this file. */

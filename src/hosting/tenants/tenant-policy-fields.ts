@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AllowList } from '../../egress/allow-list.js';
+import { allowListEntriesSchema } from '../../egress/allow-list-schema.js';
 
 /**
  * The tenants file's `policies` and `network` fields. Their shape is checked
@@ -16,16 +16,7 @@ export const tenantNetworkSchema = z.union(
   [
     z.literal('none'),
     z.strictObject({
-      allow: z
-        .array(z.string().min(1))
-        .max(1000)
-        .superRefine((entries, context) => {
-          try {
-            new AllowList(entries);
-          } catch (error) {
-            context.addIssue({ code: 'custom', message: (error as Error).message.replace(/^sandbox\.network\.allow: /, '') });
-          }
-        }),
+      allow: allowListEntriesSchema((problem) => problem.replace(/^sandbox\.network\.allow: /, '')),
     }),
   ],
   { error: 'must be "none" or {"allow": [host, ...]}' },
