@@ -15,7 +15,7 @@ export class StreamText {
   #recent: string[] = [];
 
   constructor(options: { headChars: number; tailChars: number; liveLines: number }) {
-    this.#text = new BoundedText(options);
+    this.#text = new BoundedText({ headChars: options.headChars, tailChars: options.tailChars });
     this.#liveLines = Math.max(1, options.liveLines);
   }
 
