@@ -27,6 +27,7 @@ import { imageExists, sandboxImageTag } from '../../src/backends/docker/image.js
 import type { DockerBackendOptions } from '../../src/backends/docker/options.js';
 import { probeDocker } from '../../src/backends/docker/probe.js';
 import { SANDBOX_PATHS } from '../../src/backends/docker/sandbox-paths.js';
+import { missingRequirement } from './missing-requirement.js';
 import { giveWorkspaceToSandboxUser, testRuntimeOption } from './test-runtime.js';
 
 /** Whether the sandbox can run here, and if not, why. */
@@ -54,29 +55,6 @@ export function sandboxReadiness(): Promise<SandboxReadiness> {
   return readiness;
 }
 
-/** A `test` whose every test and hook is skipped (hooks do nothing). */
-function skippingTest<Context>(test: TestFn<Context>): TestFn<Context> {
-  const noop = (): void => {};
-  const hook = Object.assign(noop, { always: noop, skip: noop });
-  const skip = (...args: unknown[]): void => (test.skip as (...rest: unknown[]) => void)(...args);
-  const build = (): Record<string, unknown> =>
-    Object.assign<(...args: unknown[]) => void, Record<string, unknown>>((...args: unknown[]) => skip(...args), {
-      skip,
-      only: skip,
-      failing: skip,
-      todo: test.todo,
-      before: hook,
-      after: hook,
-      beforeEach: hook,
-      afterEach: hook,
-      macro: test.macro,
-      meta: test.meta,
-    });
-  const stub = build();
-  stub['serial'] = build();
-  return stub as unknown as TestFn<Context>;
-}
-
 /**
  * The `test` function for files that need the Docker sandbox. Ready: `test`
  * itself. Not ready under CI=true: one test that fails with the reason (and
@@ -86,14 +64,11 @@ function skippingTest<Context>(test: TestFn<Context>): TestFn<Context> {
 export async function requireDocker<Context>(test: TestFn<Context>, label: string): Promise<TestFn<Context>> {
   const state = await sandboxReadiness();
   if (state.ready) return test;
-  if (process.env['CI'] === 'true') {
-    test(`${label}: the Docker sandbox is required when CI=true`, (t) => {
-      t.fail(`Docker sandbox not ready: ${state.reason}`);
-    });
-  } else {
-    console.warn(`${label}: skipped: ${state.reason}`);
-  }
-  return skippingTest(test);
+  return missingRequirement(test, {
+    failingTitle: `${label}: the Docker sandbox is required when CI=true`,
+    failure: `Docker sandbox not ready: ${state.reason}`,
+    reason: `${label}: skipped: ${state.reason}`,
+  });
 }
 
 /** The environment tests give commands: what the shell service's allowlist would hold. */

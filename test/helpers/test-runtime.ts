@@ -10,6 +10,7 @@
 import type { TestFn } from 'ava';
 import { chown } from 'node:fs/promises';
 import { SANDBOX_GID, SANDBOX_UID } from '../../src/backends/docker/sandbox-paths.js';
+import { missingRequirement } from './missing-requirement.js';
 
 /** The runtime named by TOOLCELL_TEST_RUNTIME, or undefined for the engine's default. */
 export const TEST_RUNTIME: string | undefined = process.env['TOOLCELL_TEST_RUNTIME'] || undefined;
@@ -60,27 +61,5 @@ export async function requireGvisor<Context>(test: TestFn<Context>, label: strin
   const runtimes = await readEngineRuntimes(createEngineClient()).catch(() => undefined);
   if (runtimes?.runtimes.get('runsc')?.gvisor) return test;
   const reason = 'the Docker engine has no runsc runtime (run `toolcell sandbox setup --runtime runsc`)';
-  if (process.env['CI'] === 'true') {
-    test(`${label}: gVisor is required when CI=true`, (t) => {
-      t.fail(reason);
-    });
-  } else {
-    console.warn(`${label}: skipped: ${reason}`);
-  }
-  const skip = (...args: unknown[]): void => (test.skip as (...rest: unknown[]) => void)(...args);
-  const noop = (): void => {};
-  const hook = Object.assign(noop, { always: noop, skip: noop });
-  const stub = Object.assign(skip, {
-    skip,
-    only: skip,
-    failing: skip,
-    todo: test.todo,
-    before: hook,
-    after: hook,
-    beforeEach: hook,
-    afterEach: hook,
-    macro: test.macro,
-    meta: test.meta,
-  });
-  return Object.assign(stub, { serial: stub }) as unknown as TestFn<Context>;
+  return missingRequirement(test, { failingTitle: `${label}: gVisor is required when CI=true`, failure: reason, reason: `${label}: skipped: ${reason}` });
 }
