@@ -47,6 +47,15 @@ def _alive(pid):
         return False
 
 
+def _kill_all(pids):
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+
 @needs_root
 def test_an_orphan_outside_the_tree_is_found_by_its_group_only():
     pid = _orphan(GROUP)
@@ -54,7 +63,7 @@ def test_an_orphan_outside_the_tree_is_found_by_its_group_only():
         assert pid not in proctree.descendants(os.getpid()), "the orphan left the tree"
         assert pid in proctree.descendants(os.getpid(), GROUP), "its group finds it"
     finally:
-        os.kill(pid, signal.SIGKILL)
+        _kill_all([pid])
 
 
 @needs_root
@@ -69,11 +78,7 @@ def test_end_tree_ends_an_orphan_of_the_call_group_and_leaves_others_alone():
         assert not _alive(member), "the call's orphan is gone"
         assert _alive(stranger), "another call's process is not touched"
     finally:
-        for pid in (member, stranger):
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        _kill_all([member, stranger])
 
 
 @needs_root
@@ -86,13 +91,9 @@ def test_kill_strays_ends_the_call_group_of_a_dead_reaper():
             time.sleep(0.01)
         assert not _alive(member)
     finally:
-        try:
-            os.kill(member, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+        _kill_all([member])
 
 
-@needs_root
 def _born_during_first_scan(monkeypatch):
     """Starts a call-group orphan while the first /proc scan runs, after its
     listing: under gVisor a fork bomb's processes die and are born faster than
@@ -108,14 +109,6 @@ def _born_during_first_scan(monkeypatch):
 
     monkeypatch.setattr(proctree, "_scan", scan_then_fork)
     return born
-
-
-def _kill_all(pids):
-    for pid in pids:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
 
 
 @needs_root
