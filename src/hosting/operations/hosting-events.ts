@@ -4,6 +4,8 @@
  * audited refusal is always a counted one. Fields never hold a presented
  * secret; tool arguments are redacted by the audit log before they are written.
  */
+import type { EgressEvent } from '../../egress/egress-event.js';
+
 /** `abandoned`: no request and no open stream for abandonedSeconds (its client is gone); `tenant`: closed by its tenant (DELETE /sessions/<id>). */
 export type SessionCloseReason =
   'client' | 'idle' | 'abandoned' | 'max_lifetime' | 'tenant' | 'tenant_removed' | 'key_revoked' | 'admin' | 'shutdown' | 'error';
@@ -31,28 +33,11 @@ export type HostingEvent =
     }
   | { event: 'quota_refusal'; tenant: string; limit: string; session?: string }
   | { event: 'admin'; action: string; target?: string; tenant?: string }
-  | {
-      /** A connection a tenant's sandbox made through its egress proxy, or its web_fetch made from the host (tenant-network.ts). */
+  | ({
+      /** A connection a tenant's sandbox made through its egress proxy, or its web_fetch made from the host (tenant-network.ts): the egress log's record. */
       event: 'egress';
       tenant: string;
-      action: 'allowed' | 'refused';
-      /** `connect` (a CONNECT tunnel, HTTPS), `http` (a forwarded plain HTTP request) or `web_fetch` (one hop of a fetched URL). */
-      via: 'connect' | 'http' | 'web_fetch';
-      host: string;
-      port: number;
-      /** The sandbox's address on the tenant's egress network; `host` for web_fetch. */
-      client: string;
-      /** The address connected to (allowed only). */
-      address?: string;
-      /** The allow-list entry that let it through (allowed only). */
-      entry?: string;
-      /** Why it was refused, or why an allowed connection then failed. */
-      reason?: string;
-      /** A count record of the tenant's egress log: this many more like it between `since` and `until` (egress-log.ts). */
-      count?: number;
-      since?: string;
-      until?: string;
-    };
+    } & Omit<EgressEvent, 'time'>);
 
 /** The `event` names, for exhaustive handling. */
 export type HostingEventName = HostingEvent['event'];

@@ -33,39 +33,46 @@ async function serversUp(context: ClusterContext): Promise<Map<string, string>> 
   return ids;
 }
 
+/** Runs deploy/swarm/deploy.sh against the Swarm's manager, as the README has an operator do, with the harness's images and `server` (its image, and its command or environment). */
+export async function runDeployScript(context: ClusterContext, server: Record<string, string>): Promise<void> {
+  await runCommand(
+    'bash',
+    [
+      join(REPO_ROOT, 'deploy', 'swarm', 'deploy.sh'),
+      '--stack',
+      STACK,
+      '--certs',
+      CERTS_DIR,
+      '--front-port',
+      String(FRONT_PORT),
+      '--server-port',
+      String(SERVER_PORT),
+    ],
+    {
+      env: {
+        DOCKER_HOST: `unix://${manager(context).socket}`,
+        TOOLCELL_LAUNCHER_IMAGE: context.images.launcher,
+        TOOLCELL_ETCD_IMAGE: context.images.etcd,
+        TOOLCELL_HAPROXY_IMAGE: context.images.haproxy,
+        ...server,
+      },
+    },
+  );
+}
+
 export const stackChecks: ClusterCheck[] = [
   {
     name: 'deploy.sh deploys the stack: a server on every node, the front on every node, three etcd members',
     async run(context) {
       const started = Date.now();
-      await runCommand(
-        'bash',
-        [
-          join(REPO_ROOT, 'deploy', 'swarm', 'deploy.sh'),
-          '--stack',
-          STACK,
-          '--certs',
-          CERTS_DIR,
-          '--front-port',
-          String(FRONT_PORT),
-          '--server-port',
-          String(SERVER_PORT),
-        ],
-        {
-          env: {
-            DOCKER_HOST: `unix://${manager(context).socket}`,
-            TOOLCELL_LAUNCHER_IMAGE: context.images.launcher,
-            TOOLCELL_SERVER_IMAGE: context.images.echo,
-            TOOLCELL_ETCD_IMAGE: context.images.etcd,
-            TOOLCELL_HAPROXY_IMAGE: context.images.haproxy,
-            TOOLCELL_SERVER_ENV: JSON.stringify([
-              `PORT=${SERVER_PORT}`,
-              'TLS_CERT=/run/secrets/toolcell-server.pem',
-              'TLS_KEY=/run/secrets/toolcell-server-key.pem',
-            ]),
-          },
-        },
-      );
+      await runDeployScript(context, {
+        TOOLCELL_SERVER_IMAGE: context.images.echo,
+        TOOLCELL_SERVER_ENV: JSON.stringify([
+          `PORT=${SERVER_PORT}`,
+          'TLS_CERT=/run/secrets/toolcell-server.pem',
+          'TLS_KEY=/run/secrets/toolcell-server-key.pem',
+        ]),
+      });
       const hostnames = context.cluster.nodes.map((node) => node.hostname);
       for (const service of ['server', 'front']) {
         await waitFor(

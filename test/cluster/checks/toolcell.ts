@@ -14,8 +14,9 @@ import { HUB_NETNS, REPO_ROOT } from '../../helpers/cluster/layout.js';
 import { loadImages, saveImages } from '../../helpers/cluster/images.js';
 import { runCommand, waitFor } from '../../helpers/cluster/run-command.js';
 import { ensureServerImage } from '../../helpers/cluster/server-image.js';
-import { CERTS_DIR, FRONT_PORT, hubProbe, hubServerGet, manager, SERVER_PORT, STACK, type ClusterCheck, type ClusterContext } from '../context.js';
+import { CERTS_DIR, hubProbe, hubServerGet, manager, SERVER_PORT, type ClusterCheck, type ClusterContext } from '../context.js';
 import { fronts } from './front.js';
+import { runDeployScript } from './stack.js';
 
 const SERVER = 'toolcell-server';
 const TENANTS = ['alpha', 'beta', 'gamma'];
@@ -100,30 +101,7 @@ export const toolcellChecks: ClusterCheck[] = [
       const loadMs = await Promise.all(context.cluster.nodes.map((node) => loadImages(node, archive)));
       context.figure(`server image: built or found and loaded into 3 nodes at once in ${Date.now() - started} ms (load ${loadMs.join(', ')} ms)`);
       const deployedAt = Date.now();
-      await runCommand(
-        'bash',
-        [
-          join(REPO_ROOT, 'deploy', 'swarm', 'deploy.sh'),
-          '--stack',
-          STACK,
-          '--certs',
-          CERTS_DIR,
-          '--front-port',
-          String(FRONT_PORT),
-          '--server-port',
-          String(SERVER_PORT),
-        ],
-        {
-          env: {
-            DOCKER_HOST: `unix://${manager(context).socket}`,
-            TOOLCELL_LAUNCHER_IMAGE: context.images.launcher,
-            TOOLCELL_SERVER_IMAGE: image,
-            TOOLCELL_ETCD_IMAGE: context.images.etcd,
-            TOOLCELL_HAPROXY_IMAGE: context.images.haproxy,
-            TOOLCELL_SERVER_CMD: JSON.stringify(serverCommand(context)),
-          },
-        },
-      );
+      await runDeployScript(context, { TOOLCELL_SERVER_IMAGE: image, TOOLCELL_SERVER_CMD: JSON.stringify(serverCommand(context)) });
       for (const node of context.cluster.nodes) {
         await waitFor(
           `toolcell serving on ${node.hostname}`,
