@@ -36,7 +36,10 @@ function sessionTool(sessionId: string, aborted: string[], waiting: string[]) {
   );
 }
 
-async function start(t: { teardown: (fn: () => Promise<void>) => void }, options: { maxSessions?: number; sessionIdleMs?: number } = {}) {
+async function start(
+  t: { teardown: (fn: () => Promise<void>) => void },
+  options: { maxSessions?: number; sessionIdleMs?: number; sessionIdPrefix?: string } = {},
+) {
   const opened: string[] = [];
   const closed: string[] = [];
   const aborted: string[] = [];
@@ -145,6 +148,14 @@ test('a session with a running call is not idle', async (t) => {
   await pending;
 });
 
+test('sessionIdPrefix starts every session id (a cluster node names its sessions so the front keeps them there)', async (t) => {
+  const { server, opened } = await start(t, { sessionIdPrefix: 'n1.' });
+  const { client, transport } = await connect(server.url);
+  t.teardown(() => client.close());
+  t.regex(transport.sessionId ?? '', /^n1\.[0-9a-f-]{36}$/);
+  t.deepEqual(opened, [transport.sessionId]);
+});
+
 test('bad serveHttp options are refused naming the field, before anything listens', async (t) => {
   const base = {
     createSession: () => Promise.reject(new Error('never called')),
@@ -162,5 +173,9 @@ test('bad serveHttp options are refused naming the field, before anything listen
   await t.throwsAsync(serveHttp({ ...base, port: 0, maxSesions: 2 } as never), {
     instanceOf: TypeError,
     message: 'serveHttp: options.maxSesions is not a known option',
+  });
+  await t.throwsAsync(serveHttp({ ...base, port: 0, sessionIdPrefix: 'a b' }), {
+    instanceOf: TypeError,
+    message: /^serveHttp: options\.sessionIdPrefix must be letters, digits, dots and dashes/,
   });
 });

@@ -139,6 +139,10 @@ const serveHttpOptionsSchema = z
     onSessionOpen: functionOption<unknown>().optional(),
     onSessionClose: functionOption<unknown>().optional(),
     sweepIntervalMs: positiveMs(),
+    sessionIdPrefix: z
+      .string()
+      .regex(/^[A-Za-z0-9][A-Za-z0-9.-]{0,63}$/, { error: 'must be letters, digits, dots and dashes (it starts every Mcp-Session-Id)' })
+      .optional(),
   })
   .refine((options) => options.token === undefined || options.authenticate === undefined, {
     path: ['authenticate'],
