@@ -16,7 +16,8 @@
  * child processes at nice 19 (BENCH_ATTACKER_NICE): on this machine their
  * clients share the server's cores, where a real attacker's run elsewhere.
  *
- *   npm run bench:hosting            (BENCH_QUICK=1 for a short run; BENCH_ONLY=noisy for the noisy-neighbour figures alone)
+ *   npm run bench:hosting            (BENCH_QUICK=1 for a short run; BENCH_ONLY=noisy for the noisy-neighbour figures alone;
+ *                                     with BENCH_NOISY_ALL=1 only the all-at-once figure, e.g. under node --cpu-prof)
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -385,7 +386,8 @@ try {
     return { ...phase, requests: counts.reduce((sum, count) => sum + count.requests, 0), errors: counts.reduce((sum, count) => sum + count.errors, 0) };
   };
   const alone: Array<[string, Phase & { requests: number; errors: number }]> = [];
-  for (const attack of attacks) alone.push([attack[0], await underAttack([attack])]);
+  // BENCH_NOISY_ALL=1: only the all-at-once figure (for profiling it: node --cpu-prof).
+  if (process.env['BENCH_NOISY_ALL'] !== '1') for (const attack of attacks) alone.push([attack[0], await underAttack([attack])]);
   const busy = await underAttack(attacks);
   // Again at the end: on a shared machine the baseline drifts, and a ratio is only as good as it.
   const idleAfter = await measureB([]);

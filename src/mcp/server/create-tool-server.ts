@@ -8,6 +8,7 @@ import type { CompletedToolCall } from '../../scheduler/tool-call.js';
 import type { LiveOutput } from '../../tools/tool.js';
 import { VERSION } from '../../version.js';
 import { completedCallToResult } from './call-response.js';
+import { sharedSchemaValidator } from './shared-schema-validator.js';
 import { toolAnnotations } from './tool-annotations.js';
 import { ToolNameMap } from './tool-name-map.js';
 
@@ -74,6 +75,7 @@ export function createToolServer(options: ToolServerOptions): Server {
       // logging: serveHttp tells a client why the server closed its session (a limit) as a notifications/message.
       capabilities: { tools: { listChanged: false }, logging: {} },
       instructions: 'Tools run by toolcell: file tools are confined to the workspace, shell commands run in a sandbox.',
+      jsonSchemaValidator: sharedSchemaValidator,
     },
   );
   const names = () => new ToolNameMap(registry.list().map((tool) => tool.name));
