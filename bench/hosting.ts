@@ -159,7 +159,9 @@ await writeTenantsFile(tenantsFile, file);
 const store = await TenantStore.open({ file: tenantsFile });
 /** B's calls as the server timed them (filled while B is measured). */
 const victimServerMs: number[] = [];
-const runtime = await createRuntime({ workspace: root, approvalMode: 'yolo', sandbox: 'docker', onWarning: () => {} });
+// BENCH_TOOL_THREAD_NICE=10 runs the file-tool threads below the server's others (WorkerPoolOptions.threadNice).
+const toolThreadNice = Number(process.env['BENCH_TOOL_THREAD_NICE'] ?? 0);
+const runtime = await createRuntime({ workspace: root, approvalMode: 'yolo', sandbox: 'docker', pool: { threadNice: toolThreadNice }, onWarning: () => {} });
 const disks = await TenantDisks.open({ dataDir });
 const server = await HostingServer.start({
   store,
@@ -397,7 +399,7 @@ try {
   const load = (run: Phase & { requests?: number; errors?: number }): string =>
     `${run.requests !== undefined ? `${run.requests} attacker requests (${run.errors} refused or failed); ` : ''}CPU s/s: ${describeShares(run.shares)}`;
   console.log(
-    `\nnoisy neighbour (B runs \`echo hello\`, ${NOISY_SAMPLES} calls a figure; A, under a policy, attacks with every attack below at once: in its sandbox a fork bomb, a CPU spin, a 1 GB output flood and a fill of its 256 MB disk cap; at the server huge commands, catastrophic regexes, stalled bodies, bad keys and session churn; A's clients at nice ${ATTACKER_NICE})`,
+    `\nnoisy neighbour (B runs \`echo hello\`, ${NOISY_SAMPLES} calls a figure; A, under a policy, attacks with every attack below at once: in its sandbox a fork bomb, a CPU spin, a 1 GB output flood and a fill of its 256 MB disk cap; at the server huge commands, catastrophic regexes, stalled bodies, bad keys and session churn; A's clients at nice ${ATTACKER_NICE}; file-tool threads at nice ${toolThreadNice})`,
   );
   line('B alone', figures(idle));
   line('', load(idle));

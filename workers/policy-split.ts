@@ -5,28 +5,19 @@
  * event loop; only the verdicts go back. Started by SplitThread
  * (src/policy/split-thread.ts), which ends it when a command runs past its budget.
  */
-import { readlinkSync } from 'node:fs';
-import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { alwaysAllowPrefixes } from '../src/policy/allowed-in-chat.js';
 import { judgeLayer } from '../src/policy/policy-verdict.js';
 import { splitCommand } from '../src/policy/split-command.js';
 import type { ThreadRequest, ThreadResponse } from '../src/policy/split-thread.js';
+import { lowerThisThreadPriority } from './thread-priority.js';
 
 if (!parentPort) throw new Error('workers/policy-split.js must be started as a worker thread (by SplitThread)');
 const port = parentPort;
 // The thread for long commands runs at a lower priority (workerData.nice): a tenant sending 128 KiB
 // commands one after another keeps it busy, and on a small host that must not take the CPU from
-// the threads every tenant's calls go through (the event loop, the shell thread). On Linux a
-// thread's priority is its own: setpriority on this thread's id leaves the rest of the process alone.
-const nice = (workerData as { nice?: unknown } | undefined)?.nice;
-if (typeof nice === 'number' && nice > 0) {
-  try {
-    setPriority(Number(/\/task\/(\d+)$/.exec(readlinkSync('/proc/thread-self'))?.[1]), nice);
-  } catch {
-    // No /proc, or not allowed: the thread keeps the process's priority.
-  }
-}
+// the threads every tenant's calls go through.
+lowerThisThreadPriority((workerData as { nice?: unknown } | undefined)?.nice);
 port.on('message', (request: ThreadRequest) => {
   let response: ThreadResponse;
   try {

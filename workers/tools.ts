@@ -10,6 +10,9 @@ import { LazyAbort } from '../src/worker-pool/lazy-abort.js';
 import { loadToolModule } from '../src/worker-pool/tool-module.js';
 import type { PortMessage, ToolTask, ToolTaskResult, ToolWorkerData, WorkerMessage } from '../src/worker-pool/worker-protocol.js';
 import type { AnyToolDefinition, ToolContext } from '../src/tools/define-tool.js';
+import { lowerThisThreadPriority } from './thread-priority.js';
+
+lowerThisThreadPriority((workerData as ToolWorkerData).nice);
 
 const catalog = new Map<string, AnyToolDefinition>();
 for (const url of (workerData as ToolWorkerData).toolModules) {

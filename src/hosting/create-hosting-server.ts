@@ -17,6 +17,9 @@ import { folderWorkspace, type PrepareWorkspace } from './tenants/tenant-workspa
 const absolute = z.string().refine((path) => path.startsWith('/'), { error: 'must be an absolute path' });
 const optionalString = z.string().min(1).optional();
 
+/** The file-tool threads' nice on a hosting server: below the event loop and the shell thread, as the long-command parse thread. */
+const HOSTING_TOOL_THREAD_NICE = 10;
+
 /** The options of createHostingServer: what `toolcell serve --http … --tenants FILE` is made of, as one object. */
 export const createHostingServerOptionsSchema = z.strictObject({
   /** The tenants file (`toolcell tenant add` writes it), watched: a change applies to new sessions. */
@@ -135,7 +138,9 @@ export async function createHostingServer(raw: CreateHostingServerOptions): Prom
     closers.push(() => operations.close());
     const prepareWorkspace = await tenantWorkspaces({ dataDir, store, onLog, diskCap: options.diskCap ?? process.getuid?.() === 0, closers });
     // The runtime is the operator's (policy, approval mode, worker pool); its workspace is the data dir, never a tenant's.
-    const runtime = await createRuntime({ ...options.runtime, workspace: dataDir, sandbox: 'docker', onWarning: options.runtime.onWarning ?? onLog });
+    // Tenants' file-tool work runs below the threads every tenant's calls go through (the operator's pool options may say otherwise).
+    const pool = { threadNice: HOSTING_TOOL_THREAD_NICE, ...options.runtime.pool };
+    const runtime = await createRuntime({ ...options.runtime, pool, workspace: dataDir, sandbox: 'docker', onWarning: options.runtime.onWarning ?? onLog });
     closers.push(() => runtime.close());
     const server = await HostingServer.start({
       ...options.server,

@@ -38,6 +38,13 @@ const workerPoolOptionsSchema = z.object({
   callTimeoutMs: integerOption(1, 120_000),
   /** How long a cancelled call may take to stop by itself before its worker is terminated. Default 1,000 ms. */
   cancelGraceMs: integerOption(1, 1_000),
+  /**
+   * The threads' OS priority (nice, 0-19; Linux): above 0, file-tool work (a regular expression over
+   * a large file) waits for the threads every call goes through (the event loop, the shell thread).
+   * Default 0, the process's own. (bench/hosting's BENCH_TOOL_THREAD_NICE compares; on the shared
+   * 2-core machine four paired runs at 10 and 0 could not tell them apart.)
+   */
+  threadNice: integerOption(0, 0, 19),
   /** Calls that may be queued or running at once; more are refused. Default 16,384. */
   maxCallsInFlight: integerOption(1, 16_384),
   /** Extra tool modules (URLs of modules exporting `tools`) the workers may run, besides the built-ins. */
@@ -110,7 +117,11 @@ export class WorkerPool implements ToolRunner {
   #closed = false;
 
   constructor(options: WorkerPoolOptions = {}) {
-    const { threads, maxHeapMb, callTimeoutMs, cancelGraceMs, maxCallsInFlight, toolModules } = parseOptions(workerPoolOptionsSchema, options, 'WorkerPool');
+    const { threads, maxHeapMb, callTimeoutMs, cancelGraceMs, maxCallsInFlight, toolModules, threadNice } = parseOptions(
+      workerPoolOptionsSchema,
+      options,
+      'WorkerPool',
+    );
     this.#callTimeoutMs = callTimeoutMs;
     this.#cancelGraceMs = cancelGraceMs;
     this.#maxCallsInFlight = maxCallsInFlight;
@@ -124,7 +135,7 @@ export class WorkerPool implements ToolRunner {
       idleTimeout: Number.POSITIVE_INFINITY,
       concurrentTasksPerWorker: TASKS_PER_WORKER,
       resourceLimits: { maxOldGenerationSizeMb: maxHeapMb },
-      workerData: { toolModules: this.#toolModules, board: this.#board.memory } satisfies ToolWorkerData,
+      workerData: { toolModules: this.#toolModules, board: this.#board.memory, nice: threadNice } satisfies ToolWorkerData,
     });
     this.#batcher = new TaskBatcher({
       post: (message) => this.#piscina.run(message, message.task?.port ? { transferList: [message.task.port] } : undefined),

@@ -43,4 +43,6 @@ export type ToolTaskResult =
 export interface ToolWorkerData {
   toolModules: string[];
   board: CancelBoardMemory;
+  /** The threads' OS priority (WorkerPoolOptions.threadNice). */
+  nice: number;
 }
