@@ -18,6 +18,7 @@ import { connectOverTls, fetchTrusting, startClusterNode, type ClusterNode } fro
 import { eventually, requireDocker } from '../../helpers/docker.js';
 import { requireEtcd, startEtcd, type TestEtcd } from '../../helpers/etcd.js';
 import { call } from '../../helpers/hosting.js';
+import { startTestIssuer } from '../../helpers/oidc-issuer.js';
 
 const test = requireEtcd(await requireDocker(anyTest as TestFn, 'tenant move'), 'tenant move');
 
@@ -206,4 +207,22 @@ test.serial('a move whose command is killed during the drain is given up with --
   const read = await readThrough(n1, key, etcd, 'stays.txt');
   t.regex(read.sessionId, /^n1\./);
   t.regex(read.text, /never moved/);
+});
+
+test.serial("an OIDC tenant's new session opens on its node too: the token is checked on the node reached, then again on the tenant's", async (t) => {
+  const audience = 'toolcell-cluster-test';
+  const issuer = await startTestIssuer(audience);
+  t.teardown(() => issuer.close());
+  const etcd = await startEtcd(t);
+  // Every node is the same resource: the same issuer, public URL and audience.
+  const oidc = ['--oidc-issuer', issuer.issuer, '--public-url', 'https://localhost', '--audience', audience, '--tenant-claim', 'org'];
+  const n1 = await startClusterNode(t, etcd, 'n1', { tenants: [TENANT], extra: oidc });
+  const n2 = await startClusterNode(t, etcd, 'n2', { tenants: [TENANT], extra: oidc });
+  await addTenant(etcd, 'n2', [n1, n2]);
+  const token = await issuer.sign({ org: TENANT, sub: 'alice', aud: audience });
+  t.regex(await newSessionVia(n1, token, etcd), /^n2\./, 'opened on the tenant node, not where it arrived');
+  const forged = await initialize(n1, await issuer.sign({ org: TENANT, sub: 'mallory', aud: audience }, { key: issuer.otherKey }), etcd);
+  t.is(forged.status, 401, 'a token that does not verify is refused by the node it reached, never passed on');
+  const elsewhere = await initialize(n1, await issuer.sign({ org: TENANT, sub: 'alice', aud: 'another-service' }), etcd);
+  t.is(elsewhere.status, 401, 'nor one issued for another resource');
 });
