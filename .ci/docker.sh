@@ -30,6 +30,8 @@ command -v git >/dev/null 2>&1 || missing+=(git)
 export PATH="$PATH:/usr/sbin:/sbin"
 for tool in mkfs.ext4 resize2fs e2fsck; do command -v "$tool" >/dev/null 2>&1 || { missing+=(e2fsprogs); break; }; done
 command -v losetup >/dev/null 2>&1 || missing+=(mount)
+# A real etcd member for the cluster's tests (test/helpers/etcd.ts): Debian's etcd 3.4, as deploy/swarm runs.
+[ -x /usr/bin/etcd ] || missing+=(etcd-server)
 if [ "${#missing[@]}" -gt 0 ]; then
   log "installing ${missing[*]}"
   as_root apt-get update

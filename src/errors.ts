@@ -109,6 +109,15 @@ export const ToolErrorType = {
   // Secrets for sandboxed commands
   /** A secret could not be given to the sandbox: its source is missing, its key file is absent or readable by others, or it does not decrypt; names the secret, never its value. */
   SECRET_UNAVAILABLE: 'secret_unavailable',
+  // A cluster of hosting servers (`toolcell tenant … --etcd`)
+  /** No tenant of that name in the cluster. */
+  TENANT_NOT_FOUND: 'tenant_not_found',
+  /** The node named is not serving in the cluster (not registered in etcd now); the message lists those that are. */
+  NODE_NOT_SERVING: 'node_not_serving',
+  /** A tenant move that cannot be made as asked: to the node it is on, while another move of it runs, an abort after it was re-pinned; the message says which. */
+  TENANT_MOVE_REFUSED: 'tenant_move_refused',
+  /** A tenant move that did not finish: a node reported a problem, or the wait ran out (the move stays recorded: run the command again to resume, or --abort). */
+  TENANT_MOVE_FAILED: 'tenant_move_failed',
 } as const;
 
 export type ToolErrorType = (typeof ToolErrorType)[keyof typeof ToolErrorType];

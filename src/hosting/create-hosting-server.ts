@@ -6,6 +6,7 @@ import { errorMessage } from '../errors.js';
 import { objectWithMethods, parseOptions } from '../contracts/parse-options.js';
 import { createRuntime, type RuntimeOptions } from '../runtime/runtime.js';
 import { ApiKeyAuthenticator } from './auth/api-key.js';
+import type { Authenticator } from './auth/principal.js';
 import { nodeNameSchema } from './cluster/node-name.js';
 import { parsePublicUrl } from './auth/oidc/resource-identifiers.js';
 import { openHostingOperations, type HostingOperations } from './operations/hosting-operations.js';
@@ -86,6 +87,8 @@ export const createHostingServerOptionsSchema = z.strictObject({
           error: 'must be a function',
         })
         .optional(),
+      /** Whether a tenant's new sessions may open on this node now (not while it moves); default always. */
+      admits: z.custom<(tenant: string) => boolean>((value) => typeof value === 'function', { error: 'must be a function' }).optional(),
     })
     .optional(),
   /** A tenants store already open (tests, an embedder with its own): then `tenants` is its file, and closing the server does not close it. */
@@ -98,6 +101,8 @@ export type CreateHostingServerOptions = z.input<typeof createHostingServerOptio
 export interface HostedTenants {
   readonly server: HostingServer;
   readonly store: TenantStore;
+  /** How the server checks credentials, in order (API keys, then OIDC when configured): a cluster node checks a new session's the same way before forwarding it. */
+  readonly authenticators: readonly Authenticator[];
   /** The MCP endpoint clients connect to (`http://HOST:PORT/mcp`). */
   readonly url: string;
   /**
@@ -142,14 +147,16 @@ export async function createHostingServer(raw: CreateHostingServerOptions): Prom
     const pool = { threadNice: HOSTING_TOOL_THREAD_NICE, ...options.runtime.pool };
     const runtime = await createRuntime({ ...options.runtime, pool, workspace: dataDir, sandbox: 'docker', onWarning: options.runtime.onWarning ?? onLog });
     closers.push(() => runtime.close());
+    const authenticators = [new ApiKeyAuthenticator(store), ...operations.authenticators];
     const server = await HostingServer.start({
       ...options.server,
       store,
       runtime,
-      authenticators: [new ApiKeyAuthenticator(store), ...operations.authenticators],
+      authenticators,
       observer: operations.observer,
       ...operations.serverOptions,
       ...(node ? { sessionIdPrefix: `${node.name}.` } : {}),
+      ...(node?.admits ? { admitsTenant: node.admits } : {}),
       ...(node?.intercept ? { createListener: interceptRequests(operations.serverOptions.createListener, node.intercept, onLog) } : {}),
       prepareWorkspace,
       dataDir,
@@ -163,6 +170,7 @@ export async function createHostingServer(raw: CreateHostingServerOptions): Prom
     return {
       server,
       store,
+      authenticators,
       url: server.url,
       close: (closing = {}) =>
         (closed ??= (async () => {

@@ -69,7 +69,7 @@ export type { AdminSessionInfo } from './admin/admin-handler.js';
 
 // One node of a cluster on Docker Swarm (cluster/: tenants and placement in etcd). etcd's client
 // (gRPC) is heavy, so the cluster's code loads on first use, like the server's.
-export type { ClusterMembership, ClusterTenants, EtcdConnectionOptions, JoinClusterOptions, NodeRecord } from './cluster/index.js';
+export type { ClusterMembership, ClusterSession, ClusterTenants, EtcdConnectionOptions, JoinClusterOptions, NodeRecord, TenantMove } from './cluster/index.js';
 
 /** The cluster's functions (cluster/index.ts), loaded on the first call. */
 export function loadCluster(): Promise<typeof import('./cluster/index.js')> {

@@ -20,6 +20,7 @@ import { launcherChecks } from './checks/launcher.js';
 import { nodeLossChecks } from './checks/node-loss.js';
 import { stackChecks } from './checks/stack.js';
 import { toolcellChecks } from './checks/toolcell.js';
+import { tenantMoveChecks } from './checks/tenant-move.js';
 import { CERTS_DIR, type ClusterCheck, type ClusterContext } from './context.js';
 
 const BACKSTOP_MS = 15 * 60_000;
@@ -31,6 +32,7 @@ const checks: ClusterCheck[] = [
   ...launcherChecks,
   ...nodeLossChecks,
   ...toolcellChecks,
+  ...tenantMoveChecks,
 ];
 const only = process.env.CLUSTER_CHECKS === undefined ? undefined : new RegExp(process.env.CLUSTER_CHECKS); // run only the checks whose name matches (formation and teardown always run)
 

@@ -30,11 +30,14 @@ export function formatSubject(session: Pick<AdminSessionInfo, 'subject' | 'via'>
  * escaped (`escapeCell`): a token's `sub` is whatever its issuer signed, and
  * a terminal would act on the escape sequences in it (erase the row, draw another).
  */
-export function sessionsTable(sessions: AdminSessionInfo[]): string {
+export function sessionsTable(sessions: Array<AdminSessionInfo & { node?: string }>, options: { nodes?: boolean } = {}): string {
   if (sessions.length === 0) return 'No live sessions.\n';
+  // A cluster's list (hosting sessions --etcd) has the node first; a node does not report memory there.
+  const node = (s: { node?: string }) => (options.nodes ? [escapeCell(String(s.node))] : []);
   const rows = [
-    ['SESSION', 'TENANT', 'SUBJECT', 'RUNTIME', 'AGE', 'CALLS', 'MEMORY'],
+    [...(options.nodes ? ['NODE'] : []), 'SESSION', 'TENANT', 'SUBJECT', 'RUNTIME', 'AGE', 'CALLS', 'MEMORY'],
     ...sessions.map((s) => [
+      ...node(s),
       escapeCell(String(s.id)),
       escapeCell(String(s.tenant)),
       formatSubject(s),

@@ -85,11 +85,15 @@ export async function runHostingServe(options: HostingCliOptions): Promise<numbe
           ...(options.maxSessions !== undefined ? { maxSessions: options.maxSessions } : {}),
           maxConcurrentCalls: options.maxConcurrentCalls,
         },
-        ...(cluster ? { node: { name: cluster.node, intercept: cluster.membership.intercept } } : {}),
+        ...(cluster ? { node: { name: cluster.node, intercept: cluster.membership.intercept, admits: cluster.membership.admits } } : {}),
         onLog: say,
       });
       const served = hosted;
-      await cluster?.membership.serve(served.store, () => served.server.listSessions().length, VERSION);
+      await cluster?.membership.serve(served.store, () => served.server.listSessions().length, VERSION, {
+        server: served.server,
+        dataDir,
+        authenticators: served.authenticators,
+      });
     } catch (error) {
       if (isListenError(error)) return failure(new ListenerFailure('--http', `${options.http.host}:${options.http.port}`, error));
       if (error instanceof TlsPairFailure || error instanceof ListenerFailure) return failure(error);

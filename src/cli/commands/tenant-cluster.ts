@@ -1,9 +1,10 @@
-import { generateApiKey, loadCluster, type EtcdConnectionOptions, type TenantsFile } from '../../hosting/index.js';
+import { ToolcellError, ToolErrorType } from '../../errors.js';
+import { generateApiKey, loadCluster, type EtcdConnectionOptions, type TenantMove, type TenantsFile } from '../../hosting/index.js';
 import { escapeText } from '../../ui/escape-text.js';
 import { applyTenantFields, UsageError } from './tenant-fields.js';
 
 /**
- * `toolcell tenant add|revoke|list --etcd …`: the same changes as on a
+ * `toolcell tenant add|set|revoke|remove|list|move --etcd …`: the same changes as on a
  * tenants file, made to the cluster's tenants in etcd (hosting/cluster/
  * cluster-tenants.ts) with a compare-and-swap, which every node's server
  * applies from its watch.
@@ -18,9 +19,7 @@ const LOCAL_ONLY = [
 
 export async function addClusterTenant(connection: EtcdConnectionOptions, name: string, options: Record<string, unknown>): Promise<void> {
   const { chooseNode, connectEtcd, NODE_NAME_PATTERN, servingNodes, updateClusterTenants } = await loadCluster();
-  for (const [attribute, flag] of LOCAL_ONLY)
-    if (options[attribute] !== undefined)
-      throw new UsageError(`${flag} names a path on one machine: not with --etcd (a tenant's workspace is on its node, under the server's data folder)`);
+  refuseLocalOnly(options);
   const wanted = options.node;
   if (wanted !== undefined && (typeof wanted !== 'string' || !NODE_NAME_PATTERN.test(wanted)))
     throw new UsageError(`--node ${JSON.stringify(wanted)} must be a node name (letters, digits and dashes)`);
@@ -34,13 +33,18 @@ export async function addClusterTenant(connection: EtcdConnectionOptions, name: 
       throw new UsageError(`no node ${wanted} is serving in this cluster (serving: ${[...nodes.keys()].sort().join(', ') || 'none'})`);
     const doc = await updateClusterTenants(etcd, (doc) => {
       const existing = doc.tenants.tenants[name];
+      const removal = doc.removals[name];
+      if (existing === undefined && removal !== undefined)
+        throw new UsageError(
+          `tenant ${name} was removed and node ${removal.node} has not deleted its workspace yet: add it again once it has (that node must be serving)`,
+        );
       created = existing === undefined;
       const { entry } = applyTenantFields(existing ?? { keys: [] }, options);
       entry.keys.push({ id: key.id, hash: key.hash, createdAt: new Date().toISOString() });
       doc.tenants.tenants[name] = entry;
       const placed = doc.placement[name];
       if (placed !== undefined && typeof wanted === 'string' && wanted !== placed)
-        throw new UsageError(`tenant ${name} lives on node ${placed}: moving it (tenant move) is not there yet`);
+        throw new UsageError(`tenant ${name} lives on node ${placed}: move it with toolcell tenant move ${name} --node ${wanted}`);
       node = placed ?? (typeof wanted === 'string' ? wanted : chooseNode(nodes, doc));
       doc.placement[name] = node;
     });
@@ -83,3 +87,103 @@ export async function readClusterTenantsOnce(connection: EtcdConnectionOptions):
     etcd.close();
   }
 }
+
+/** Refused with --etcd: flags naming files on one machine. */
+function refuseLocalOnly(options: Record<string, unknown>): void {
+  for (const [attribute, flag] of LOCAL_ONLY)
+    if (options[attribute] !== undefined)
+      throw new UsageError(`${flag} names a path on one machine: not with --etcd (a tenant's workspace is on its node, under the server's data folder)`);
+}
+
+/** `tenant set NAME --etcd …`: the fields given, changed in one compare-and-swap; every node's server applies them as on one host. */
+export async function setClusterTenant(connection: EtcdConnectionOptions, name: string, options: Record<string, unknown>): Promise<void> {
+  refuseLocalOnly(options);
+  const { connectEtcd, updateClusterTenants } = await loadCluster();
+  const etcd = connectEtcd(connection);
+  try {
+    let changed: string[] = [];
+    await updateClusterTenants(etcd, (doc) => {
+      const existing = doc.tenants.tenants[name];
+      if (!existing) throw new UsageError(`no tenant ${JSON.stringify(name)} in the cluster (toolcell tenant add creates one)`);
+      const applied = applyTenantFields(existing, options);
+      changed = applied.changed;
+      if (changed.length === 0) throw new UsageError('nothing to change: give --limit, --network-allow or --runtime');
+      doc.tenants.tenants[name] = applied.entry;
+    });
+    process.stderr.write(`${escapeText(`toolcell tenant: changed ${name} (${changed.join(', ')}) in the cluster`)}\n`);
+  } finally {
+    etcd.close();
+  }
+}
+
+/**
+ * `tenant remove NAME --etcd …`: the tenant and its keys go in one
+ * compare-and-swap (every node closes its sessions, as on one host), and
+ * its node is asked to delete its workspace (a removal record, which that
+ * node clears once done). Refused while the tenant is being moved.
+ */
+export async function removeClusterTenant(connection: EtcdConnectionOptions, name: string): Promise<void> {
+  const { connectEtcd, updateClusterTenants } = await loadCluster();
+  const etcd = connectEtcd(connection);
+  try {
+    let node: string | undefined;
+    await updateClusterTenants(etcd, (doc) => {
+      if (!doc.tenants.tenants[name]) throw new UsageError(`no tenant ${JSON.stringify(name)} in the cluster`);
+      const move = doc.moves[name];
+      if (move !== undefined)
+        throw new UsageError(
+          `tenant ${name} is being moved to node ${move.to} (phase ${move.phase}): wait for the move, or give it up (tenant move ${name} --abort), then remove it`,
+        );
+      node = doc.placement[name];
+      delete doc.tenants.tenants[name];
+      delete doc.placement[name];
+      if (node !== undefined) doc.removals[name] = { node, since: new Date().toISOString() };
+    });
+    process.stderr.write(
+      `${escapeText(`toolcell tenant: removed ${name} from the cluster${node !== undefined ? `; node ${node} closes its sessions and deletes its workspace` : ''}`)}\n`,
+    );
+  } finally {
+    etcd.close();
+  }
+}
+
+/** `tenant move NAME --node N --etcd …` (and `--abort`): see hosting/cluster/tenant-moves.ts for the states. */
+export async function moveClusterTenant(
+  connection: EtcdConnectionOptions,
+  name: string,
+  options: { node?: string; abort?: boolean; drainSeconds: number; waitSeconds: number },
+): Promise<void> {
+  const { abortTenantMove, connectEtcd, requestTenantMove, waitForTenantMove } = await loadCluster();
+  const say = (text: string) => process.stderr.write(`${escapeText(`toolcell tenant: ${text}`)}\n`);
+  const etcd = connectEtcd(connection);
+  try {
+    if (options.abort) {
+      if (options.node !== undefined) throw new UsageError('--abort takes no --node: it gives up the move recorded for the tenant');
+      const aborted = await abortTenantMove(etcd, name);
+      say(`gave up moving ${name} to node ${aborted.to}: it stays on node ${aborted.from}, its workspace there untouched`);
+      process.stdout.write(`${aborted.from}\n`);
+      return;
+    }
+    if (options.node === undefined) throw new UsageError('give --node NODE (where the tenant goes), or --abort');
+    const move = await requestTenantMove(etcd, { tenant: name, to: options.node, drainSeconds: options.drainSeconds });
+    say(`moving ${name} from node ${move.from} to node ${move.to} (move ${move.id}, since ${move.since})`);
+    const node = await waitForTenantMove(etcd, {
+      tenant: name,
+      id: move.id,
+      timeoutMs: options.waitSeconds * 1000,
+      onProgress: (now: TenantMove) => say(`${name}: ${PHASE_TEXT[now.phase]}${now.problem !== undefined ? ` (${now.problem})` : ''}`),
+    });
+    if (node !== move.to) throw new ToolcellError(ToolErrorType.TENANT_MOVE_REFUSED, `the move of ${name} was given up: it is on node ${node}`);
+    say(`${name} is on node ${node}`);
+    process.stdout.write(`${node}\n`);
+  } finally {
+    etcd.close();
+  }
+}
+
+const PHASE_TEXT: Record<TenantMove['phase'], string> = {
+  draining: 'draining its sessions on the old node',
+  copying: 'copying its workspace to the new node',
+  pinned: 're-pinned; putting the copy in place',
+  cleaning: 'deleting the old copy',
+};

@@ -1,6 +1,13 @@
 import { resolve } from 'node:path';
-import { Option, type Command } from 'commander';
-import { errorMessage, isToolcellError } from '../../errors.js';
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import { errorMessage, isToolcellError, ToolErrorType, type ErrorCode } from '../../errors.js';
+
+const CLUSTER_CODES = new Set<ErrorCode>([
+  ToolErrorType.TENANT_NOT_FOUND,
+  ToolErrorType.NODE_NOT_SERVING,
+  ToolErrorType.TENANT_MOVE_REFUSED,
+  ToolErrorType.TENANT_MOVE_FAILED,
+]);
 import {
   emptyTenantsFile,
   generateApiKey,
@@ -23,14 +30,13 @@ import { applyTenantFields, TENANT_FIELDS, UsageError } from './tenant-fields.js
 import { registerTenantSecretCommand } from './tenant-secret.js';
 import { registerTenantImageCommand } from './tenant-image.js';
 import { addEtcdOptions, etcdConnectionFrom, type EtcdCliOptions } from './cluster-options.js';
-import { addClusterTenant, readClusterTenantsOnce, revokeClusterKeys } from './tenant-cluster.js';
+import { addClusterTenant, moveClusterTenant, readClusterTenantsOnce, removeClusterTenant, revokeClusterKeys, setClusterTenant } from './tenant-cluster.js';
 
 interface FileOption {
   tenants: string;
 }
 
-const tenantsOption = () => new Option('--tenants <file>', 'the tenants file (JSON, written with mode 0600)').env('TOOLCELL_TENANTS').makeOptionMandatory();
-/** add, revoke and list also work on a cluster's tenants (--etcd, tenant-cluster.ts) instead of a file. */
+/** add, set, revoke, remove and list also work on a cluster's tenants (--etcd, tenant-cluster.ts) instead of a file. */
 const tenantsOrClusterOption = () =>
   new Option('--tenants <file>', 'the tenants file (JSON, written with mode 0600); or --etcd for a cluster').env('TOOLCELL_TENANTS');
 
@@ -105,8 +111,9 @@ Examples:
   const set = tenant
     .command('set <name>')
     .description("Change an existing tenant's limits, policy files, network, runtime or workspace; prints no key.")
-    .addOption(tenantsOption())
+    .addOption(tenantsOrClusterOption())
     .addOption(dataDirOption());
+  addEtcdOptions(set, 'instead of --tenants');
   for (const field of TENANT_FIELDS) set.addOption(field.option());
   set
     .addHelpText(
@@ -118,16 +125,22 @@ Only what is given changes: --limit sets those limits and keeps the others
 bad value is refused (exit 2) and the file is left as it was. A running server
 picks the change up within about a second, as for tenant add: limits for new
 sessions (and calls), policies, network and runtime for new sessions.
+With --etcd the change is one compare-and-swap on the cluster's tenants, and
+every node applies it as one host does (--workspace and --policy name files
+on one machine and are refused there).
 
 Examples:
   toolcell tenant set acme --tenants /srv/toolcell/tenants.json --limit sessions=8 --limit memory=1g
   toolcell tenant set acme --tenants tenants.json --network-allow registry.npmjs.org --network-allow github.com:443
   toolcell tenant set acme --tenants tenants.json --limit idleSeconds=default
-  toolcell tenant set acme --tenants tenants.json --runtime runsc   # gVisor from its next session on`,
+  toolcell tenant set acme --tenants tenants.json --runtime runsc   # gVisor from its next session on
+  toolcell tenant set acme --etcd https://10.0.0.1:2379 --etcd-ca ca.pem --etcd-cert me.pem --etcd-key me-key.pem --limit sessions=8`,
     )
     .action(async (name: string, options: FileOption & Record<string, unknown>) => {
       process.exitCode = await run('set', async () => {
-        const file = resolve(options.tenants);
+        const cluster = clusterOf(options);
+        if (cluster !== undefined) return setClusterTenant(cluster, name, options);
+        const file = resolve(tenantsFileOf(options));
         const content = await load(file);
         const existing = content.tenants[name];
         if (!existing) throw new UsageError(`no tenant ${JSON.stringify(name)} in ${file} (toolcell tenant add creates one)`);
@@ -208,21 +221,26 @@ Examples:
     });
   });
 
-  tenant
+  const remove = tenant
     .command('remove <name>')
     .description(
-      'Remove a tenant and its keys; a running server closes its live sessions. Its workspace is left on disk, and its uid is never given to another tenant.',
+      "Remove a tenant and its keys; a running server closes its live sessions. Its workspace is left on disk, and its uid is never given to another tenant. With --etcd, its node also deletes its workspace (the tenant's name can be added again once it has).",
     )
-    .addOption(tenantsOption())
-    .action(async (name: string, options: FileOption) => {
-      process.exitCode = await run('remove', async () => {
-        const content = await load(options.tenants);
-        if (!content.tenants[name]) throw new UsageError(`no tenant ${JSON.stringify(name)} in ${options.tenants}`);
-        delete content.tenants[name];
-        await writeTenantsFile(resolve(options.tenants), content);
-        process.stderr.write(escapeLine(`toolcell tenant: removed ${name}`));
-      });
+    .addOption(tenantsOrClusterOption());
+  addEtcdOptions(remove, 'instead of --tenants').action(async (name: string, options: FileOption & Record<string, unknown>) => {
+    process.exitCode = await run('remove', async () => {
+      const cluster = clusterOf(options);
+      if (cluster !== undefined) return removeClusterTenant(cluster, name);
+      const file = tenantsFileOf(options);
+      const content = await load(file);
+      if (!content.tenants[name]) throw new UsageError(`no tenant ${JSON.stringify(name)} in ${file}`);
+      delete content.tenants[name];
+      await writeTenantsFile(resolve(file), content);
+      process.stderr.write(escapeLine(`toolcell tenant: removed ${name}`));
     });
+  });
+
+  registerTenantMoveCommand(tenant);
 
   registerTenantSecretCommand(tenant);
   registerTenantImageCommand(tenant);
@@ -261,7 +279,10 @@ async function run(command: string, body: () => Promise<void>): Promise<number> 
     await body();
     return EXIT_OK;
   } catch (error) {
-    process.stderr.write(escapeLine(`toolcell tenant ${command}: ${errorMessage(error)}`));
+    // A cluster's refusals carry a stable code, said with the message (tenant move's exit codes name them).
+    const code = isToolcellError(error) && CLUSTER_CODES.has(error.code) ? ` [${error.code}]` : '';
+    process.stderr.write(escapeLine(`toolcell tenant ${command}: ${errorMessage(error)}${code}`));
+    if (isToolcellError(error) && error.code === ToolErrorType.TENANT_MOVE_FAILED) return EXIT_FAILURE;
     return error instanceof UsageError || isToolcellError(error) ? EXIT_USAGE : EXIT_FAILURE;
   }
 }
@@ -278,4 +299,55 @@ async function refuseOverlap(content: TenantsFile, file: string, name: string, o
   const dataDir = typeof options.dataDir === 'string' ? options.dataDir : defaultDataDir();
   const overlap = await workspaceOverlap(content, { dataDir: resolve(dataDir), tenantsFile: file, first: name });
   if (overlap !== undefined) throw new UsageError(overlap);
+}
+
+/** `toolcell tenant move NAME --node N --etcd …`: a cluster only (hosting/cluster/tenant-moves.ts). */
+function registerTenantMoveCommand(tenant: Command): void {
+  const move = tenant
+    .command('move <name>')
+    .description('Move a tenant to another node of the cluster: drains its sessions, copies its workspace there, re-pins it; prints the node it is on.')
+    .option('--node <name>', 'the node the tenant goes to (it must be serving)')
+    .option('--abort', 'give up the move recorded for the tenant (before it is re-pinned): it stays where it was')
+    .option('--drain-seconds <n>', "how long the tenant's running calls may finish on the old node before its sessions close", toSeconds(3600), 30)
+    .option('--wait-seconds <n>', 'how long to wait for the move to finish (it goes on without the command)', toSeconds(86_400), 600);
+  addEtcdOptions(move, 'required')
+    .addHelpText(
+      'after',
+      `
+Each step is recorded in etcd and done by the nodes themselves: the old node
+refuses the tenant's new sessions (503 with Retry-After, on every node),
+lets running calls finish for --drain-seconds, closes its sessions and
+unmounts its disk; the new node fetches the disk image from the old one over
+their mutually authenticated TLS link (the cluster's CA), checks its size and
+SHA-256, and re-pins the tenant in one transaction; it puts the copy in
+place and the tenant's sessions open there; only then the old node deletes
+its copy. If this command, or either node, stops midway, nothing is lost:
+run the command again to wait for the move (the nodes resume it), or give it
+up with --abort while it has not been re-pinned.
+
+Exit codes: 0 moved (stdout: the node), 1 the move did not finish within
+--wait-seconds (tenant_move_failed: it goes on), 2 refused (tenant_not_found,
+node_not_serving, tenant_move_refused: the same node, another move running,
+an abort after re-pinning) or a usage error.
+
+Examples:
+  toolcell tenant move acme --node node-2 --etcd https://10.0.0.1:2379 --etcd-ca ca.pem --etcd-cert me.pem --etcd-key me-key.pem
+  toolcell tenant move acme --abort   # with TOOLCELL_ETCD* in the environment`,
+    )
+    .action(async (name: string, options: Record<string, unknown> & { node?: string; abort?: boolean; drainSeconds: number; waitSeconds: number }) => {
+      process.exitCode = await run('move', async () => {
+        checkName(name);
+        const cluster = etcdConnectionFrom(options as EtcdCliOptions);
+        if (typeof cluster === 'string') throw new UsageError(cluster);
+        if (cluster === undefined) throw new UsageError('tenant move needs --etcd URLS (with its TLS files): tenants move between the nodes of a cluster');
+        await moveClusterTenant(cluster, name, options);
+      });
+    });
+}
+
+function toSeconds(max: number): (value: string) => number {
+  return (value) => {
+    if (!/^\d+$/.test(value) || Number(value) > max) throw new InvalidArgumentError(`must be a whole number of seconds, 0 to ${max}`);
+    return Number(value);
+  };
 }

@@ -4,6 +4,7 @@ import { ToolcellError, ToolErrorType } from '../../errors.js';
 import { assignTenantUids } from '../tenants/tenant-uid.js';
 import { emptyTenantsFile, parseTenantsFile, TENANT_NAME, type TenantsFile } from '../tenants/tenants-file.js';
 import { nodeNameSchema } from './node-name.js';
+import { tenantMoveSchema, tenantRemovalSchema, type TenantMove, type TenantRemoval } from './tenant-moves.js';
 
 /**
  * The cluster's tenants: one etcd key holding the tenants file every node
@@ -21,11 +22,17 @@ const clusterTenantsSchema = z.strictObject({
   tenants: z.unknown(),
   /** tenant → the node it lives on (its workspace and disk cap are there). */
   placement: z.record(z.string().regex(TENANT_NAME), nodeNameSchema),
+  /** tenant → its move in progress (tenant-moves.ts); absent: none. */
+  moves: z.record(z.string().regex(TENANT_NAME), tenantMoveSchema).optional(),
+  /** tenant → the node still to delete a removed tenant's files (tenant-moves.ts); absent: none. */
+  removals: z.record(z.string().regex(TENANT_NAME), tenantRemovalSchema).optional(),
 });
 
 export interface ClusterTenants {
   tenants: TenantsFile;
   placement: Record<string, string>;
+  moves: Record<string, TenantMove>;
+  removals: Record<string, TenantRemoval>;
 }
 
 /** The document as stored, checked; `where` names it in errors. */
@@ -38,14 +45,15 @@ export function parseClusterTenants(text: string, where: string): ClusterTenants
   }
   const parsed = clusterTenantsSchema.safeParse(value);
   if (!parsed.success) throw new ToolcellError(ToolErrorType.INVALID_TENANTS_FILE, `${where}: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
-  return { tenants: parseTenantsFile(where, parsed.data.tenants), placement: parsed.data.placement };
+  const { placement, moves = {}, removals = {} } = parsed.data;
+  return { tenants: parseTenantsFile(where, parsed.data.tenants), placement, moves, removals };
 }
 
 /** The cluster's tenants now and the revision they were read at (0: none yet). */
 export async function readClusterTenants(etcd: Etcd3): Promise<{ doc: ClusterTenants; revision: string }> {
   const answer = await etcd.get(CLUSTER_TENANTS_KEY).exec();
   const kv = answer.kvs[0];
-  if (kv === undefined) return { doc: { tenants: emptyTenantsFile(), placement: {} }, revision: '0' };
+  if (kv === undefined) return { doc: { tenants: emptyTenantsFile(), placement: {}, moves: {}, removals: {} }, revision: '0' };
   return { doc: parseClusterTenants(kv.value.toString('utf8'), `etcd ${CLUSTER_TENANTS_KEY}`), revision: kv.mod_revision };
 }
 
@@ -62,7 +70,14 @@ export async function updateClusterTenants(etcd: Etcd3, change: (doc: ClusterTen
     assignTenantUids(doc.tenants);
     parseTenantsFile(`etcd ${CLUSTER_TENANTS_KEY}`, doc.tenants);
     for (const name of Object.keys(doc.placement)) if (doc.tenants.tenants[name] === undefined) delete doc.placement[name];
-    const text = JSON.stringify({ tenants: doc.tenants, placement: doc.placement });
+    for (const name of Object.keys(doc.moves)) if (doc.tenants.tenants[name] === undefined) delete doc.moves[name];
+    // Written only when there are some, so a cluster that never moved or removed a tenant keeps the document it had.
+    const text = JSON.stringify({
+      tenants: doc.tenants,
+      placement: doc.placement,
+      ...(Object.keys(doc.moves).length > 0 ? { moves: doc.moves } : {}),
+      ...(Object.keys(doc.removals).length > 0 ? { removals: doc.removals } : {}),
+    });
     const written = await etcd.if(CLUSTER_TENANTS_KEY, 'Mod', '==', revision).then(etcd.put(CLUSTER_TENANTS_KEY).value(text)).commit();
     if (written.succeeded) return doc;
   }

@@ -9,8 +9,12 @@ export const FORWARDED_HEADER = 'x-toolcell-forwarded-by';
 export interface ForwardNewSessionOptions {
   /** This node's name. */
   node: string;
-  /** API keys, checked here first: an unknown or revoked key is refused by this node itself, never passed on. */
-  apiKeys: Authenticator;
+  /**
+   * The server's own authenticators (API keys, then OIDC), tried in order as
+   * the server does: credentials this node refuses (an unknown or revoked
+   * key, a token that does not verify) are refused here, never passed on.
+   */
+  authenticators: readonly Authenticator[];
   /** The node a tenant lives on (undefined: not placed, served here). */
   placement(tenant: string): string | undefined;
   /** Where a serving node's server is reached (`https://ADDRESS:PORT`); undefined when it is not serving. */
@@ -29,17 +33,24 @@ export interface ForwardNewSessionOptions {
  * requests there. Everything else (requests of a session, another path, a
  * tenant of this node, credentials this node refuses) is this node's own.
  *
- * The client's key goes on to the other node of the same service, over TLS
- * checked against the cluster's CA, where it is verified again: the same
- * resource, not a third party (MCP's rule against passing tokens on).
+ * The client's key or OIDC access token goes on to the other node of the
+ * same service, over TLS checked against the cluster's CA, where it is
+ * verified again: every node is the one resource the token was issued for
+ * (the same --public-url, issuer and audience), not a third party, so this
+ * is not the token passthrough MCP's authorization spec forbids (a server
+ * handing a client's token to another service). Re-verifying, rather than
+ * sending the principal this node found, keeps one rule on every node: a
+ * session opens only on credentials that node checked itself, and a node's
+ * TLS certificate alone never speaks for a tenant.
  * The tenant's node not serving: 503 with Retry-After, naming no host.
  */
 export function forwardNewSessions(options: ForwardNewSessionOptions): (req: IncomingMessage, res: ServerResponse) => Promise<boolean> {
   return async (req, res) => {
     if (req.method !== 'POST' || requestPath(req) !== '/mcp' || req.headers['mcp-session-id'] !== undefined) return false;
     const bearer = /^Bearer (\S+)$/i.exec(req.headers.authorization ?? '')?.[1];
-    if (bearer === undefined || !options.apiKeys.recognises(bearer)) return false;
-    const outcome = await options.apiKeys.authenticate(bearer, req);
+    const authenticator = bearer === undefined ? undefined : options.authenticators.find((candidate) => candidate.recognises(bearer));
+    if (bearer === undefined || authenticator === undefined) return false;
+    const outcome = await authenticator.authenticate(bearer, req);
     if (!outcome.ok) return false;
     const home = options.placement(outcome.principal.tenant);
     if (home === undefined || home === options.node) return false;

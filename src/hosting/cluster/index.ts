@@ -10,3 +10,6 @@ export { readClusterTenants, updateClusterTenants, CLUSTER_TENANTS_KEY, type Clu
 export { servingNodes, chooseNode, type NodeRecord } from './node-registry.js';
 export { joinCluster, type ClusterMembership, type JoinClusterOptions } from './join-cluster.js';
 export { NODE_NAME_PATTERN, nodeNameSchema } from './node-name.js';
+export { requestTenantMove, abortTenantMove, waitForTenantMove } from './tenant-move-request.js';
+export { tenantOnHold, MOVE_PHASES, type TenantMove, type TenantRemoval, type MovePhase } from './tenant-moves.js';
+export { clusterSessions, type ClusterSession } from './session-summary.js';

@@ -4,12 +4,15 @@ import { z } from 'zod';
 import { parseOptions } from '../../contracts/parse-options.js';
 import { errorMessage, ToolcellError, ToolErrorType } from '../../errors.js';
 import { ApiKeyAuthenticator } from '../auth/api-key.js';
+import type { Authenticator } from '../auth/principal.js';
 import type { TenantStore } from '../tenants/tenant-store.js';
 import { connectEtcd, etcdConnectionSchema } from './etcd-connection.js';
 import { forwardNewSessions } from './forward-new-session.js';
 import { nodeNameSchema } from './node-name.js';
 import { registerNode, servingNodes } from './node-registry.js';
 import { mirrorClusterTenants } from './tenants-mirror.js';
+import { startTenantDuties, type TenantDuties, type TenantDutiesHost } from './tenant-duties.js';
+import { tenantOnHold } from './tenant-moves.js';
 
 const joinClusterSchema = z.strictObject({
   /** This node's name (session ids, audit lines, placement). */
@@ -30,8 +33,15 @@ export type JoinClusterOptions = z.input<typeof joinClusterSchema>;
 export interface ClusterMembership {
   /** createHostingServer's `node.intercept`: a new session of a tenant placed elsewhere goes to its node. */
   intercept(req: IncomingMessage, res: ServerResponse): Promise<boolean>;
-  /** Once the server listens: the tenants store to reload on each change, and the node announced as serving. */
-  serve(store: TenantStore, sessions: () => number, version: string): Promise<void>;
+  /**
+   * Once the server listens: the tenants store to reload on each change, and
+   * the node announced as serving. With `host` (the server, its data folder
+   * and authenticators), this node also does its part in moving and removing
+   * tenants, publishes its sessions, and forwards OIDC sessions too (tenant-duties.ts).
+   */
+  serve(store: TenantStore, sessions: () => number, version: string, host?: TenantDutiesHost & { authenticators?: readonly Authenticator[] }): Promise<void>;
+  /** Whether a tenant's new sessions may open here now (createHostingServer's `node.admits`): not while it moves. */
+  admits(tenant: string): boolean;
   /** Stops announcing the node (placement and forwarding stop choosing it at once). */
   leave(): Promise<void>;
   /** After the server closed: the watch and the etcd client. */
@@ -52,8 +62,13 @@ export async function joinCluster(raw: JoinClusterOptions): Promise<ClusterMembe
   const onLog = options.onLog;
   const etcd = connectEtcd(options.etcd);
   let store: TenantStore | undefined;
+  let duties: TenantDuties | undefined;
   try {
-    const mirror = await mirrorClusterTenants(etcd, options.tenantsFile, { onWritten: () => void store?.reload(), onLog }).catch((error: unknown) => {
+    const onWritten = () => {
+      void store?.reload();
+      duties?.kick();
+    };
+    const mirror = await mirrorClusterTenants(etcd, options.tenantsFile, { onWritten, onLog }).catch((error: unknown) => {
       throw new ToolcellError(
         ToolErrorType.INVALID_INPUT,
         `Cannot read the cluster's tenants from etcd (${options.etcd.endpoints.join(', ')}): ${errorMessage(error)}`,
@@ -67,25 +82,33 @@ export async function joinCluster(raw: JoinClusterOptions): Promise<ClusterMembe
     let registration: { close(): Promise<void> } | undefined;
     return {
       intercept: (req, res) => intercept?.(req, res) ?? Promise.resolve(false),
-      async serve(served, sessions, version) {
+      admits: (tenant) => !tenantOnHold(mirror.current(), tenant),
+      async serve(served, sessions, version, host) {
         store = served;
-        intercept = forwardNewSessions({
+        const nodeTls = { ca: readFileSync(tls.caFile), serverName: tls.serverName, cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile) };
+        const nodeUrl = async (node: string) => (await servingNodes(etcd)).get(node)?.url;
+        const forward = forwardNewSessions({
           node: options.node,
-          apiKeys: new ApiKeyAuthenticator(served),
+          authenticators: host?.authenticators ?? [new ApiKeyAuthenticator(served)],
           placement: (tenant) => mirror.current().placement[tenant],
-          nodeUrl: async (node) => (await servingNodes(etcd)).get(node)?.url,
-          tls: { ca: readFileSync(tls.caFile), serverName: tls.serverName, cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile) },
+          nodeUrl,
+          tls: nodeTls,
           onLog,
         });
+        if (host) duties = await startTenantDuties({ etcd, node: options.node, current: () => mirror.current(), nodeUrl, tls: nodeTls, onLog, host });
+        const own = duties;
+        intercept = async (req, res) => (await own?.intercept(req, res)) || forward(req, res);
         // The store may have been opened before a change arrived: read the file once more now.
         await served.reload();
         registration = await registerNode(etcd, { name: options.node, url: options.url, version }, sessions, onLog);
       },
       async leave() {
+        await duties?.leave();
         await registration?.close();
         registration = undefined;
       },
       async close() {
+        await duties?.close();
         await registration?.close();
         await mirror.close();
         etcd.close();

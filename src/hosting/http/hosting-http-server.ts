@@ -33,7 +33,18 @@ const LimitsSchema = z.strictObject({
 const HostingHttpServerOptionsSchema = z.strictObject({
   handler: z.custom<RequestHandler>((value) => typeof value === 'function', { error: 'must be a function' }),
   /** Serve HTTPS with this PEM certificate (chain) and key; without it, plain HTTP (behind a TLS proxy, or on loopback). */
-  tls: z.strictObject({ certFile: z.string().min(1), keyFile: z.string().min(1) }).optional(),
+  tls: z
+    .strictObject({
+      certFile: z.string().min(1),
+      keyFile: z.string().min(1),
+      /**
+       * Ask clients for a certificate without requiring one (a cluster node:
+       * the other nodes present theirs, cluster/workspace-transfer.ts checks
+       * it; MCP clients without one connect as before). Default false.
+       */
+      requestCert: z.boolean().optional(),
+    })
+    .optional(),
   limits: LimitsSchema.prefault({}).refine((limits) => limits.headersTimeoutMs <= limits.requestTimeoutMs, {
     error: 'must have headersTimeoutMs at most requestTimeoutMs',
   }),
@@ -77,7 +88,13 @@ export function createHostingHttpServer(options: HostingHttpServerOptions): Http
   const listener = wrap(parsed.handler, parsed.onError ?? (() => {}), limits.keepAliveTimeoutMs);
   const server = parsed.tls
     ? createHttpsServer(
-        { ...common, cert: readPem(parsed.tls.certFile, 'certificate'), key: readPem(parsed.tls.keyFile, 'key'), minVersion: 'TLSv1.2' },
+        {
+          ...common,
+          cert: readPem(parsed.tls.certFile, 'certificate'),
+          key: readPem(parsed.tls.keyFile, 'key'),
+          minVersion: 'TLSv1.2',
+          ...(parsed.tls.requestCert ? { requestCert: true, rejectUnauthorized: false } : {}),
+        },
         listener,
       )
     : createHttpServer(common, listener);

@@ -8,7 +8,7 @@ import type { EgressEvent } from '../../egress/egress-event.js';
 
 /** `abandoned`: no request and no open stream for abandonedSeconds (its client is gone); `tenant`: closed by its tenant (DELETE /sessions/<id>). */
 export type SessionCloseReason =
-  'client' | 'idle' | 'abandoned' | 'max_lifetime' | 'tenant' | 'tenant_removed' | 'key_revoked' | 'admin' | 'shutdown' | 'error';
+  'client' | 'idle' | 'abandoned' | 'max_lifetime' | 'tenant' | 'tenant_removed' | 'tenant_moved' | 'key_revoked' | 'admin' | 'shutdown' | 'error';
 
 export type CallOutcome = 'success' | 'error' | 'cancelled' | 'denied';
 

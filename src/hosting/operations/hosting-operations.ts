@@ -176,7 +176,11 @@ export async function openHostingOperations(flags: HostingOperationsFlags, store
         // The admin API is never among these: it has a listener of its own (attach, below).
         otherPaths: (req) => paths.get(new URL(req.url ?? '/', 'http://localhost').pathname),
         createListener: (handler) => {
-          const listener = http.createHostingHttpServer({ handler, ...(tls ? { tls } : {}) });
+          // A cluster node asks for (never requires) a client certificate: the other nodes prove themselves with theirs.
+          const listener = http.createHostingHttpServer({
+            handler,
+            ...(tls ? { tls: { ...tls, ...(flags.node !== undefined ? { requestCert: true } : {}) } } : {}),
+          });
           if (tls) {
             // SIGHUP (certbot's deploy hook, `kill -HUP`) reads the files again; a pair that cannot serve keeps the old one serving.
             const reloadable = {

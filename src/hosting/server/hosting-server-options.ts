@@ -46,6 +46,12 @@ export const hostingServerOptionsSchema = z.object({
     .string()
     .regex(/^[A-Za-z0-9][A-Za-z0-9-]{0,62}\.$/, { error: 'must be a node name and a dot' })
     .optional(),
+  /**
+   * Whether a tenant's new sessions may open now (a cluster node: not while
+   * the tenant is being moved, cluster/tenant-moves.ts); false answers 503
+   * with Retry-After. Default: always.
+   */
+  admitsTenant: fn<(tenant: string) => boolean>().optional(),
   /** The listening server: TLS and the timeouts of `createHostingHttpServer` (serveHttp's `createListener`). */
   createListener: fn<NonNullable<ServeHttpOptions['createListener']>>().optional(),
   /**

@@ -72,6 +72,8 @@ export class HostingServer {
   readonly #secrets: TenantSecretOpener;
   readonly #onTenantRemoved = (name: string) => void this.#tenantRemoved(name);
   readonly #onKeysRevoked = (ids: string[]) => void this.#keysRevoked(ids);
+  /** Sessions of each tenant being opened now (not listed yet): evictTenant waits for them too. */
+  readonly #opening = new Map<string, number>();
   /** The runtime each live session's container runs on, for the admin API. */
   readonly #sessionRuntimes = new Map<string, string>();
   #runtimes!: RuntimeCatalog;
@@ -293,6 +295,21 @@ export class HostingServer {
   async #openSession(id: string, caller: Principal | undefined): Promise<ServeSession> {
     if (!caller) throw new Error('a hosting session needs an authenticated caller');
     const { tenant } = caller;
+    this.#opening.set(tenant, (this.#opening.get(tenant) ?? 0) + 1);
+    try {
+      return await this.#openAdmitted(id, caller);
+    } finally {
+      const left = (this.#opening.get(tenant) ?? 1) - 1;
+      if (left > 0) this.#opening.set(tenant, left);
+      else this.#opening.delete(tenant);
+    }
+  }
+
+  async #openAdmitted(id: string, caller: Principal): Promise<ServeSession> {
+    const { tenant } = caller;
+    // A cluster node refuses while the tenant moves: no workspace may be mounted here meanwhile. No host named.
+    if (this.#options.admitsTenant?.(tenant) === false)
+      throw new SessionRefusal({ status: 503, message: 'The tenant is being moved; retry shortly', headers: { 'Retry-After': '5' } });
     const limits = this.#limits(tenant);
     if (!limits) throw new SessionRefusal({ status: 401, message: 'Invalid bearer token' });
     if (!this.#usage.countSessionIn(tenant, limits.sessions)) {
@@ -533,6 +550,38 @@ export class HostingServer {
     };
   }
 
+  /**
+   * Ends a tenant's sessions on this server and lets go of its workspace (a
+   * cluster moving or removing it): running calls get up to `drainMs` to
+   * finish, then every session of the tenant closes (`reason`), and its
+   * resources close (containers, egress network, workspace unmounted).
+   * New sessions must be refused meanwhile (`admitsTenant`); sessions that
+   * were opening when it began are waited for and closed too. When
+   * `wanted()` turns false during the drain (the move was given up), it
+   * returns false at once and closes nothing.
+   */
+  async evictTenant(name: string, options: { drainMs?: number; reason?: SessionCloseReason; wanted?: () => boolean } = {}): Promise<boolean> {
+    const mine = () => this.#http.listSessions().filter((session) => session.caller?.tenant === name);
+    const wanted = options.wanted ?? (() => true);
+    const deadline = Date.now() + (options.drainMs ?? 0);
+    // inactiveMs is 0 while a request of the session runs (a call streaming its result).
+    while (Date.now() < deadline && mine().some((session) => session.inactiveMs === 0)) {
+      if (!wanted()) return false;
+      await sleep(100);
+    }
+    if (!wanted()) return false;
+    for (;;) {
+      await Promise.all(mine().map((session) => this.#http.closeSession(session.id, options.reason ?? 'tenant_moved')));
+      const resources = this.#resources.get(name);
+      this.#resources.delete(name);
+      await (await resources?.catch(() => undefined))?.retire();
+      if (mine().length === 0 && !this.#resources.has(name) && !this.#opening.has(name)) break;
+      await sleep(100);
+    }
+    this.#usage.forget(name);
+    return true;
+  }
+
   async #tenantRemoved(name: string): Promise<void> {
     const sessions = this.#http.listSessions().filter((session) => session.caller?.tenant === name);
     await Promise.all(sessions.map((session) => this.#http.closeSession(session.id, 'tenant_removed')));
@@ -586,4 +635,8 @@ function tenantSessionInfo(session: LiveHttpSession<Principal>): TenantSessionIn
 function hosted(session: LiveHttpSession<Principal>): HostedSession {
   const caller = session.caller!;
   return { id: session.id, tenant: caller.tenant, subject: caller.subject, via: caller.via, ageMs: session.ageMs, calls: session.calls };
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
