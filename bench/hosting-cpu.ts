@@ -61,6 +61,7 @@ interface Reading {
   machine: number;
   bench: number;
   mainThread: number;
+  mainThreadWaiting: number;
   attackers: number;
   sandbox: number;
   engine: number;
@@ -72,6 +73,11 @@ export interface CpuShares {
   bench: number;
   /** Of which the main thread: the server's event loop (and B's client). */
   mainThread: number;
+  /**
+   * Seconds per second the main thread was ready to run but waited for a CPU (the kernel's
+   * schedstat): a busy machine's share of the event loop's delay, as opposed to its own work.
+   */
+  mainThreadWaiting: number;
   /** The attacker client processes (bench/hosting-attacker.ts), at the niceness they ran at. */
   attackers: number;
   /** Tenant A's sandbox containers (its CPU group). */
@@ -91,6 +97,7 @@ export function cpuPhase(options: { attackerPids: readonly number[]; sandboxGrou
     machine: machineSeconds(),
     bench: statSeconds(`/proc/${process.pid}/stat`),
     mainThread: statSeconds(`/proc/${process.pid}/task/${process.pid}/stat`),
+    mainThreadWaiting: runQueueSeconds(`/proc/${process.pid}/task/${process.pid}/schedstat`),
     attackers: options.attackerPids.reduce((sum, pid) => sum + statSeconds(`/proc/${pid}/stat`), 0),
     sandbox: cgroupSeconds(options.sandboxGroup),
     engine: engineSeconds(),
@@ -105,6 +112,7 @@ export function cpuPhase(options: { attackerPids: readonly number[]; sandboxGrou
       return {
         bench: rate('bench'),
         mainThread: rate('mainThread'),
+        mainThreadWaiting: rate('mainThreadWaiting'),
         attackers: rate('attackers'),
         sandbox: rate('sandbox'),
         engine: rate('engine'),
@@ -115,10 +123,19 @@ export function cpuPhase(options: { attackerPids: readonly number[]; sandboxGrou
   };
 }
 
+/** The time a thread spent ready to run but waiting for a CPU: schedstat's second field, in ns (0 where the kernel has none). */
+function runQueueSeconds(file: string): number {
+  try {
+    return Number(readFileSync(file, 'utf8').split(' ')[1]) / 1e9;
+  } catch {
+    return 0;
+  }
+}
+
 export function describeShares(shares: CpuShares): string {
   const f = (value: number): string => value.toFixed(2);
   return (
-    `server+B ${f(shares.bench)} (main thread ${f(shares.mainThread)}), attackers ${f(shares.attackers)}, ` +
+    `server+B ${f(shares.bench)} (main thread ${f(shares.mainThread)}, and ${f(shares.mainThreadWaiting)} waiting for a CPU), attackers ${f(shares.attackers)}, ` +
     `A's sandbox ${f(shares.sandbox)}, engine ${f(shares.engine)}, rest of machine ${f(shares.other)} (of ${shares.cores})`
   );
 }
