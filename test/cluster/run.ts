@@ -18,8 +18,9 @@ import { frontChecks } from './checks/front.js';
 import { infrastructureChecks } from './checks/infrastructure.js';
 import { launcherChecks } from './checks/launcher.js';
 import { nodeLossChecks } from './checks/node-loss.js';
+import { operationsChecks } from './checks/operations.js';
 import { stackChecks } from './checks/stack.js';
-import { toolcellChecks } from './checks/toolcell.js';
+import { revocationChecks, toolcellChecks } from './checks/toolcell.js';
 import { CERTS_DIR, type ClusterCheck, type ClusterContext } from './context.js';
 
 const BACKSTOP_MS = 15 * 60_000;
@@ -29,8 +30,10 @@ const checks: ClusterCheck[] = [
   ...etcdChecks,
   ...frontChecks,
   ...launcherChecks,
-  ...nodeLossChecks,
   ...toolcellChecks,
+  ...operationsChecks,
+  ...nodeLossChecks,
+  ...revocationChecks,
 ];
 const only = process.env.CLUSTER_CHECKS === undefined ? undefined : new RegExp(process.env.CLUSTER_CHECKS); // run only the checks whose name matches (formation and teardown always run)
 
@@ -80,6 +83,7 @@ const toolcellDirBefore = existsSync(NODE_TOOLCELL_DIR);
 say('cluster: forming 3 nodes');
 const context = {
   certs: CERTS_DIR,
+  frontCa: '',
   figure: (line: string) => figures.push(line),
   images: { launcher: '', etcd: '', haproxy: '', echo: '', sandbox: '' },
 } as Omit<ClusterContext, 'cluster'> & Partial<Pick<ClusterContext, 'cluster'>>;

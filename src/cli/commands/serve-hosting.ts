@@ -85,7 +85,7 @@ export async function runHostingServe(options: HostingCliOptions): Promise<numbe
           ...(options.maxSessions !== undefined ? { maxSessions: options.maxSessions } : {}),
           maxConcurrentCalls: options.maxConcurrentCalls,
         },
-        ...(cluster ? { node: { name: cluster.node, intercept: cluster.membership.intercept } } : {}),
+        ...(cluster ? { node: { name: cluster.node, intercept: cluster.membership.intercept, readiness: cluster.membership.readiness } } : {}),
         onLog: say,
       });
       const served = hosted;
