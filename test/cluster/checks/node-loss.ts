@@ -59,7 +59,7 @@ export const nodeLossChecks: ClusterCheck[] = [
 
       // Calls running on every node (clients of the fronts that stay), then the node dies.
       const running = tenants.map((tenant) =>
-        runScript(context, { key: tenant.key, fronts: survivors, steps: [shell(`sleep 12; echo survived-${tenant.name}`, 90_000)] }, 180_000),
+        runScript(context, { key: tenant.key, fronts: survivors, steps: [shell(`sleep 12; echo survived-${tenant.name}`, 60_000)] }, 180_000),
       );
       await sleep(5000);
       const killedAt = Date.now();

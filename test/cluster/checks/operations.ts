@@ -44,16 +44,19 @@ export const operationsChecks: ClusterCheck[] = [
       try {
         assert.ok(succeeded(opened, 1), JSON.stringify(opened));
         // The session's sandbox container: its workspace binds come from private mount points, not from the workspace's path.
-        const { stdout: ids } = await context.cluster.docker(node, ['ps', '-q', '--filter', `ancestor=${context.images.sandbox}`]);
+        const { stdout: ids } = await context.cluster.docker(node, ['ps', '-q']);
+        const seen: string[] = [];
         const sources: string[] = [];
         for (const id of ids.split('\n').filter(Boolean)) {
-          const { stdout } = await context.cluster.docker(node, ['inspect', '--format', '{{json .HostConfig.Binds}}', id]);
-          sources.push(...((JSON.parse(stdout) as string[] | null) ?? []).map((bind) => bind.split(':')[0]!));
+          const { stdout } = await context.cluster.docker(node, ['inspect', '--format', '{{.Name}} {{.Config.Image}} {{json .HostConfig.Binds}}', id]);
+          const [name, image, binds] = stdout.trim().split(' ', 3) as [string, string, string];
+          seen.push(`${name} (${image}): ${binds}`);
+          if (name === `/${SERVER}` || image.startsWith('toolcell-swarm-')) continue;
+          sources.push(...((JSON.parse(binds) as string[] | null) ?? []).map((bind) => bind.split(':')[0]!));
         }
-        assert.ok(sources.length > 0, `a sandbox container of ${tenant.name} runs on ${node.hostname}`);
         assert.ok(
           sources.some((source) => source.startsWith('/run/toolcell/mounts/')),
-          `the workspace comes from a private mount point: ${sources.join(' ')}`,
+          `a sandbox of ${tenant.name} on ${node.hostname} mounts its workspace from a private mount point: ${seen.join('; ')}`,
         );
       } finally {
         if (opened.session) await runScript(context, { key: tenant.key, session: opened.session });

@@ -79,7 +79,7 @@ async function operatorFrontCertificate(context: ClusterContext): Promise<{ ca: 
 }
 
 /** The etcd flags of a client in the hub (an operator's machine): every member, the cluster's CA and a client certificate. */
-function etcdFlags(context: ClusterContext, first = 0): string[] {
+export function etcdFlags(context: ClusterContext, first = 0): string[] {
   const nodes = [...context.cluster.nodes.slice(first), ...context.cluster.nodes.slice(0, first)];
   return [
     '--etcd',
@@ -96,12 +96,12 @@ function etcdFlags(context: ClusterContext, first = 0): string[] {
 }
 
 /** `toolcell ARGS…` from the hub namespace. */
-function toolcell(args: string[]): Promise<{ stdout: string; stderr: string }> {
+export function toolcell(args: string[]): Promise<{ stdout: string; stderr: string }> {
   return runCommand('ip', ['netns', 'exec', HUB_NETNS, process.execPath, join(REPO_ROOT, 'dist', 'src', 'cli', 'bin.js'), ...args], { timeoutMs: 60_000 });
 }
 
 /** The server's command on every node, as an operator would give it to deploy.sh. */
-function serverCommand(context: ClusterContext): string[] {
+export function serverCommand(context: ClusterContext): string[] {
   const secrets = '/run/secrets';
   return [
     'serve',
