@@ -48,11 +48,11 @@ export const operationsChecks: ClusterCheck[] = [
         const seen: string[] = [];
         const sources: string[] = [];
         for (const id of ids.split('\n').filter(Boolean)) {
-          const { stdout } = await context.cluster.docker(node, ['inspect', '--format', '{{.Name}} {{.Config.Image}} {{json .HostConfig.Binds}}', id]);
-          const [name, image, binds] = stdout.trim().split(' ', 3) as [string, string, string];
-          seen.push(`${name} (${image}): ${binds}`);
+          const { stdout } = await context.cluster.docker(node, ['inspect', '--format', '{{.Name}} {{.Config.Image}} {{json .Mounts}}', id]);
+          const [name, image, mounts] = stdout.trim().split(' ', 3) as [string, string, string];
+          seen.push(`${name} (${image}): ${mounts}`);
           if (name === `/${SERVER}` || image.startsWith('toolcell-swarm-')) continue;
-          sources.push(...((JSON.parse(binds) as string[] | null) ?? []).map((bind) => bind.split(':')[0]!));
+          sources.push(...((JSON.parse(mounts) as { Type: string; Source: string }[] | null) ?? []).filter((m) => m.Type === 'bind').map((m) => m.Source));
         }
         assert.ok(
           sources.some((source) => source.startsWith('/run/toolcell/mounts/')),
@@ -272,7 +272,8 @@ export const operationsChecks: ClusterCheck[] = [
       }
       // No call that got its session failed; a call refused its session was refused with 503 (its node draining).
       for (const call of finished) {
-        if (call.outcome.error !== undefined) assert.match(call.outcome.error, /503/, `${call.tenant}: refused only as unavailable: ${call.outcome.error}`);
+        if (call.outcome.error !== undefined)
+          assert.match(call.outcome.error, /503|"error":"unavailable"/, `${call.tenant}: refused only as unavailable: ${call.outcome.error}`);
         else assert.ok(succeeded(call.outcome, 1) && call.outcome.results[0]!.text!.includes(`rolled-${call.tenant}`), JSON.stringify(call));
       }
       // Every tenant served throughout: each answer a session or a 503 with Retry-After naming no host, never two tenants refused at once.
