@@ -38,8 +38,6 @@ export const operationsChecks: ClusterCheck[] = [
     async run(context) {
       const tenant = placedTenants()[0]!;
       const node = nodeNamed(context, tenant.node);
-      const { stdout: binds } = await context.cluster.docker(node, ['inspect', '--format', '{{json .HostConfig.Binds}}', SERVER]);
-      assert.ok((JSON.parse(binds) as string[]).includes('/run/toolcell/mounts:/run/toolcell/mounts:rshared'), binds);
       const opened = await runScript(context, { key: tenant.key, steps: [shell('echo private > pm.txt && cat pm.txt')], keep: true });
       try {
         assert.ok(succeeded(opened, 1), JSON.stringify(opened));
@@ -58,6 +56,8 @@ export const operationsChecks: ClusterCheck[] = [
           sources.some((source) => source.startsWith('/run/toolcell/mounts/')),
           `a sandbox of ${tenant.name} on ${node.hostname} mounts its workspace from a private mount point: ${seen.join('; ')}`,
         );
+        const { stdout: binds } = await context.cluster.docker(node, ['inspect', '--format', '{{json .HostConfig.Binds}}', SERVER]);
+        assert.ok((JSON.parse(binds) as string[]).includes('/run/toolcell/mounts:/run/toolcell/mounts:rshared'), binds);
       } finally {
         if (opened.session) await runScript(context, { key: tenant.key, session: opened.session });
       }
