@@ -247,12 +247,18 @@ export const operationsChecks: ClusterCheck[] = [
       );
       const updateMs = Date.now() - started;
       const finished = await Promise.all(calls);
-      // When each node's drain began: its launcher says so (the service's log, with the engine's timestamps).
-      const { stdout: logs } = await context.cluster.docker(manager(context), ['service', 'logs', '--raw', '--timestamps', `${STACK}_server`]);
+      // When each node's drain began: its launcher says so, in its task container's log on its own
+      // engine (`docker service logs` gathers every node's but can wait on tasks whose containers are gone).
       const drainAt = new Map<string, number>();
-      for (const line of logs.split('\n')) {
-        const match = /^(\S+) toolcell-launcher (\S+): stopping: draining/.exec(line);
-        if (match && Date.parse(match[1]!) >= started) drainAt.set(match[2]!, Date.parse(match[1]!));
+      for (const node of context.cluster.nodes) {
+        const { stdout: ids } = await context.cluster.docker(node, ['ps', '-a', '-q', '--filter', `label=com.docker.swarm.service.name=${STACK}_server`]);
+        for (const id of ids.split('\n').filter(Boolean)) {
+          const { stdout: logs } = await context.cluster.docker(node, ['logs', '--timestamps', id], { timeoutMs: 60_000 });
+          for (const line of logs.split('\n')) {
+            const match = /^(\S+) toolcell-launcher (\S+): stopping: draining/.exec(line);
+            if (match && match[2] === node.hostname && Date.parse(match[1]!) >= started) drainAt.set(node.hostname, Date.parse(match[1]!));
+          }
+        }
       }
       const spans: string[] = [];
       for (const node of context.cluster.nodes) {
