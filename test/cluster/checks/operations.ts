@@ -6,6 +6,7 @@
  * without losing a session or a running call.
  */
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { runCommand, waitFor } from '../../helpers/cluster/run-command.js';
 import type { ClusterNode } from '../../helpers/cluster/layout.js';
 import { hubGet, hubServerGet, manager, STACK, type ClusterCheck, type ClusterContext } from '../context.js';
@@ -13,6 +14,34 @@ import { METRICS_PORT, placedTenants } from './toolcell.js';
 import { readStep, runScript, shell, sleep, succeeded, writeStep, type ScriptOutcome } from './sessions.js';
 
 const SERVER = 'toolcell-server';
+
+/**
+ * The service's log lines since `since`, read with --follow until `enough` says so or `ms` pass.
+ * Without --follow, `docker service logs` on engine 20.10 has waited past a minute here for tasks
+ * whose containers were gone (the task history of earlier checks); following streams every
+ * running task's lines at once.
+ */
+function followServiceLog(context: ClusterContext, service: string, since: Date, enough: (lines: string[]) => boolean, ms: number): Promise<string[]> {
+  return new Promise((resolve) => {
+    const child = spawn(
+      'docker',
+      ['-H', `unix://${manager(context).socket}`, 'service', 'logs', '--raw', '--follow', '--since', since.toISOString(), `${STACK}_${service}`],
+      { stdio: ['ignore', 'pipe', 'ignore'] },
+    );
+    let text = '';
+    const finish = () => {
+      clearTimeout(timer);
+      child.kill('SIGKILL');
+      resolve(text.split('\n'));
+    };
+    const timer = setTimeout(finish, ms);
+    child.stdout.on('data', (chunk: Buffer) => {
+      text += chunk.toString();
+      if (enough(text.split('\n'))) finish();
+    });
+    child.on('close', finish);
+  });
+}
 
 function nodeNamed(context: ClusterContext, hostname: string): ClusterNode {
   return context.cluster.nodes.find((node) => node.hostname === hostname)!;
@@ -67,37 +96,32 @@ export const operationsChecks: ClusterCheck[] = [
     name: 'audit lines of every node in one place: docker service logs toolcell_server carries each tenant’s call, with its node',
     async run(context) {
       const calls: { tenant: string; node: string; session: string }[] = [];
+      const since = new Date(Date.now() - 5000);
       for (const tenant of placedTenants()) {
         const got = await runScript(context, { key: tenant.key, steps: [writeStep('audited.txt', `audited ${tenant.name}`)] });
         assert.ok(succeeded(got, 1) && got.session, JSON.stringify(got));
         calls.push({ tenant: tenant.name, node: tenant.node, session: got.session! });
       }
       // The one place: the service's log, gathered by any manager from every node's launcher (which relays its server's audit log).
-      const lines = await waitFor(
-        'every call’s audit line in the service’s log',
-        async () => {
-          const { stdout } = await context.cluster.docker(manager(context), ['service', 'logs', '--raw', `${STACK}_server`], { timeoutMs: 60_000 });
-          const audit = stdout
-            .split('\n')
-            .filter((line) => line.startsWith('{'))
-            .map((line) => {
-              try {
-                return JSON.parse(line) as Record<string, unknown>;
-              } catch {
-                return {};
-              }
-            });
-          const found = calls.map((call) => audit.find((line) => line.session === call.session && line.event === 'tool_call'));
-          return found.every(Boolean) ? (found as Record<string, unknown>[]) : undefined;
-        },
-        60_000,
-        2000,
-      );
-      for (const [index, line] of lines.entries()) {
+      const audit = (text: string[]) =>
+        text
+          .filter((line) => line.startsWith('{'))
+          .map((line) => {
+            try {
+              return JSON.parse(line) as Record<string, unknown>;
+            } catch {
+              return {};
+            }
+          });
+      const found = (text: string[]) => calls.map((call) => audit(text).find((line) => line.session === call.session && line.event === 'tool_call'));
+      const read = await followServiceLog(context, 'server', since, (text) => found(text).every(Boolean), 60_000);
+      const lines = found(read);
+      assert.ok(lines.every(Boolean), `every call's audit line in the service's log: ${JSON.stringify(lines)}`);
+      for (const [index, line] of (lines as Record<string, unknown>[]).entries()) {
         assert.equal(line.node, calls[index]!.node, `the line names its node: ${JSON.stringify(line)}`);
         assert.equal(line.tenant, calls[index]!.tenant);
       }
-      assert.equal(new Set(lines.map((line) => line.node)).size, context.cluster.nodes.length, 'lines of every node');
+      assert.equal(new Set(lines.map((line) => line!.node)).size, context.cluster.nodes.length, 'lines of every node');
     },
   },
   {
