@@ -8,6 +8,7 @@ import { createRuntime, type RuntimeOptions } from '../runtime/runtime.js';
 import { ApiKeyAuthenticator } from './auth/api-key.js';
 import type { Authenticator } from './auth/principal.js';
 import { nodeNameSchema } from './cluster/node-name.js';
+import type { ReadinessCheck } from './health/health-handlers.js';
 import { parsePublicUrl } from './auth/oidc/resource-identifiers.js';
 import { openHostingOperations, type HostingOperations } from './operations/hosting-operations.js';
 import { HostingServer, type HostingServerOptions } from './server/hosting-server.js';
@@ -76,8 +77,9 @@ export const createHostingServerOptionsSchema = z.strictObject({
    * every session id (`<name>.<random>`: the front routes a session's
    * requests on it) and into every audit line; `intercept` sees each request
    * to the tenants' port first and returns true when it answered it (a new
-   * session of a tenant placed on another node, forwarded there). Default:
-   * a single host, none of this.
+   * session of a tenant placed on another node, forwarded there);
+   * `readiness` is what /readyz needs besides the engine (the cluster's
+   * store reachable). Default: a single host, none of this.
    */
   node: z
     .strictObject({
@@ -89,6 +91,7 @@ export const createHostingServerOptionsSchema = z.strictObject({
         .optional(),
       /** Whether a tenant's new sessions may open on this node now (not while it moves); default always. */
       admits: z.custom<(tenant: string) => boolean>((value) => typeof value === 'function', { error: 'must be a function' }).optional(),
+      readiness: z.custom<ReadinessCheck>((value) => typeof value === 'function', { error: 'must be a function' }).optional(),
     })
     .optional(),
   /** A tenants store already open (tests, an embedder with its own): then `tenants` is its file, and closing the server does not close it. */
@@ -139,7 +142,11 @@ export async function createHostingServer(raw: CreateHostingServerOptions): Prom
     if (!options.store) closers.push(() => store.close());
     await mkdir(dataDir, { recursive: true, mode: 0o700 });
     const node = options.node;
-    const operations: HostingOperations = await openHostingOperations({ ...operationFlags, ...(node ? { node: node.name } : {}) }, store, onLog);
+    const operations: HostingOperations = await openHostingOperations(
+      { ...operationFlags, ...(node ? { node: node.name } : {}), ...(node?.readiness ? { readiness: node.readiness } : {}) },
+      store,
+      onLog,
+    );
     closers.push(() => operations.close());
     const prepareWorkspace = await tenantWorkspaces({ dataDir, store, onLog, diskCap: options.diskCap ?? process.getuid?.() === 0, closers });
     // The runtime is the operator's (policy, approval mode, worker pool); its workspace is the data dir, never a tenant's.

@@ -21,6 +21,8 @@ export interface ClusterContext {
   images: ClusterImages;
   /** Where deploy.sh keeps the CA and the certificates (certs/make-certs.sh). */
   certs: string;
+  /** The CA clients check the front's certificate with (deploy.sh made it from the cluster's CA, or the operator gave one). */
+  frontCa: string;
   figure(line: string): void;
 }
 

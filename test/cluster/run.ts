@@ -9,7 +9,7 @@
  * `npm run test:cluster:cleanup`).
  */
 import { existsSync } from 'node:fs';
-import { clusterLeftovers, clusterLoopDevices } from '../helpers/cluster/cleanup.js';
+import { clusterLeftovers, clusterLoopDevices, loopBackings } from '../helpers/cluster/cleanup.js';
 import { formCluster, type Cluster } from '../helpers/cluster/cluster.js';
 import { NODE_TOOLCELL_DIR } from '../helpers/cluster/layout.js';
 import { runCommand } from '../helpers/cluster/run-command.js';
@@ -18,9 +18,10 @@ import { frontChecks } from './checks/front.js';
 import { infrastructureChecks } from './checks/infrastructure.js';
 import { launcherChecks } from './checks/launcher.js';
 import { nodeLossChecks } from './checks/node-loss.js';
+import { operationsChecks } from './checks/operations.js';
 import { stackChecks } from './checks/stack.js';
-import { toolcellChecks } from './checks/toolcell.js';
 import { tenantMoveChecks } from './checks/tenant-move.js';
+import { revocationChecks, toolcellChecks } from './checks/toolcell.js';
 import { CERTS_DIR, type ClusterCheck, type ClusterContext } from './context.js';
 
 const BACKSTOP_MS = 15 * 60_000;
@@ -30,9 +31,11 @@ const checks: ClusterCheck[] = [
   ...etcdChecks,
   ...frontChecks,
   ...launcherChecks,
-  ...nodeLossChecks,
   ...toolcellChecks,
   ...tenantMoveChecks,
+  ...operationsChecks,
+  ...nodeLossChecks,
+  ...revocationChecks,
 ];
 const only = process.env.CLUSTER_CHECKS === undefined ? undefined : new RegExp(process.env.CLUSTER_CHECKS); // run only the checks whose name matches (formation and teardown always run)
 
@@ -82,6 +85,7 @@ const toolcellDirBefore = existsSync(NODE_TOOLCELL_DIR);
 say('cluster: forming 3 nodes');
 const context = {
   certs: CERTS_DIR,
+  frontCa: '',
   figure: (line: string) => figures.push(line),
   images: { launcher: '', etcd: '', haproxy: '', echo: '', sandbox: '' },
 } as Omit<ClusterContext, 'cluster'> & Partial<Pick<ClusterContext, 'cluster'>>;
@@ -105,10 +109,13 @@ if (process.env.CLUSTER_KEEP === '1') {
   process.exit(failed > 0 ? 1 : 0);
 }
 await check('teardown removes everything the harness made; the machine’s own engine is as it was', async () => {
-  const loops = await clusterLoopDevices();
+  // Each of the cluster's loop devices with its backing file: after the cleanup, a device number attached to another file is someone else's.
+  const before = await loopBackings();
+  const loops = (await clusterLoopDevices()).map((device) => [device, before.get(device)] as const);
   await dispose();
   const left = await clusterLeftovers();
-  for (const device of loops) if (existsSync(`/sys/block/${device.slice('/dev/'.length)}/loop/backing_file`)) left.push(`loop device ${device} still attached`);
+  const after = await loopBackings();
+  for (const [device, backing] of loops) if (after.get(device) === backing) left.push(`loop device ${device} still attached`);
   if (left.length > 0) throw new Error(`left on the machine: ${left.join('; ')}`);
   const engineAfter = (await runCommand('docker', ['info', '--format', '{{.Swarm.LocalNodeState}} {{.DockerRootDir}}'])).stdout.trim();
   if (engineAfter !== engineBefore) throw new Error(`the machine's engine changed: ${engineBefore} → ${engineAfter}`);

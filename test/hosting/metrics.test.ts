@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { probeDocker } from '../../src/backends/docker/probe.js';
 import { dockerReadiness } from '../../src/hosting/health/docker-readiness.js';
-import { createReadyzHandler, healthzHandler } from '../../src/hosting/health/health-handlers.js';
+import { allReady, createReadyzHandler, healthzHandler, type ReadinessCheck } from '../../src/hosting/health/health-handlers.js';
 import { HostingMetrics } from '../../src/hosting/metrics/hosting-metrics.js';
 import { parseListenAddress, serveMetrics } from '../../src/hosting/metrics/serve-metrics.js';
 import type { RequestHandler } from '../../src/hosting/http/request-handler.js';
@@ -122,4 +122,31 @@ test('parseListenAddress reads PORT, HOST:PORT and [IPv6]:PORT', (t) => {
   t.deepEqual(parseListenAddress('0.0.0.0:9100'), { host: '0.0.0.0', port: 9100 });
   t.deepEqual(parseListenAddress('[::1]:9100'), { host: '::1', port: 9100 });
   for (const bad of ['', 'x', '99999', 'host:', ':1:2']) t.throws(() => parseListenAddress(bad), { instanceOf: RangeError }, bad);
+});
+
+test('a cluster node: every series carries its node label, and a bad node name is refused naming the option', async (t) => {
+  const metrics = new HostingMetrics({ node: 'node-2', liveSessions: () => 1, processMetrics: true });
+  countEvents(metrics);
+  const text = await metrics.registry.metrics();
+  const series = text.split('\n').filter((line) => line.startsWith('toolcell_'));
+  t.true(series.length > 10);
+  t.deepEqual(
+    series.filter((line) => !line.includes('node="node-2"')),
+    [],
+  );
+  t.regex(text, /^toolcell_tool_calls_total\{tenant="acme",outcome="success",node="node-2"\} 2$/m);
+  t.throws(() => new HostingMetrics({ node: 'a.b' }), { message: /node/ });
+});
+
+test('allReady: ready only when every check is, with every check named; a check that throws is not ready', async (t) => {
+  const up: ReadinessCheck = async () => ({ ready: true, checks: { engine: { ok: true } } });
+  const cut: ReadinessCheck = async () => ({ ready: false, checks: { cluster: { ok: false, detail: 'etcd out of reach' } } });
+  const broken: ReadinessCheck = async () => {
+    throw new Error('boom');
+  };
+  t.deepEqual(await allReady(up)(), { ready: true, checks: { engine: { ok: true } } });
+  t.deepEqual(await allReady(up, cut)(), { ready: false, checks: { engine: { ok: true }, cluster: { ok: false, detail: 'etcd out of reach' } } });
+  const failed = await allReady(up, broken)();
+  t.false(failed.ready);
+  t.regex(JSON.stringify(failed.checks), /boom/);
 });

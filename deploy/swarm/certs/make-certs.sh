@@ -8,6 +8,8 @@
 # Swarm keeps encrypted in its Raft log and hands only to the tasks that
 # name it, on a tmpfs.
 #   make-certs.sh DIR [MEMBER…]        (default members: etcd1 etcd2 etcd3)
+# With FRONT_SANS (e.g. "DNS:toolcell-front,IP:10.0.0.1"), also front.pem for the front's clients
+# (TLS at the front), made again whenever the names it should carry change.
 # Keys are EC P-256; certificates last 825 days. Rotation: make new files,
 # create secrets under new names, `docker service update --secret-rm/--secret-add`.
 set -euo pipefail
@@ -46,5 +48,13 @@ for m in "${members[@]}"; do
 done
 # The toolcell servers: clients of etcd, and servers to one another (a session forwarded to the tenant's node).
 sign toolcell-server "DNS:toolcell-server,DNS:localhost,IP:127.0.0.1" "serverAuth,clientAuth"
+if [[ -n ${FRONT_SANS:-} ]]; then
+  [[ $FRONT_SANS =~ ^(DNS|IP):[A-Za-z0-9.:*-]+(,(DNS|IP):[A-Za-z0-9.:*-]+)*$ ]] || { echo "make-certs: bad FRONT_SANS" >&2; exit 2; }
+  # openssl prints the names as "DNS:a, IP Address:b": compare in that form.
+  want=$(sed -e 's/,/, /g' -e 's/IP:/IP Address:/g' <<<"$FRONT_SANS")
+  have=$(openssl x509 -in front.pem -noout -ext subjectAltName 2>/dev/null | tail -n +2 | sed 's/^ *//' || true)
+  [[ $have == "$want" ]] || rm -f front.pem front-key.pem
+  sign front "$FRONT_SANS" "serverAuth"
+fi
 rm -f ca.srl
 echo "made in $dir: ca.pem, ${members[*]/%/.pem}, toolcell-server.pem (and their -key.pem)"

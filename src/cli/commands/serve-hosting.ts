@@ -85,7 +85,11 @@ export async function runHostingServe(options: HostingCliOptions): Promise<numbe
           ...(options.maxSessions !== undefined ? { maxSessions: options.maxSessions } : {}),
           maxConcurrentCalls: options.maxConcurrentCalls,
         },
-        ...(cluster ? { node: { name: cluster.node, intercept: cluster.membership.intercept, admits: cluster.membership.admits } } : {}),
+        ...(cluster
+          ? {
+              node: { name: cluster.node, intercept: cluster.membership.intercept, admits: cluster.membership.admits, readiness: cluster.membership.readiness },
+            }
+          : {}),
         onLog: say,
       });
       const served = hosted;

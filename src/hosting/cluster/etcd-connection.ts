@@ -3,6 +3,7 @@ import { Etcd3 } from 'etcd3';
 import { z } from 'zod';
 import { parseOptions } from '../../contracts/parse-options.js';
 import { errorMessage, ToolcellError, ToolErrorType } from '../../errors.js';
+import type { ReadinessCheck } from '../health/health-handlers.js';
 
 /**
  * How a toolcell server or command reaches the cluster's etcd (the shared
@@ -47,4 +48,36 @@ export function connectEtcd(raw: EtcdConnectionOptions): Etcd3 {
     // No unary call waits forever on a cluster that lost its quorum; watches are streams and stay open.
     defaultCallOptions: (context) => (context.isStream ? {} : { deadline: Date.now() + 10_000 }),
   });
+}
+
+/** How long a readiness read of etcd may take before the node counts as cut off from it. */
+const REACHABLE_WITHIN_MS = 1_500;
+
+/**
+ * /readyz's part in a cluster: ready while a linearizable read of `key`
+ * answers within 1.5 s (the read needs the members' quorum, so a node cut
+ * off from it, or a cluster without one, is not ready). A node that cannot
+ * reach the shared state would serve stale tenants and keys, and could not
+ * learn of a revocation: the front then sends it no new session, while its
+ * sessions' requests (liveness) are still served. Never throws.
+ */
+export function etcdReadiness(etcd: Etcd3, key: string): ReadinessCheck {
+  return async () => {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${REACHABLE_WITHIN_MS} ms`)), REACHABLE_WITHIN_MS);
+    });
+    try {
+      const read = etcd
+        .get(key)
+        .options({ deadline: Date.now() + REACHABLE_WITHIN_MS })
+        .exists();
+      await Promise.race([read, late]);
+      return { ready: true, checks: { cluster: { ok: true, detail: 'etcd answers' } } };
+    } catch (error) {
+      return { ready: false, checks: { cluster: { ok: false, detail: `etcd out of reach: ${errorMessage(error)}` } } };
+    } finally {
+      clearTimeout(timer);
+    }
+  };
 }

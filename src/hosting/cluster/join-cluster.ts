@@ -6,7 +6,9 @@ import { errorMessage, ToolcellError, ToolErrorType } from '../../errors.js';
 import { ApiKeyAuthenticator } from '../auth/api-key.js';
 import type { Authenticator } from '../auth/principal.js';
 import type { TenantStore } from '../tenants/tenant-store.js';
-import { connectEtcd, etcdConnectionSchema } from './etcd-connection.js';
+import type { ReadinessCheck } from '../health/health-handlers.js';
+import { CLUSTER_TENANTS_KEY } from './cluster-tenants.js';
+import { connectEtcd, etcdConnectionSchema, etcdReadiness } from './etcd-connection.js';
 import { forwardNewSessions } from './forward-new-session.js';
 import { nodeNameSchema } from './node-name.js';
 import { registerNode, servingNodes } from './node-registry.js';
@@ -33,6 +35,8 @@ export type JoinClusterOptions = z.input<typeof joinClusterSchema>;
 export interface ClusterMembership {
   /** createHostingServer's `node.intercept`: a new session of a tenant placed elsewhere goes to its node. */
   intercept(req: IncomingMessage, res: ServerResponse): Promise<boolean>;
+  /** createHostingServer's `node.readiness`: not ready while etcd is out of reach (etcd-connection.ts). */
+  readiness: ReadinessCheck;
   /**
    * Once the server listens: the tenants store to reload on each change, and
    * the node announced as serving. With `host` (the server, its data folder
@@ -83,6 +87,7 @@ export async function joinCluster(raw: JoinClusterOptions): Promise<ClusterMembe
     return {
       intercept: (req, res) => intercept?.(req, res) ?? Promise.resolve(false),
       admits: (tenant) => !tenantOnHold(mirror.current(), tenant),
+      readiness: etcdReadiness(etcd, CLUSTER_TENANTS_KEY),
       async serve(served, sessions, version, host) {
         store = served;
         const nodeTls = { ca: readFileSync(tls.caFile), serverName: tls.serverName, cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile) };

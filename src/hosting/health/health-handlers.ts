@@ -10,6 +10,14 @@ export interface Readiness {
 /** A readiness check; it must not throw, but a throw is taken as not ready. */
 export type ReadinessCheck = () => Promise<Readiness>;
 
+/** One check made of several, run side by side: ready when every one is, with every one's checks. */
+export function allReady(...checks: ReadinessCheck[]): ReadinessCheck {
+  return async () => {
+    const results = await Promise.all(checks.map((check) => check().catch((error: unknown) => failed(error))));
+    return { ready: results.every((result) => result.ready), checks: Object.assign({}, ...results.map((result) => result.checks)) as Readiness['checks'] };
+  };
+}
+
 /** `GET /healthz`: 200 while the process can answer at all. Says nothing else. */
 export const healthzHandler: RequestHandler = (req, res) => {
   if (req.method !== 'GET' && req.method !== 'HEAD') return sendMethodNotAllowed(res, ['GET', 'HEAD']);

@@ -30,6 +30,11 @@ const HostingMetricsOptionsSchema = z.strictObject({
   logVolumes: z.custom<LogVolumes>((value) => typeof value === 'function', { error: 'must be a function' }).optional(),
   /** Also the process's own metrics (RSS, CPU, event-loop lag, GC), prefixed `toolcell_process_`… as prom-client names them. */
   processMetrics: z.boolean().default(true),
+  /** In a cluster: this node's name, a `node` label on every series, so that every node's numbers stay apart wherever they are gathered. */
+  node: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9-]{0,62}$/, { error: 'must be a node name (letters, digits, dashes)' })
+    .optional(),
 });
 
 export type HostingMetricsOptions = z.input<typeof HostingMetricsOptionsSchema>;
@@ -58,6 +63,7 @@ export class HostingMetrics implements HostingObserver {
 
   constructor(options: HostingMetricsOptions = {}) {
     const parsed = parseOptions(HostingMetricsOptionsSchema, options, 'HostingMetrics');
+    if (parsed.node !== undefined) this.registry.setDefaultLabels({ node: parsed.node });
     const registers = [this.registry];
     this.#calls = new Counter({
       name: 'toolcell_tool_calls_total',

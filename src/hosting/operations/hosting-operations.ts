@@ -3,6 +3,7 @@ import type { Server as HttpsServer } from 'node:https';
 import { ToolErrorType, ToolcellError, errorMessage, isToolcellError } from '../../errors.js';
 import { isLoopbackHost } from '../../mcp/server/http-guard.js';
 import type { HostingServer, HostingServerOptions } from '../server/hosting-server.js';
+import type { ReadinessCheck } from '../health/health-handlers.js';
 import type { HostingObserver } from './hosting-events.js';
 import type { PublicUrl } from '../auth/oidc/resource-identifiers.js';
 import type { Authenticator } from '../auth/principal.js';
@@ -32,8 +33,10 @@ export interface HostingOperationsFlags extends Omit<HostingOperationsFlagValues
    * its host. Without it the server does not know its public name.
    */
   publicUrl?: PublicUrl;
-  /** In a cluster: this node's name, in every audit line (AuditLog's `node`). */
+  /** In a cluster: this node's name, in every audit line (AuditLog's `node`) and as every metric's `node` label. */
   node?: string;
+  /** In a cluster: what else /readyz needs besides the engine (the shared store reachable), so the front sends no new session here without it. */
+  readiness?: ReadinessCheck;
 }
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
@@ -77,6 +80,7 @@ export async function openHostingOperations(flags: HostingOperationsFlags, store
   const parts: HostingObserver[] = [];
   let server: HostingServer | undefined;
   const stopping = (): boolean => server?.draining ?? false;
+  const ready = flags.readiness ? health.allReady(health.dockerReadiness(), flags.readiness) : health.dockerReadiness();
   try {
     // Checked before anything starts: a bad address is a usage error, not a server that started without its admin API.
     const adminListen = flags.admin !== undefined ? metrics.parseListenAddress(flags.admin) : undefined;
@@ -98,6 +102,7 @@ export async function openHostingOperations(flags: HostingOperationsFlags, store
     if (flags.metrics !== undefined) {
       // One container per session: the live session count is the live container count.
       hostingMetrics = new metrics.HostingMetrics({
+        ...(flags.node !== undefined ? { node: flags.node } : {}),
         liveSessions: () => server?.listSessions().length ?? 0,
         liveContainers: () => server?.listSessions().length ?? 0,
         queuedCalls: () => server?.queuedCalls ?? 0,
@@ -113,7 +118,7 @@ export async function openHostingOperations(flags: HostingOperationsFlags, store
     const authenticators: Authenticator[] = [];
     const paths = new Map<string, Handler>([
       ['/healthz', health.healthzHandler],
-      ['/readyz', health.createReadyzHandler({ check: health.dockerReadiness(), detail: false, stopping })],
+      ['/readyz', health.createReadyzHandler({ check: ready, detail: false, stopping })],
     ]);
     let challenge: string | undefined;
     if (flags.oidcIssuer !== undefined) {
@@ -153,7 +158,7 @@ export async function openHostingOperations(flags: HostingOperationsFlags, store
       // Opened before the server starts: a port that cannot be had stops the start, before any container or tenant is served.
       const listen = metrics.parseListenAddress(flags.metrics);
       metricsListener = await metrics
-        .serveMetrics({ metrics: hostingMetrics, host: listen.host, port: listen.port, ready: health.dockerReadiness(), stopping })
+        .serveMetrics({ metrics: hostingMetrics, host: listen.host, port: listen.port, ready, stopping })
         .catch((error: unknown) => {
           throw new ListenerFailure('--metrics', flags.metrics!, error);
         });

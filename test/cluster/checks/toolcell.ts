@@ -8,13 +8,13 @@
  * every node within 2 s.
  */
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { HUB_NETNS, REPO_ROOT } from '../../helpers/cluster/layout.js';
+import { HUB_NETNS, REPO_ROOT, STATE_ROOT } from '../../helpers/cluster/layout.js';
 import { loadImages, saveImages } from '../../helpers/cluster/images.js';
 import { runCommand, waitFor } from '../../helpers/cluster/run-command.js';
 import { ensureServerImage } from '../../helpers/cluster/server-image.js';
-import { CERTS_DIR, hubProbe, hubServerGet, manager, SERVER_PORT, type ClusterCheck, type ClusterContext } from '../context.js';
+import { CERTS_DIR, FRONT_PORT, hubGet, hubProbe, hubServerGet, manager, SERVER_PORT, type ClusterCheck, type ClusterContext } from '../context.js';
 import { fronts } from './front.js';
 import { runDeployScript } from './stack.js';
 
@@ -22,9 +22,64 @@ const SERVER = 'toolcell-server';
 const TENANTS = ['alpha', 'beta', 'gamma'];
 const keys = new Map<string, string>();
 const placement = new Map<string, string>();
+/** Each node's metrics listener (`--metrics`), on the node's address: what Prometheus scrapes (deploy/swarm/DESIGN.md, Operations). */
+export const METRICS_PORT = 9464;
+/** The server's audit log on each node, which the launcher relays to the service's log. */
+export const AUDIT_FILE = '/var/lib/toolcell/audit.log';
+
+/** The tenants the checks placed, one per node: name → key and node. */
+export function placedTenants(): { name: string; key: string; node: string }[] {
+  return TENANTS.filter((name) => keys.has(name) && placement.has(name)).map((name) => ({ name, key: keys.get(name)!, node: placement.get(name)! }));
+}
+
+/** An operator's own CA and a certificate for the front from it, naming every node's address (deploy.sh --front-cert/--front-key). */
+async function operatorFrontCertificate(context: ClusterContext): Promise<{ ca: string; cert: string; key: string }> {
+  const dir = join(STATE_ROOT, 'operator-front');
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const at = (name: string) => join(dir, name);
+  const sans = ['DNS:mcp.example.test', ...context.cluster.nodes.map((node) => `IP:${node.address}`)].join(',');
+  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'];
+  await runCommand('openssl', [
+    'req',
+    '-x509',
+    ...ec,
+    '-keyout',
+    at('ca-key.pem'),
+    '-out',
+    at('ca.pem'),
+    '-days',
+    '2',
+    '-subj',
+    '/CN=operator CA',
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign',
+  ]);
+  await runCommand('openssl', ['req', ...ec, '-keyout', at('front-key.pem'), '-out', at('front.csr'), '-subj', '/CN=mcp.example.test']);
+  await writeFile(at('ext'), `subjectAltName=${sans}\nextendedKeyUsage=serverAuth\n`);
+  await runCommand('openssl', [
+    'x509',
+    '-req',
+    '-in',
+    at('front.csr'),
+    '-CA',
+    at('ca.pem'),
+    '-CAkey',
+    at('ca-key.pem'),
+    '-CAcreateserial',
+    '-days',
+    '2',
+    '-extfile',
+    at('ext'),
+    '-out',
+    at('front.pem'),
+  ]);
+  return { ca: at('ca.pem'), cert: at('front.pem'), key: at('front-key.pem') };
+}
 
 /** The etcd flags of a client in the hub (an operator's machine): every member, the cluster's CA and a client certificate. */
-function etcdFlags(context: ClusterContext, first = 0): string[] {
+export function etcdFlags(context: ClusterContext, first = 0): string[] {
   const nodes = [...context.cluster.nodes.slice(first), ...context.cluster.nodes.slice(0, first)];
   return [
     '--etcd',
@@ -41,12 +96,12 @@ function etcdFlags(context: ClusterContext, first = 0): string[] {
 }
 
 /** `toolcell ARGS…` from the hub namespace. */
-function toolcell(args: string[]): Promise<{ stdout: string; stderr: string }> {
+export function toolcell(args: string[]): Promise<{ stdout: string; stderr: string }> {
   return runCommand('ip', ['netns', 'exec', HUB_NETNS, process.execPath, join(REPO_ROOT, 'dist', 'src', 'cli', 'bin.js'), ...args], { timeoutMs: 60_000 });
 }
 
 /** The server's command on every node, as an operator would give it to deploy.sh. */
-function serverCommand(context: ClusterContext): string[] {
+export function serverCommand(context: ClusterContext): string[] {
   const secrets = '/run/secrets';
   return [
     'serve',
@@ -78,6 +133,8 @@ function serverCommand(context: ClusterContext): string[] {
     `https://@NODE_ADDRESS@:${SERVER_PORT}`,
     '--drain-seconds',
     '30',
+    '--metrics',
+    `0.0.0.0:${METRICS_PORT}`,
   ];
 }
 
@@ -101,7 +158,22 @@ export const toolcellChecks: ClusterCheck[] = [
       const loadMs = await Promise.all(context.cluster.nodes.map((node) => loadImages(node, archive)));
       context.figure(`server image: built or found and loaded into 3 nodes at once in ${Date.now() - started} ms (load ${loadMs.join(', ')} ms)`);
       const deployedAt = Date.now();
-      await runDeployScript(context, { TOOLCELL_SERVER_IMAGE: image, TOOLCELL_SERVER_CMD: JSON.stringify(serverCommand(context)) });
+      // As an operator would: the front serves clients the operator's own certificate.
+      const front = await operatorFrontCertificate(context);
+      await runDeployScript(
+        context,
+        { TOOLCELL_SERVER_IMAGE: image, TOOLCELL_SERVER_CMD: JSON.stringify(serverCommand(context)), TOOLCELL_AUDIT_FILE: AUDIT_FILE },
+        ['--front-cert', front.cert, '--front-key', front.key],
+      );
+      context.frontCa = front.ca;
+      // The fronts roll to the new certificate one node at a time: each serves it, checked against the operator's CA.
+      for (const node of context.cluster.nodes)
+        await waitFor(
+          `the front on ${node.hostname} serving the operator's certificate`,
+          async () => ((await hubGet(`https://${node.address}:${FRONT_PORT}/healthz`, ['--cacert', front.ca])).status === 200 ? true : undefined),
+          180_000,
+          1000,
+        );
       for (const node of context.cluster.nodes) {
         await waitFor(
           `toolcell serving on ${node.hostname}`,
@@ -162,7 +234,7 @@ export const toolcellChecks: ClusterCheck[] = [
         const home = placement.get(name)!;
         const got = await hubProbe<{ session: string; shell: string; file: string; written: string; requests: string[] }>(
           'mcp-tenant',
-          [keys.get(name)!, ...frontList],
+          [context.frontCa, keys.get(name)!, ...frontList],
           300_000,
         );
         assert.match(got.shell, /shell-42/, `${name}'s shell call: ${got.shell}`);
@@ -188,6 +260,10 @@ export const toolcellChecks: ClusterCheck[] = [
       }
     },
   },
+];
+
+/** Last of the real server's checks: it revokes a tenant's key. */
+export const revocationChecks: ClusterCheck[] = [
   {
     name: 'a key revoked through one etcd member is refused by every node within 2 s (each node opened a session with it before: its own, or forwarded)',
     async run(context) {

@@ -1,19 +1,22 @@
 /**
  * Run in the hub namespace (a client of the cluster): opens MCP-like
  * sessions through the fronts and checks where their later requests land.
- *   node front-sessions.js open  FRONTS N          → {"sessions":[{"id","node"}…], "failures":[…]}
- *   node front-sessions.js follow FRONTS FILE K    → {"answers":[{"id","status","node","retryAfter","body"}…]}
- * FRONTS: comma-separated host:port, one picked at random per request.
+ *   node front-sessions.js open  CA FRONTS N          → {"sessions":[{"id","node"}…], "failures":[…]}
+ *   node front-sessions.js follow CA FRONTS FILE K    → {"answers":[{"id","status","node","retryAfter","body"}…]}
+ * FRONTS: comma-separated host:port, one picked at random per request; HTTPS, the front's
+ * certificate checked against the CA file.
  * Each request has its own time limit; the whole run is bounded by N or K.
  */
 import { readFileSync } from 'node:fs';
+import { tlsFetch } from './tls-fetch.js';
 
-const [mode, frontList, arg1, arg2] = process.argv.slice(2);
+const [mode, ca, frontList, arg1, arg2] = process.argv.slice(2);
+const fetchTls = tlsFetch({ ca: readFileSync(ca!) });
 const fronts = (frontList ?? '').split(',').filter(Boolean);
 const pick = () => fronts[Math.floor(Math.random() * fronts.length)]!;
 
 async function post(front: string, session?: string) {
-  const response = await fetch(`http://${front}/mcp`, {
+  const response = await fetchTls(`https://${front}/mcp`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...(session !== undefined ? { 'mcp-session-id': session } : {}) },
     body: '{"jsonrpc":"2.0","id":1,"method":"ping"}',
@@ -75,6 +78,6 @@ if (mode === 'open') {
   }
   process.stdout.write(JSON.stringify({ answers }));
 } else {
-  process.stderr.write('usage: front-sessions.js open FRONTS N | follow FRONTS FILE K\n');
+  process.stderr.write('usage: front-sessions.js open CA FRONTS N | follow CA FRONTS FILE K\n');
   process.exitCode = 2;
 }

@@ -3,13 +3,16 @@
  * the real MCP SDK client. Every request of the session goes to the next
  * front in turn (a fetch that rotates the address), so each is routed by a
  * different node's HAProxy; only the session's own node knows the session.
- *   node mcp-tenant.js KEY FRONT_ADDR…
+ *   node mcp-tenant.js CA KEY FRONT_ADDR…   (HTTPS, the front's certificate checked against CA)
  * → {"session","shell","file","requests":[front addr per request]}
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { readFileSync } from 'node:fs';
+import { tlsFetch } from './tls-fetch.js';
 
-const [key, ...fronts] = process.argv.slice(2) as [string, ...string[]];
+const [ca, key, ...fronts] = process.argv.slice(2) as [string, string, ...string[]];
+const fetchTls = tlsFetch({ ca: readFileSync(ca) });
 const requests: string[] = [];
 let turn = 0;
 const rotating: typeof fetch = (input, init) => {
@@ -17,10 +20,10 @@ const rotating: typeof fetch = (input, init) => {
   requests.push(front);
   const url = new URL(input instanceof Request ? input.url : String(input));
   url.host = front;
-  return fetch(url, init);
+  return fetchTls(url, init);
 };
 
-const transport = new StreamableHTTPClientTransport(new URL(`http://${fronts[0]}/mcp`), {
+const transport = new StreamableHTTPClientTransport(new URL(`https://${fronts[0]}/mcp`), {
   requestInit: { headers: { Authorization: `Bearer ${key}` } },
   fetch: rotating,
 });

@@ -48,14 +48,19 @@ const minor = (dev: bigint) => Number((dev & 0xffn) | ((dev >> 12n) & ~0xffn));
 export async function clusterLoopDevices(): Promise<string[]> {
   const files = await nodeFiles();
   if (files.size === 0) return [];
+  return [...(await loopBackings())].filter(([, backing]) => files.has(backing)).map(([device]) => device);
+}
+
+/**
+ * Every attached loop device and its backing file as `maj:min/inode`. The
+ * machine is shared: a device number the cluster freed may be attached again
+ * by someone else at once, so a device is the cluster's only while its
+ * backing file is.
+ */
+export async function loopBackings(): Promise<Map<string, string>> {
   const { stdout } = await tryCommand('losetup', ['--list', '--json', '--output', 'NAME,BACK-INO,BACK-MAJ:MIN']);
   const listed = stdout.trim() === '' ? [] : ((JSON.parse(stdout) as { loopdevices?: Record<string, unknown>[] }).loopdevices ?? []);
-  const devices: string[] = [];
-  for (const device of listed) {
-    const majMin = String(device['back-maj:min'] ?? '').trim();
-    if (files.has(`${majMin}/${String(device['back-ino'])}`)) devices.push(String(device.name));
-  }
-  return devices;
+  return new Map(listed.map((device) => [String(device.name), `${String(device['back-maj:min'] ?? '').trim()}/${String(device['back-ino'])}`]));
 }
 
 async function mountsUnder(dir: string): Promise<string[]> {
@@ -89,12 +94,19 @@ export async function removeClusterLeftovers(): Promise<string[]> {
     }
   }
 
+  const backings = await loopBackings();
   for (const device of await clusterLoopDevices()) {
-    // The filesystems on it were in the nodes' mount namespaces, which are gone: it detaches.
+    // The filesystems on it were in the nodes' mount namespaces, which are going: it detaches. A
+    // device still in use when asked detaches once its last user is gone (autoclear): wait for that.
+    const ours = backings.get(device);
     await waitFor(
       `${device} to detach`,
-      async () => ((await tryCommand('losetup', ['-d', device])).ok || !existsSync(`/sys/block/${device.slice(5)}/loop`) ? true : undefined),
-      20_000,
+      async () => {
+        await tryCommand('losetup', ['-d', device]);
+        return (await loopBackings()).get(device) !== ours ? true : undefined;
+      },
+      30_000,
+      250,
     );
     removed.push(`loop device ${device}`);
   }
