@@ -11,8 +11,8 @@ import { join } from 'node:path';
 import { tenantSlug } from '../../../src/hosting/tenants/disk/tenant-slug.js';
 import { HUB_NETNS, REPO_ROOT } from '../../helpers/cluster/layout.js';
 import { runCommand, waitFor } from '../../helpers/cluster/run-command.js';
-import { CERTS_DIR, hubProbe, type ClusterCheck, type ClusterContext } from '../context.js';
-import { fronts } from './front.js';
+import { CERTS_DIR, type ClusterCheck, type ClusterContext } from '../context.js';
+import { readStep, runScript, succeeded, writeStep } from './sessions.js';
 
 const TENANT = 'mover';
 
@@ -35,9 +35,9 @@ function toolcell(args: string[], timeoutMs = 60_000): Promise<{ stdout: string;
   return runCommand('ip', ['netns', 'exec', HUB_NETNS, process.execPath, join(REPO_ROOT, 'dist', 'src', 'cli', 'bin.js'), ...args], { timeoutMs });
 }
 
-/** A probe that may meet a node whose copy of the tenants lags by a moment (a watch: milliseconds): tried again for 30 s. */
-function retried<T>(what: string, probe: () => Promise<T>): Promise<T> {
-  return waitFor(what, () => probe().catch(() => undefined), 30_000, 1000);
+/** A probe that may meet a node whose copy of the tenants lags by a moment (a watch: milliseconds): tried again for 60 s. */
+function retried<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {
+  return waitFor(what, () => probe().catch(() => undefined), 60_000, 2000);
 }
 
 export const tenantMoveChecks: ClusterCheck[] = [
@@ -46,11 +46,12 @@ export const tenantMoveChecks: ClusterCheck[] = [
     async run(context) {
       const [from, to] = context.cluster.nodes;
       const key = (await toolcell(['tenant', 'add', TENANT, '--node', from!.hostname, '--limit', 'diskBytes=64m', ...etcdFlags(context)])).stdout.trim();
-      const frontList = fronts(context).split(',');
-      const before = await retried('a session of the new tenant', () =>
-        hubProbe<{ session: string; written: string; file: string }>('mcp-tenant', [key, ...frontList], 300_000),
-      );
-      assert.ok(before.session.startsWith(`${from!.hostname}.`), `its session ${before.session} is on ${from!.hostname}`);
+      const content = `written on ${from!.hostname} before the move\n`;
+      const before = await retried('a session of the new tenant', async () => {
+        const got = await runScript(context, { key, steps: [writeStep('note.txt', content)] });
+        return succeeded(got, 1) ? got : undefined;
+      });
+      assert.ok(before.session?.startsWith(`${from!.hostname}.`), `its session ${before.session} is on ${from!.hostname}`);
       const image = join(realpathSync(join(from!.dir, 'toolcell', 'hosting')), 'disk-images', `${tenantSlug(TENANT)}.ext4`);
       assert.ok(existsSync(image), `its disk image is on ${from!.hostname}`);
 
@@ -60,11 +61,12 @@ export const tenantMoveChecks: ClusterCheck[] = [
       assert.equal(moved.stdout.trim(), to!.hostname, moved.stderr);
       assert.ok(!existsSync(image), `the old copy on ${from!.hostname} is deleted`);
 
-      const after = await retried('a session after the move', () =>
-        hubProbe<{ session: string; file: string }>('tenant-read', [key, frontList[2] ?? frontList[0]!, 'note.txt'], 120_000),
-      );
-      assert.ok(after.session.startsWith(`${to!.hostname}.`), `its new session ${after.session} is on ${to!.hostname}`);
-      assert.ok(after.file.includes(before.written), `the file written before the move reads the same: ${after.file}`);
+      const after = await retried('a session after the move', async () => {
+        const got = await runScript(context, { key, steps: [readStep('note.txt')] }, 120_000);
+        return succeeded(got, 1) ? got : undefined;
+      });
+      assert.ok(after.session?.startsWith(`${to!.hostname}.`), `its new session ${after.session} is on ${to!.hostname}`);
+      assert.ok(after.results[0]!.text?.includes(content.trim()), `the file written before the move reads the same: ${after.results[0]!.text}`);
     },
   },
 ];
