@@ -103,6 +103,18 @@ test('build-images.sh refuses bad arguments before it builds anything', async (t
   }
 });
 
+test('build-images.sh refuses a Node older than 20.19, naming the version it found', async (t) => {
+  // This machine's real node, made to report an older version (NODE_OPTIONS reaches the script's `node -p`).
+  const dir = await mkdtemp(join(tmpdir(), 'toolcell-old-node-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const older = join(dir, 'older.cjs');
+  await writeFile(older, "Object.defineProperty(process, 'versions', { value: { ...process.versions, node: '20.18.1' } });\n");
+  const { code, stdout, stderr } = await buildImages(['--node', process.execPath], { NODE_OPTIONS: `--require ${older}` });
+  t.is(code, 2);
+  t.regex(stderr, /Node 20\.18\.1 at .*: toolcell needs >= 20\.19/);
+  t.is(stdout, '');
+});
+
 test('build-images.sh says so when the engine does not answer', async (t) => {
   const { code, stderr } = await buildImages(['--tag', 'never-built']);
   t.is(code, 2);
