@@ -1,8 +1,9 @@
 #!/bin/bash
 # Deploys toolcell onto the Swarm this Docker client talks to (a manager):
 #   deploy/swarm/deploy.sh [--stack toolcell] [--certs DIR] [--etcd-nodes A,B,C] [--front-port 443] [--server-port 8080]
-#                          [--front-cert FILE --front-key FILE] [--front-name NAME]…
-# DRAFT for issue 26: `toolcell swarm deploy` will do the same. What it does, each step idempotent:
+#                          [--front-cert FILE --front-key FILE] [--front-name NAME]… [--tag TAG]
+#                          [--server-arg ARG]… [--etcd-addresses A,B,C] [--print-server-cmd]
+# What it does, each step idempotent:
 #   1. labels three nodes toolcell-etcd=etcd1..3 (the given ones, else the first three by name)
 #      unless some node already carries each label;
 #   2. makes the TLS material (certs/make-certs.sh) in DIR when missing there, and creates each
@@ -15,13 +16,32 @@
 #      --front-name, said on stderr (clients then need DIR/ca.pem); a Swarm secret named by its
 #      content, so a new certificate rolls the fronts one node at a time;
 #   5. docker stack deploy -c stack.yml.
-# Images: the TOOLCELL_*_IMAGE variables, which must name images present on every node.
+# Images: TOOLCELL_LAUNCHER_IMAGE, TOOLCELL_SERVER_IMAGE, TOOLCELL_ETCD_IMAGE, TOOLCELL_HAPROXY_IMAGE,
+# each by default toolcell-swarm-<launcher|server|etcd|haproxy>:TAG (TAG: --tag, else package.json's
+# version), what build-images.sh makes; every image must be on every node (build-images.sh --load-on,
+# or a registry).
+# The server's command: TOOLCELL_SERVER_CMD (a JSON array; "[]" is the image's own), by default
+#   serve --http 0.0.0.0:<server-port> --tenants /var/lib/toolcell/tenants.json
+#         --data-dir /var/lib/toolcell/hosting --audit /var/lib/toolcell/audit.log
+#         --tls-cert/--tls-key /run/secrets/toolcell-server(-key).pem
+#         --etcd https://<etcd1's node>:2379,… (the labelled nodes' Swarm addresses, or --etcd-addresses)
+#         --etcd-ca/--etcd-cert/--etcd-key /run/secrets/… --etcd-server-name etcd
+#         --node-url https://@NODE_ADDRESS@:<server-port>   (the launcher puts each node's address there)
+# with each --server-arg appended (to a given TOOLCELL_SERVER_CMD too), e.g. --server-arg --metrics
+# --server-arg 0.0.0.0:9464. With the default command, TOOLCELL_AUDIT_FILE defaults to its --audit.
+# --print-server-cmd prints the server's command (JSON) and exits, changing nothing (with
+# --etcd-addresses it does not even ask the Swarm).
 set -euo pipefail
+shopt -s inherit_errexit # a failure inside $(…) stops the script too
 here=$(dirname "$(readlink -f "$0")")
 stack=toolcell certs=${HOME:-/root}/.toolcell/swarm-certs etcd_nodes="" front_port=443 server_port=8080
 front_cert="" front_key="" front_names=()
+tag="" server_args=() etcd_addresses="" print_server_cmd=false
+fail() { echo "deploy: $*" >&2; exit 2; }
 while [[ $# -gt 0 ]]; do
   case $1 in
+    --stack | --certs | --etcd-nodes | --front-port | --server-port | --front-cert | --front-key | --front-name | --tag | --server-arg | --etcd-addresses)
+      [[ $# -ge 2 ]] || fail "$1 needs a value" ;;&
     --stack) stack=$2; shift 2 ;;
     --certs) certs=$2; shift 2 ;;
     --etcd-nodes) etcd_nodes=$2; shift 2 ;;
@@ -30,6 +50,10 @@ while [[ $# -gt 0 ]]; do
     --front-cert) front_cert=$2; shift 2 ;;
     --front-key) front_key=$2; shift 2 ;;
     --front-name) front_names+=("$2"); shift 2 ;;
+    --tag) tag=$2; shift 2 ;;
+    --server-arg) server_args+=("$2"); shift 2 ;;
+    --etcd-addresses) etcd_addresses=$2; shift 2 ;;
+    --print-server-cmd) print_server_cmd=true; shift ;;
     *) echo "deploy: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -46,10 +70,83 @@ fi
 for name in "${front_names[@]}"; do
   [[ $name =~ ^[A-Za-z0-9*]([A-Za-z0-9.-]{0,252})$ ]] || { echo "deploy: bad --front-name $name" >&2; exit 2; }
 done
-for v in TOOLCELL_LAUNCHER_IMAGE TOOLCELL_SERVER_IMAGE TOOLCELL_ETCD_IMAGE TOOLCELL_HAPROXY_IMAGE; do
-  [[ -n ${!v:-} ]] || { echo "deploy: set $v to an image present on every node" >&2; exit 2; }
+[[ $front_port =~ ^[0-9]{1,5}$ && $front_port -ge 1 && $front_port -le 65535 ]] || fail "bad --front-port $front_port"
+[[ $server_port =~ ^[0-9]{1,5}$ && $server_port -ge 1 && $server_port -le 65535 ]] || fail "bad --server-port $server_port"
+
+# Images: what build-images.sh makes, unless the TOOLCELL_*_IMAGE variables say otherwise.
+if [[ -z $tag ]]; then
+  tag=$(sed -n 's/^  "version": *"\([^"]*\)".*/\1/p' "$here/../../package.json" 2>/dev/null | head -n 1)
+  [[ -n $tag ]] || fail "no package.json beside deploy/swarm to take the images' tag from: give --tag TAG or the TOOLCELL_*_IMAGE variables"
+fi
+[[ $tag =~ ^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$ ]] || fail "bad --tag '$tag'"
+for name in launcher server etcd haproxy; do
+  v=TOOLCELL_${name^^}_IMAGE
+  [[ -n ${!v:-} ]] || export "$v=toolcell-swarm-$name:$tag"
 done
-[[ $(docker info --format '{{.Swarm.ControlAvailable}}') == true ]] || { echo "deploy: this Docker engine is not a Swarm manager" >&2; exit 2; }
+
+# The server's command: TOOLCELL_SERVER_CMD when set (it wins), else the standard one; --server-arg appended.
+for arg in "${server_args[@]}"; do
+  [[ $arg != *[$'\x01'-$'\x08'$'\x0b'-$'\x1f'$'\x7f']* ]] || fail "control character in --server-arg"
+done
+json_string() { # one JSON string of $1 (--server-arg has no control characters but tab and newline)
+  local s=$1
+  s=${s//\\/\\\\}
+  s=${s//\"/\\\"}
+  s=${s//$'\t'/\\t}
+  s=${s//$'\n'/\\n}
+  printf '"%s"' "$s"
+}
+json_array() { # a JSON array of the arguments
+  local out="" arg
+  for arg in "$@"; do out+=${out:+,}$(json_string "$arg"); done
+  printf '[%s]' "$out"
+}
+if [[ -n $etcd_addresses ]]; then
+  IFS=, read -r -a given_addresses <<<"$etcd_addresses"
+  [[ ${#given_addresses[@]} -eq 3 ]] || fail "--etcd-addresses needs three addresses (A,B,C)"
+  for addr in "${given_addresses[@]}"; do
+    [[ $addr =~ ^[A-Za-z0-9]([A-Za-z0-9.-]{0,252})$ || $addr =~ ^\[[0-9A-Fa-f:]+\]$ ]] || fail "bad --etcd-addresses entry '$addr' (a host name or IP address)"
+  done
+fi
+default_server_cmd=false
+[[ -n ${TOOLCELL_SERVER_CMD+set} ]] || default_server_cmd=true
+if ! $default_server_cmd && [[ ${#server_args[@]} -gt 0 ]]; then
+  # Appended inside the given array's closing bracket; the launcher checks the result is an array of strings.
+  given=$(printf '%s' "$TOOLCELL_SERVER_CMD" | tr -d '\n')
+  [[ $given =~ ^[[:space:]]*\[(.*)\][[:space:]]*$ ]] || fail "TOOLCELL_SERVER_CMD is not a JSON array"
+  inner=${BASH_REMATCH[1]}
+  extra=$(json_array "${server_args[@]}")
+  extra=${extra:1:-1}
+  if [[ $inner =~ ^[[:space:]]*$ ]]; then TOOLCELL_SERVER_CMD="[$extra]"; else TOOLCELL_SERVER_CMD="[$inner,$extra]"; fi
+  export TOOLCELL_SERVER_CMD
+fi
+# The etcd members' addresses the servers dial: the labelled nodes' Swarm addresses (etcd publishes 2379 in host mode there).
+node_address() {
+  local addr
+  addr=$(docker node inspect --format '{{.Status.Addr}}' "$1") || fail "no Swarm node $1"
+  if [[ -z $addr || $addr == 0.0.0.0 ]]; then # some engines say 0.0.0.0 for the leader: its manager address then
+    addr=$(docker node inspect --format '{{with .ManagerStatus}}{{.Addr}}{{end}}' "$1")
+    addr=${addr%:*}
+  fi
+  [[ -n $addr ]] || fail "no address for Swarm node $1"
+  printf '%s' "$addr"
+}
+standard_server_cmd() { # the etcd nodes' addresses as arguments
+  local s=/run/secrets etcd="" addr
+  for addr in "$@"; do etcd+=${etcd:+,}https://$addr:2379; done
+  json_array serve --http "0.0.0.0:$server_port" --tenants /var/lib/toolcell/tenants.json \
+    --data-dir /var/lib/toolcell/hosting --audit /var/lib/toolcell/audit.log \
+    --tls-cert "$s/toolcell-server.pem" --tls-key "$s/toolcell-server-key.pem" \
+    --etcd "$etcd" --etcd-ca "$s/toolcell-ca.pem" --etcd-cert "$s/toolcell-server.pem" --etcd-key "$s/toolcell-server-key.pem" \
+    --etcd-server-name etcd --node-url "https://@NODE_ADDRESS@:$server_port" "${server_args[@]}"
+}
+if $print_server_cmd && { ! $default_server_cmd || [[ -n $etcd_addresses ]]; }; then
+  if $default_server_cmd; then standard_server_cmd "${given_addresses[@]}"; else printf '%s' "$TOOLCELL_SERVER_CMD"; fi
+  echo
+  exit 0
+fi
+
+[[ $(docker info --format '{{.Swarm.ControlAvailable}}' 2>/dev/null) == true ]] || fail "this Docker engine is not a Swarm manager (or does not answer): run deploy.sh on a manager, or set DOCKER_HOST to one"
 
 # 1. etcd placement.
 if [[ -z $etcd_nodes ]]; then
@@ -57,12 +154,37 @@ if [[ -z $etcd_nodes ]]; then
 fi
 IFS=, read -r -a chosen <<<"$etcd_nodes"
 [[ ${#chosen[@]} -eq 3 ]] || { echo "deploy: etcd needs three nodes (--etcd-nodes A,B,C)" >&2; exit 2; }
+if $print_server_cmd; then # the nodes step 1 would label, without labelling them
+  addresses=()
+  for i in 1 2 3; do
+    labelled=$(docker node ls -q --filter "node.label=toolcell-etcd=etcd$i" | head -n 1)
+    addr=$(node_address "${labelled:-${chosen[$((i - 1))]}}")
+    addresses+=("$addr")
+  done
+  standard_server_cmd "${addresses[@]}"
+  echo
+  exit 0
+fi
 for i in 1 2 3; do
   label=etcd$i
   if [[ -z $(docker node ls -q --filter "node.label=toolcell-etcd=$label") ]]; then
     docker node update --label-add "toolcell-etcd=$label" "${chosen[$((i - 1))]}" >/dev/null
   fi
 done
+if $default_server_cmd; then
+  if [[ -n $etcd_addresses ]]; then
+    addresses=("${given_addresses[@]}")
+  else
+    addresses=()
+    for i in 1 2 3; do
+      labelled=$(docker node ls -q --filter "node.label=toolcell-etcd=etcd$i" | head -n 1)
+      addr=$(node_address "$labelled")
+      addresses+=("$addr")
+    done
+  fi
+  TOOLCELL_SERVER_CMD=$(standard_server_cmd "${addresses[@]}")
+  export TOOLCELL_SERVER_CMD TOOLCELL_AUDIT_FILE=${TOOLCELL_AUDIT_FILE-/var/lib/toolcell/audit.log}
+fi
 
 # 2. TLS secrets.
 "$here/certs/make-certs.sh" "$certs" etcd1 etcd2 etcd3 >/dev/null

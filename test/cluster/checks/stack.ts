@@ -69,6 +69,8 @@ export const stackChecks: ClusterCheck[] = [
       const started = Date.now();
       const said = await runDeployScript(context, {
         TOOLCELL_SERVER_IMAGE: context.images.echo,
+        // The stand-in's own command (deploy.sh's default is toolcell's).
+        TOOLCELL_SERVER_CMD: '[]',
         TOOLCELL_SERVER_ENV: JSON.stringify([
           `PORT=${SERVER_PORT}`,
           'TLS_CERT=/run/secrets/toolcell-server.pem',

@@ -100,7 +100,10 @@ export function toolcell(args: string[]): Promise<{ stdout: string; stderr: stri
   return runCommand('ip', ['netns', 'exec', HUB_NETNS, process.execPath, join(REPO_ROOT, 'dist', 'src', 'cli', 'bin.js'), ...args], { timeoutMs: 60_000 });
 }
 
-/** The server's command on every node, as an operator would give it to deploy.sh. */
+/** What the checks add to deploy.sh's default server command (its --server-arg). */
+const SERVER_ARGS = ['--approval', 'yolo', '--drain-seconds', '30', '--metrics', `0.0.0.0:${METRICS_PORT}`];
+
+/** The server's command on every node: deploy.sh's default (checked against it when deploying) and SERVER_ARGS. */
 export function serverCommand(context: ClusterContext): string[] {
   const secrets = '/run/secrets';
   return [
@@ -111,8 +114,6 @@ export function serverCommand(context: ClusterContext): string[] {
     '/var/lib/toolcell/tenants.json',
     '--data-dir',
     '/var/lib/toolcell/hosting',
-    '--approval',
-    'yolo',
     '--audit',
     '/var/lib/toolcell/audit.log',
     '--tls-cert',
@@ -131,10 +132,7 @@ export function serverCommand(context: ClusterContext): string[] {
     'etcd',
     '--node-url',
     `https://@NODE_ADDRESS@:${SERVER_PORT}`,
-    '--drain-seconds',
-    '30',
-    '--metrics',
-    `0.0.0.0:${METRICS_PORT}`,
+    ...SERVER_ARGS,
   ];
 }
 
@@ -160,11 +158,17 @@ export const toolcellChecks: ClusterCheck[] = [
       const deployedAt = Date.now();
       // As an operator would: the front serves clients the operator's own certificate.
       const front = await operatorFrontCertificate(context);
-      await runDeployScript(
-        context,
-        { TOOLCELL_SERVER_IMAGE: image, TOOLCELL_SERVER_CMD: JSON.stringify(serverCommand(context)), TOOLCELL_AUDIT_FILE: AUDIT_FILE },
-        ['--front-cert', front.cert, '--front-key', front.key],
+      // deploy.sh's default server command (etcd on the labelled nodes' addresses) is the one this harness means.
+      const serverArgs = SERVER_ARGS.flatMap((arg) => ['--server-arg', arg]);
+      const printed = await runCommand(
+        'bash',
+        [join(REPO_ROOT, 'deploy', 'swarm', 'deploy.sh'), '--print-server-cmd', '--server-port', String(SERVER_PORT), ...serverArgs],
+        { env: { DOCKER_HOST: `unix://${manager(context).socket}` } },
       );
+      assert.deepEqual(JSON.parse(printed.stdout), serverCommand(context));
+      // No TOOLCELL_SERVER_CMD nor TOOLCELL_AUDIT_FILE: deploy.sh's defaults, as the README has an operator deploy.
+      const said = await runDeployScript(context, { TOOLCELL_SERVER_IMAGE: image }, ['--front-cert', front.cert, '--front-key', front.key, ...serverArgs]);
+      assert.doesNotMatch(said, /no --front-cert/);
       context.frontCa = front.ca;
       // The fronts roll to the new certificate one node at a time: each serves it, checked against the operator's CA.
       for (const node of context.cluster.nodes)
