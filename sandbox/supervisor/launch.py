@@ -43,8 +43,10 @@ be the command's for an instant, in which the new command's child could
 signal its reaper.)
 """
 
+import errno
 import os
 import signal
+import time
 
 import identity
 
@@ -55,6 +57,10 @@ SETPRIV = "/usr/bin/setpriv"
 _DEFAULT_SIGNALS = (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGCHLD)
 # Empty before the exec, so that not even a uid-0 command starts with a capability.
 _NO_CAPABILITIES = ("--inh-caps=-all", "--bounding-set=-all")
+# Right after a storm of processes is killed, the pids limit still counts its exiting processes
+# for a moment: the next command's spawn failed with EAGAIN although none of the storm was left
+# (seen under load in kill-process-tree.test.ts). Tried again for about 0.8 s before failing.
+_EAGAIN_PAUSES = (0.01, 0.02, 0.05, 0.1, 0.2, 0.4)
 _LOG_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_APPEND | os.O_CLOEXEC
 
 
@@ -95,15 +101,21 @@ def spawn_command(spec, user, stdio, call_group=None):
         groups = "--clear-groups" if call_group is None else f"--groups={call_group}"
         argv = [SETPRIV, f"--reuid={uid}", f"--regid={gid}", groups, *_NO_CAPABILITIES, "--", SHELL, "-c", spec["command"]]
         stdio_actions = [(os.POSIX_SPAWN_DUP2, fd, target) for target, fd in enumerate(stdio)]
-        return os.posix_spawn(
-            SETPRIV,
-            argv,
-            spec["env"],
-            file_actions=stdio_actions,
-            setsid=True,
-            setsigmask=(),
-            setsigdef=_DEFAULT_SIGNALS,
-        )
+        for pause in (*_EAGAIN_PAUSES, None):
+            try:
+                return os.posix_spawn(
+                    SETPRIV,
+                    argv,
+                    spec["env"],
+                    file_actions=stdio_actions,
+                    setsid=True,
+                    setsigmask=(),
+                    setsigdef=_DEFAULT_SIGNALS,
+                )
+            except OSError as error:
+                if error.errno != errno.EAGAIN or pause is None:
+                    raise
+                time.sleep(pause)
     except (OSError, ValueError) as error:
         raise SpawnError(f"{step}: {error}") from None
     finally:
