@@ -11,7 +11,6 @@ import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { request } from 'node:https';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -19,6 +18,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { cliPath } from './cli.js';
 import type { TestEtcd } from './etcd.js';
+import { freePort } from './free-port.js';
 import { releaseLeftDisks } from './hosting-cli.js';
 
 interface Teardown {
@@ -38,16 +38,6 @@ export interface ClusterNode {
   start(): Promise<void>;
   /** Sends `signal` and waits for the exit. */
   stop(signal?: NodeJS.Signals): Promise<void>;
-}
-
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const port = (server.address() as { port: number }).port;
-  server.close();
-  await once(server, 'close');
-  return port;
 }
 
 /**

@@ -9,12 +9,12 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestFn } from 'ava';
 import { connectEtcd, type EtcdConnectionOptions } from '../../src/hosting/cluster/etcd-connection.js';
 import { packageRoot } from '../../src/paths.js';
+import { freePort } from './free-port.js';
 import { missingRequirement } from './missing-requirement.js';
 
 export interface TestEtcd {
@@ -51,16 +51,6 @@ export function requireEtcd<Context>(test: TestFn<Context>, label: string): Test
     failure: 'no etcd binary (Debian: apt-get install etcd-server; .ci/docker.sh installs it)',
     reason: `${label}: skipped: no etcd binary (apt-get install etcd-server)`,
   });
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const port = (server.address() as { port: number }).port;
-  server.close();
-  await once(server, 'close');
-  return port;
 }
 
 /** Makes the throwaway CA and certificates with the Swarm's own script. */

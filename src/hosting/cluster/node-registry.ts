@@ -1,7 +1,8 @@
-import type { Etcd3, Lease } from 'etcd3';
+import type { Etcd3 } from 'etcd3';
 import { z } from 'zod';
 import { ToolcellError, ToolErrorType } from '../../errors.js';
 import type { ClusterTenants } from './cluster-tenants.js';
+import { keepLeasedRecord } from './leased-record.js';
 import { nodeNameSchema } from './node-name.js';
 
 /**
@@ -11,8 +12,6 @@ import { nodeNameSchema } from './node-name.js';
  * placement never picks it and forwarding says 503 instead of waiting on it.
  */
 export const NODES_PREFIX = '/toolcell/nodes/';
-const LEASE_SECONDS = 10;
-const REFRESH_MS = 3_000;
 
 const nodeRecordSchema = z.strictObject({
   name: nodeNameSchema,
@@ -27,41 +26,18 @@ const nodeRecordSchema = z.strictObject({
 export type NodeRecord = z.infer<typeof nodeRecordSchema>;
 
 /** Registers this node until `close()`; the record is refreshed every 3 s with `sessions()`. */
-export async function registerNode(
+export function registerNode(
   etcd: Etcd3,
   record: Omit<NodeRecord, 'sessions'>,
   sessions: () => number,
   onLog: (message: string) => void,
 ): Promise<{ close(): Promise<void> }> {
-  const key = `${NODES_PREFIX}${record.name}`;
-  let closed = false;
-  // A lease lost (etcd unreachable past its 10 s) is dead for good: the next refresh takes a new one.
-  const newLease = (): Lease => {
-    const made = etcd.lease(LEASE_SECONDS, { autoKeepAlive: true });
-    made.on('lost', (error) => {
-      if (closed) return;
-      onLog(`cluster: the registration of this node lapsed (${error.message}); registering again`);
-      if (lease === made) lease = newLease();
-    });
-    return made;
-  };
-  let lease = newLease();
-  const put = async () => {
-    await lease.put(key).value(JSON.stringify({ ...record, sessions: sessions() }));
-  };
-  await put();
-  const timer = setInterval(() => {
-    if (!closed) put().catch((error: Error) => onLog(`cluster: cannot refresh this node's record: ${error.message}`));
-  }, REFRESH_MS);
-  timer.unref();
-  return {
-    async close() {
-      closed = true;
-      clearInterval(timer);
-      // Revoking the lease removes the record at once: placement stops choosing this node now, not in 10 s.
-      await lease.revoke().catch(() => {});
-    },
-  };
+  return keepLeasedRecord(etcd, {
+    key: `${NODES_PREFIX}${record.name}`,
+    render: () => JSON.stringify({ ...record, sessions: sessions() }),
+    what: "this node's registration",
+    onLog,
+  });
 }
 
 /** The nodes serving now, by name. A record that does not parse is skipped (a newer version's, say). */

@@ -1,5 +1,6 @@
-import type { Etcd3, Lease } from 'etcd3';
+import type { Etcd3 } from 'etcd3';
 import { z } from 'zod';
+import { keepLeasedRecord } from './leased-record.js';
 import { nodeNameSchema } from './node-name.js';
 
 /**
@@ -12,8 +13,6 @@ import { nodeNameSchema } from './node-name.js';
  * not in it: that one is read for every forwarded session and stays small.
  */
 export const SESSIONS_PREFIX = '/toolcell/sessions/';
-const LEASE_SECONDS = 10;
-const REFRESH_MS = 3_000;
 export const MAX_SESSIONS = 500;
 
 const summarySchema = z.strictObject({
@@ -49,37 +48,11 @@ export interface ClusterSession {
 }
 
 /** A hosting server's session as it lists them (HostingServer.listSessions). */
-interface LocalSession {
-  id: string;
-  tenant: string;
-  subject: string;
-  via: 'api_key' | 'oidc';
-  ageMs: number;
-  calls: number;
-  runtime?: string;
-}
+type LocalSession = Omit<ClusterSession, 'node'>;
 
 /** Publishes this node's sessions until `close()` (which removes them at once). */
-export async function publishSessions(
-  etcd: Etcd3,
-  node: string,
-  list: () => LocalSession[],
-  onLog: (message: string) => void,
-): Promise<{ close(): Promise<void> }> {
-  const key = `${SESSIONS_PREFIX}${node}`;
-  let closed = false;
-  const newLease = (): Lease => {
-    const made = etcd.lease(LEASE_SECONDS, { autoKeepAlive: true });
-    made.on('lost', () => {
-      if (closed || lease !== made) return;
-      lease = newLease();
-      last = '';
-    });
-    return made;
-  };
-  let lease = newLease();
-  let last = '';
-  const put = async () => {
+export function publishSessions(etcd: Etcd3, node: string, list: () => LocalSession[], onLog: (message: string) => void): Promise<{ close(): Promise<void> }> {
+  const render = () => {
     const now = Date.now();
     // Opened-at to the second: a session's record then changes only when its calls do.
     const all = list().map((session) => ({
@@ -91,23 +64,9 @@ export async function publishSessions(
       calls: session.calls,
       ...(session.runtime !== undefined ? { runtime: session.runtime } : {}),
     }));
-    const text = JSON.stringify({ node, sessions: all.slice(0, MAX_SESSIONS), more: Math.max(0, all.length - MAX_SESSIONS) });
-    if (text === last) return;
-    await lease.put(key).value(text);
-    last = text;
+    return JSON.stringify({ node, sessions: all.slice(0, MAX_SESSIONS), more: Math.max(0, all.length - MAX_SESSIONS) });
   };
-  await put();
-  const timer = setInterval(() => {
-    if (!closed) put().catch((error: Error) => onLog(`cluster: cannot publish this node's sessions: ${error.message}`));
-  }, REFRESH_MS);
-  timer.unref();
-  return {
-    async close() {
-      closed = true;
-      clearInterval(timer);
-      await lease.revoke().catch(() => {});
-    },
-  };
+  return keepLeasedRecord(etcd, { key: `${SESSIONS_PREFIX}${node}`, render, what: "this node's sessions", onLog });
 }
 
 /** Every serving node's sessions, oldest first; `more` counts those the nodes left out. A record that does not parse is skipped. */

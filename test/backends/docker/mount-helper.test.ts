@@ -19,7 +19,8 @@ async function childPids(): Promise<number[]> {
   return lists.flatMap((text) => text.split(/\s+/).filter(Boolean).map(Number));
 }
 
-async function folders(t: import('ava').ExecutionContext, count: number): Promise<{ source: string; targets: string[] }> {
+/** A source folder (a marker inside), open; `count` empty targets; a helper: all removed after the test. */
+async function setUp(t: import('ava').ExecutionContext, count: number): Promise<{ source: string; fd: number; targets: string[]; helper: MountHelper }> {
   const root = await mkdtemp(join(tmpdir(), 'toolcell-mount-helper-'));
   t.teardown(() => rm(root, { recursive: true, force: true }));
   const source = join(root, 'source');
@@ -27,18 +28,18 @@ async function folders(t: import('ava').ExecutionContext, count: number): Promis
   await writeFile(join(source, 'marker'), 'the checked folder\n');
   const targets = Array.from({ length: count }, (_, i) => join(root, `target-${i}`));
   await Promise.all(targets.map((target) => mkdir(target)));
-  return { source, targets };
-}
-
-test.serial('every mount goes through one helper process, and each caller gets its own answer', async (t) => {
-  if (!isRoot) return t.pass('mounts need root');
-  const { source, targets } = await folders(t, 12);
   const folder = await open(source, 'r');
   t.teardown(() => folder.close());
   const helper = new MountHelper();
   t.teardown(() => helper.close());
+  return { source, fd: folder.fd, targets, helper };
+}
+
+test.serial('every mount goes through one helper process, and each caller gets its own answer', async (t) => {
+  if (!isRoot) return t.pass('mounts need root');
+  const { fd, targets, helper } = await setUp(t, 12);
   const before = new Set(await childPids());
-  await Promise.all(targets.map((target) => helper.bindDescriptor(folder.fd, target)));
+  await Promise.all(targets.map((target) => helper.bindDescriptor(fd, target)));
   const started = (await childPids()).filter((pid) => !before.has(pid));
   t.is(started.length, 1, `one helper for 12 mounts, not a child each: ${started.join(' ')}`);
   for (const target of targets) t.is(await readFile(join(target, 'marker'), 'utf8'), 'the checked folder\n');
@@ -48,14 +49,10 @@ test.serial('every mount goes through one helper process, and each caller gets i
 
 test.serial("a failing mount answers its caller with mount's reason, and the next request still works", async (t) => {
   if (!isRoot) return t.pass('mounts need root');
-  const { source, targets } = await folders(t, 1);
-  const folder = await open(source, 'r');
-  t.teardown(() => folder.close());
-  const helper = new MountHelper();
-  t.teardown(() => helper.close());
-  const error = await t.throwsAsync(helper.bindDescriptor(folder.fd, join(source, 'no-such-folder')));
+  const { source, fd, targets, helper } = await setUp(t, 1);
+  const error = await t.throwsAsync(helper.bindDescriptor(fd, join(source, 'no-such-folder')));
   t.regex(error?.message ?? '', /\S/, 'a reason');
-  await helper.bindDescriptor(folder.fd, targets[0]!);
+  await helper.bindDescriptor(fd, targets[0]!);
   t.is(await readFile(join(targets[0]!, 'marker'), 'utf8'), 'the checked folder\n');
   await helper.detach(targets[0]!);
 });
@@ -76,23 +73,19 @@ test.serial('request lines cannot be forged: paths with spaces, newlines or quot
 
 test.serial('a helper that dies fails what it had not answered, and the next request starts a new one', async (t) => {
   if (!isRoot) return t.pass('mounts need root');
-  const { source, targets } = await folders(t, 1);
-  const folder = await open(source, 'r');
-  t.teardown(() => folder.close());
-  const helper = new MountHelper();
-  t.teardown(() => helper.close());
+  const { fd, targets, helper } = await setUp(t, 1);
   const before = new Set(await childPids());
-  await helper.bindDescriptor(folder.fd, targets[0]!);
+  await helper.bindDescriptor(fd, targets[0]!);
   await helper.detach(targets[0]!);
   const [first] = (await childPids()).filter((pid) => !before.has(pid));
   t.truthy(first);
   process.kill(first!, 'SIGKILL');
   // Whether this request reached the dead helper or a new one, it ends: an answer or the reason.
-  await helper.bindDescriptor(folder.fd, targets[0]!).then(
+  await helper.bindDescriptor(fd, targets[0]!).then(
     () => helper.detach(targets[0]!),
     (error: Error) => t.regex(error.message, /mount helper: exited/),
   );
-  await helper.bindDescriptor(folder.fd, targets[0]!);
+  await helper.bindDescriptor(fd, targets[0]!);
   t.is(await readFile(join(targets[0]!, 'marker'), 'utf8'), 'the checked folder\n', 'a new helper mounted it');
   await helper.detach(targets[0]!);
 });

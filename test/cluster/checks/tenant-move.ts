@@ -9,31 +9,12 @@ import assert from 'node:assert/strict';
 import { existsSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { tenantSlug } from '../../../src/hosting/tenants/disk/tenant-slug.js';
-import { HUB_NETNS, REPO_ROOT } from '../../helpers/cluster/layout.js';
-import { runCommand, waitFor } from '../../helpers/cluster/run-command.js';
-import { CERTS_DIR, type ClusterCheck, type ClusterContext } from '../context.js';
+import { waitFor } from '../../helpers/cluster/run-command.js';
+import type { ClusterCheck } from '../context.js';
 import { readStep, runScript, succeeded, writeStep } from './sessions.js';
+import { etcdFlags, toolcell } from './toolcell.js';
 
 const TENANT = 'mover';
-
-function etcdFlags(context: ClusterContext): string[] {
-  return [
-    '--etcd',
-    context.cluster.nodes.map((node) => `https://${node.address}:2379`).join(','),
-    '--etcd-ca',
-    join(CERTS_DIR, 'ca.pem'),
-    '--etcd-cert',
-    join(CERTS_DIR, 'toolcell-server.pem'),
-    '--etcd-key',
-    join(CERTS_DIR, 'toolcell-server-key.pem'),
-    '--etcd-server-name',
-    'etcd',
-  ];
-}
-
-function toolcell(args: string[], timeoutMs = 60_000): Promise<{ stdout: string; stderr: string }> {
-  return runCommand('ip', ['netns', 'exec', HUB_NETNS, process.execPath, join(REPO_ROOT, 'dist', 'src', 'cli', 'bin.js'), ...args], { timeoutMs });
-}
 
 /** A probe that may meet a node whose copy of the tenants lags by a moment (a watch: milliseconds): tried again for 60 s. */
 function retried<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {

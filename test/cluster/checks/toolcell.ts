@@ -96,8 +96,8 @@ export function etcdFlags(context: ClusterContext, first = 0): string[] {
 }
 
 /** `toolcell ARGS…` from the hub namespace. */
-export function toolcell(args: string[]): Promise<{ stdout: string; stderr: string }> {
-  return runCommand('ip', ['netns', 'exec', HUB_NETNS, process.execPath, join(REPO_ROOT, 'dist', 'src', 'cli', 'bin.js'), ...args], { timeoutMs: 60_000 });
+export function toolcell(args: string[], timeoutMs = 60_000): Promise<{ stdout: string; stderr: string }> {
+  return runCommand('ip', ['netns', 'exec', HUB_NETNS, process.execPath, join(REPO_ROOT, 'dist', 'src', 'cli', 'bin.js'), ...args], { timeoutMs });
 }
 
 /** What the checks add to deploy.sh's default server command (its --server-arg). */
