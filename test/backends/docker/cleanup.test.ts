@@ -6,6 +6,7 @@ import anyTest from 'ava';
 import { spawn } from 'node:child_process';
 import { hostname } from 'node:os';
 import { removeLeftoverContainers } from '../../../src/backends/docker/cleanup.js';
+import type { DockerSession } from '../../../src/backends/docker/docker-session.js';
 import { createEngineClient } from '../../../src/backends/docker/engine.js';
 import { sandboxImageTag } from '../../../src/backends/docker/image.js';
 import { LABELS, ownerLabels } from '../../../src/backends/docker/labels.js';
@@ -72,8 +73,10 @@ test.serial('close() removes every container of the backend, spares included', a
   const session = await backend.openSession({ sessionId: sessionId('close'), workspaceRoot });
   await session.spawn({ command: 'sleep 100', cwd: '.', env: {}, mode: 'pty' });
   const ours = await containersWithLabel(LABELS.backend, backend.backendId);
-  t.true(ours.length >= 1);
-  const labels = (await createEngineClient().getContainer(ours[0]!).inspect()).Config.Labels;
+  // The session's own container: a spare may be retired and replaced between the listing and an inspect.
+  const own = ours.find((id) => id.startsWith((session as DockerSession).containerId));
+  t.truthy(own, 'the session runs in one of the backend’s containers');
+  const labels = (await createEngineClient().getContainer(own!).inspect()).Config.Labels;
   t.is(labels[LABELS.sandbox], '1');
   t.is(labels[LABELS.ownerPid], String(process.pid));
   t.is(labels[LABELS.workspace], workspaceRoot);
