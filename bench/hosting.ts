@@ -13,11 +13,18 @@
  * server timed it (its tool_call event), the server's event-loop delay, and
  * the CPU seconds per second used by the server, the attacker clients, A's
  * sandbox, the Docker engine and the rest of the machine. The attackers are
- * child processes at nice 19 (BENCH_ATTACKER_NICE): on this machine their
- * clients share the server's cores, where a real attacker's run elsewhere.
+ * child processes in sessions of their own at nice 19 (BENCH_ATTACKER_NICE):
+ * on this machine their clients share the server's cores, where a real
+ * attacker's run elsewhere.
  *
  *   npm run bench:hosting            (BENCH_QUICK=1 for a short run; BENCH_ONLY=noisy for the noisy-neighbour figures alone;
  *                                     with BENCH_NOISY_ALL=1 only the all-at-once figure, e.g. under node --cpu-prof)
+ *
+ * Knobs for comparing runs (each off unless set): BENCH_SERVER_CPU (every tenant's serverCpu, e.g. 1024 for no
+ * share), BENCH_ATTACKER_CPM (A's callsPerMinute; default the product's), BENCH_AUTOGROUP_NICE (this process's
+ * session at that nice, where the kernel groups by session), BENCH_TOOL_THREAD_NICE (the file-tool threads'
+ * nice), BENCH_ATTACKER_NICE (the attackers' own sessions' nice, default 19), BENCH_NOISY_SKIP (a regex: attacks
+ * left out of the all-at-once figure).
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -37,7 +44,8 @@ import { TenantDisks } from '../src/hosting/tenants/disk/tenant-disks.js';
 import { tenantSlug } from '../src/hosting/tenants/disk/tenant-slug.js';
 import { HostingServer, type HostingServerOptions } from '../src/hosting/server/hosting-server.js';
 import { createHostingHttpServer } from '../src/hosting/http/hosting-http-server.js';
-import type { LimitsInput } from '../src/hosting/admission/limits.js';
+import { HOSTING_TOOL_THREAD_NICE } from '../src/hosting/create-hosting-server.js';
+import { DEFAULT_TENANT_LIMITS, type LimitsInput } from '../src/hosting/admission/limits.js';
 import { TenantStore } from '../src/hosting/tenants/tenant-store.js';
 import { emptyTenantsFile, writeTenantsFile } from '../src/hosting/tenants/tenants-file.js';
 import { createRuntime } from '../src/runtime/runtime.js';
@@ -136,7 +144,17 @@ const dataDir = join(root, 'data');
 const tenantsFile = join(root, 'tenants.json');
 const keys = new Map<string, string>();
 const file = emptyTenantsFile();
-const limits: LimitsInput = { sessions: 4, concurrentCalls: 4, callsPerMinute: 1_000_000, memory: 256 * MiB, pids: 128, commandTimeoutSeconds: 30 };
+// BENCH_SERVER_CPU: every tenant's share of the server's shared threads (serverCpu; default the product's), e.g. 1024 for none.
+const serverCpu = process.env['BENCH_SERVER_CPU'] !== undefined ? { serverCpu: Number(process.env['BENCH_SERVER_CPU']) } : {};
+const limits: LimitsInput = {
+  sessions: 4,
+  concurrentCalls: 4,
+  callsPerMinute: 1_000_000,
+  memory: 256 * MiB,
+  pids: 128,
+  commandTimeoutSeconds: 30,
+  ...serverCpu,
+};
 file.defaults = { limits };
 for (let i = 0; i < TENANTS; i++) {
   const name = `t${String(i).padStart(2, '0')}`;
@@ -152,15 +170,23 @@ await writeFile(
     .map((prefix) => `[[rule]]\ntoolName = "run_shell_command"\ncommandPrefix = "${prefix}"\ndecision = "deny"\npriority = 100\n`)
     .join('\n') + '\n[[rule]]\ntoolName = "run_shell_command"\ncommandPrefix = ["echo", "ls", "cat"]\ndecision = "allow"\npriority = 50\n',
 );
-file.tenants['t00']!.limits = { diskBytes: 256 * MiB, sessions: 16, concurrentCalls: 8 };
+// Its call rate is the product's default (an ordinary key), not the throughput phase's million (BENCH_ATTACKER_CPM overrides).
+file.tenants['t00']!.limits = {
+  diskBytes: 256 * MiB,
+  sessions: 16,
+  concurrentCalls: 8,
+  callsPerMinute: Number(process.env['BENCH_ATTACKER_CPM'] ?? DEFAULT_TENANT_LIMITS.callsPerMinute),
+};
 file.tenants['t00']!.policies = [attackerPolicy];
 await writeTenantsFile(tenantsFile, file);
 
+// BENCH_AUTOGROUP_NICE: this process's session at that nice (the kernel's autogroup, where it is on), e.g. -10.
+if (process.env['BENCH_AUTOGROUP_NICE'] !== undefined) await writeFile('/proc/self/autogroup', process.env['BENCH_AUTOGROUP_NICE']);
 const store = await TenantStore.open({ file: tenantsFile });
 /** B's calls as the server timed them (filled while B is measured). */
 const victimServerMs: number[] = [];
-// BENCH_TOOL_THREAD_NICE=10 runs the file-tool threads below the server's others (WorkerPoolOptions.threadNice).
-const toolThreadNice = Number(process.env['BENCH_TOOL_THREAD_NICE'] ?? 0);
+// BENCH_TOOL_THREAD_NICE: the file-tool threads' nice (WorkerPoolOptions.threadNice); default a hosting server's (createHostingServer's).
+const toolThreadNice = Number(process.env['BENCH_TOOL_THREAD_NICE'] ?? HOSTING_TOOL_THREAD_NICE);
 const runtime = await createRuntime({ workspace: root, approvalMode: 'yolo', sandbox: 'docker', pool: { threadNice: toolThreadNice }, onWarning: () => {} });
 const disks = await TenantDisks.open({ dataDir });
 const server = await HostingServer.start({
@@ -340,8 +366,12 @@ try {
       {
         // Its stdin is how it knows this process is gone (it ends when the pipe closes): no attacker outlives the bench.
         stdio: ['pipe', 'pipe', 'inherit'],
+        // A session of its own: where the kernel groups processes by session (autogroup), the attacker's client is then
+        // not part of the server's group (a real one runs on another machine), and its group gets the same niceness.
+        detached: true,
       },
     );
+    await writeFile(`/proc/${child.pid}/autogroup`, String(ATTACKER_NICE)).catch(() => undefined);
     const lines = createInterface({ input: child.stdout! });
     const said: string[] = [];
     const waiters: Array<() => void> = [];
@@ -390,7 +420,9 @@ try {
   const alone: Array<[string, Phase & { requests: number; errors: number }]> = [];
   // BENCH_NOISY_ALL=1: only the all-at-once figure (for profiling it: node --cpu-prof).
   if (process.env['BENCH_NOISY_ALL'] !== '1') for (const attack of attacks) alone.push([attack[0], await underAttack([attack])]);
-  const busy = await underAttack(attacks);
+  // BENCH_NOISY_SKIP=REGEX: the all-at-once figure without the attacks whose names match (which of them costs B what).
+  const skip = process.env['BENCH_NOISY_SKIP'] !== undefined ? new RegExp(process.env['BENCH_NOISY_SKIP']) : undefined;
+  const busy = await underAttack(skip ? attacks.filter(([name]) => !skip.test(name)) : attacks);
   // Again at the end: on a shared machine the baseline drifts, and a ratio is only as good as it.
   const idleAfter = await measureB([]);
   eventLoop.disable();

@@ -20,7 +20,7 @@ const absolute = z.string().refine((path) => path.startsWith('/'), { error: 'mus
 const optionalString = z.string().min(1).optional();
 
 /** The file-tool threads' nice on a hosting server: below the event loop and the shell thread, as the long-command parse thread. */
-const HOSTING_TOOL_THREAD_NICE = 10;
+export const HOSTING_TOOL_THREAD_NICE = 10;
 
 /** The options of createHostingServer: what `toolcell serve --http … --tenants FILE` is made of, as one object. */
 export const createHostingServerOptionsSchema = z.strictObject({

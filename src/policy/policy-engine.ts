@@ -1,4 +1,5 @@
 import { SHELL_TOOL_NAME } from '../contracts/tool-names.js';
+import type { WorkBudget } from '../contracts/work-budget.js';
 import type { PolicyRule } from './policy-rule.js';
 import { judgeLayer, shownAs, type LayerRequest, type PolicyVerdict } from './policy-verdict.js';
 import { matchesCall, stableJson, type PolicyCall } from './rule-match.js';
@@ -27,6 +28,8 @@ function relabel(verdict: PolicyVerdict, label: string | undefined): PolicyVerdi
 export class PolicyEngine {
   readonly #rules: PolicyRule[];
   readonly #splitter: CommandSplitter;
+  /** What parsing this engine's commands is charged to (a hosting tenant's share of the server's CPU). */
+  #budget: WorkBudget | undefined;
   /** The layer under this one (`layered`): its verdict is kept unless this one's is stricter. */
   #base: PolicyEngine | undefined;
   /** How rules are named to someone who must not see the operator's file paths (`forTenant`): this layer's, the base's. */
@@ -63,12 +66,14 @@ export class PolicyEngine {
    * A hosting tenant's engine: `layered(operator, rules)`, whose verdicts
    * name rules in the tenant's terms ("the operator's policy, rule 3
    * (\"no-rm\")", "your tenant policy, rule 1") and never by the operator's
-   * file paths.
+   * file paths. With a `budget`, the parse threads' CPU time for the
+   * tenant's commands is charged to it (and waits for it).
    */
-  static async forTenant(operator: PolicyEngine, rules: readonly PolicyRule[]): Promise<PolicyEngine> {
+  static async forTenant(operator: PolicyEngine, rules: readonly PolicyRule[], options: { budget?: WorkBudget } = {}): Promise<PolicyEngine> {
     const engine = new PolicyEngine(rules, operator.#splitter);
     engine.#base = operator;
     engine.#labels = { own: 'your tenant policy', base: "the operator's policy" };
+    engine.#budget = options.budget;
     return engine;
   }
 
@@ -99,7 +104,7 @@ export class PolicyEngine {
    * main thread (in the parse thread, within its budget and size cap),
    * once for every layer.
    */
-  async decide(call: PolicyCall): Promise<PolicyVerdict> {
+  async decide(call: PolicyCall, options: { signal?: AbortSignal } = {}): Promise<PolicyVerdict> {
     let json: string | undefined;
     const argsJson = () => (json ??= stableJson(call.args) ?? 'null');
     const layers: Array<{ engine: PolicyEngine; request: LayerRequest }> = [];
@@ -119,6 +124,7 @@ export class PolicyEngine {
       ? await this.#splitter.judge(
           command,
           layers.map(({ request }) => request),
+          { ...(this.#budget ? { budget: this.#budget } : {}), ...(options.signal ? { signal: options.signal } : {}) },
         )
       : layers.map(({ request }) => judgeLayer(request, []));
     // The bottom layer first; each layer above is kept only where it is stricter (stricterVerdict).

@@ -1,7 +1,9 @@
+import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import { MAX_COMMAND_BYTES } from '../contracts/defaults.js';
 import { z } from 'zod';
 import { parseOptions } from '../contracts/parse-options.js';
+import type { WorkBudget } from '../contracts/work-budget.js';
 import { workerEntry } from '../paths.js';
 import { judgeLayer, type LayerRequest, type PolicyVerdict } from './policy-verdict.js';
 import type { SimpleCommand } from './split-command.js';
@@ -11,7 +13,10 @@ export { MAX_COMMAND_BYTES };
 /** Work for the parse thread: judge a shell command by layers of rules, or find its "allow always" prefixes. */
 export type ThreadRequest = { id: number; kind: 'judge'; command: string; layers: LayerRequest[] } | { id: number; kind: 'prefixes'; command: string };
 
-export type ThreadResponse = { id: number; verdicts: PolicyVerdict[] } | { id: number; prefixes: string[] | undefined } | { id: number; error: string };
+export type ThreadResponse = ({ id: number; verdicts: PolicyVerdict[] } | { id: number; prefixes: string[] | undefined } | { id: number; error: string }) & {
+  /** The thread's CPU time for this request, in ms (what the caller's WorkBudget is charged). */
+  cpuMs?: number;
+};
 
 /** How long one command's parse may take before it is given up as "cannot be judged". */
 export const DEFAULT_SPLIT_BUDGET_MS = 5_000;
@@ -28,9 +33,18 @@ export function cannotJudge(reason: string): SimpleCommand[] {
 
 type Request = { kind: 'judge'; command: string; layers: LayerRequest[] } | { kind: 'prefixes'; command: string };
 
+/** Who a command's parse is for: its CPU time is charged to `budget`, which it first waits for (abandoned when `signal` aborts). */
+export interface JudgeOptions {
+  budget?: WorkBudget;
+  signal?: AbortSignal;
+}
+
 interface Job {
   id: number;
   request: Request;
+  budget?: WorkBudget | undefined;
+  /** When the thread was given it (performance.now()). */
+  startedAt?: number;
   resolve(response: ThreadResponse | { failed: string }): void;
 }
 
@@ -72,11 +86,17 @@ export class SplitThread {
   }
 
   /** Each layer's verdict on `command`. */
-  async judge(command: string, layers: LayerRequest[]): Promise<PolicyVerdict[]> {
+  async judge(command: string, layers: LayerRequest[], options: JudgeOptions = {}): Promise<PolicyVerdict[]> {
     const bytes = commandBytes(command);
     const fallback = (reason: string) => layers.map((layer) => judgeLayer(layer, cannotJudge(reason)));
     if (bytes > MAX_COMMAND_BYTES) return fallback(`the command is longer than ${MAX_COMMAND_BYTES} bytes, the most a command can be`);
-    const response = await this.#run({ kind: 'judge', command, layers });
+    try {
+      // A caller past its share of the server's CPU waits before the thread takes its command, not after.
+      await options.budget?.admit(options.signal);
+    } catch {
+      return fallback('the call was cancelled while it waited for its share of the server to judge it');
+    }
+    const response = await this.#run({ kind: 'judge', command, layers }, options.budget);
     if ('failed' in response) return fallback(response.failed);
     if ('error' in response) return fallback(`it could not be parsed: ${response.error}`);
     return 'verdicts' in response ? response.verdicts : fallback('the parse thread answered something else');
@@ -98,9 +118,9 @@ export class SplitThread {
     await worker?.terminate();
   }
 
-  #run(request: Request): Promise<ThreadResponse | { failed: string }> {
+  #run(request: Request, budget?: WorkBudget): Promise<ThreadResponse | { failed: string }> {
     return new Promise((resolve) => {
-      this.#queue.push({ id: ++this.#nextId, request, resolve });
+      this.#queue.push({ id: ++this.#nextId, request, budget, resolve });
       this.#pump();
     });
   }
@@ -109,6 +129,7 @@ export class SplitThread {
     if (this.#current || this.#queue.length === 0) return;
     const job = this.#queue.shift()!;
     this.#current = job;
+    job.startedAt = performance.now();
     const worker = this.#ensureWorker();
     worker.ref();
     worker.postMessage({ id: job.id, ...job.request } satisfies ThreadRequest);
@@ -139,6 +160,11 @@ export class SplitThread {
     clearTimeout(this.#timer);
     const job = this.#current;
     this.#current = undefined;
+    if (job?.budget && job.startedAt !== undefined) {
+      // A thread ended past its budget sent no figure: the time it was given is charged instead.
+      const cpuMs = 'cpuMs' in response && typeof response.cpuMs === 'number' ? response.cpuMs : performance.now() - job.startedAt;
+      job.budget.charge(cpuMs);
+    }
     job?.resolve(response);
   }
 
@@ -176,8 +202,8 @@ export class CommandSplitter {
     return command.length <= SMALL_COMMAND_CHARS ? this.#small : this.#large;
   }
 
-  judge(command: string, layers: LayerRequest[]): Promise<PolicyVerdict[]> {
-    return this.#thread(command).judge(command, layers);
+  judge(command: string, layers: LayerRequest[], options: JudgeOptions = {}): Promise<PolicyVerdict[]> {
+    return this.#thread(command).judge(command, layers, options);
   }
 
   prefixes(command: string): Promise<string[] | undefined> {

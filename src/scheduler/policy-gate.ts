@@ -20,16 +20,19 @@ export type PolicyGate =
  */
 export async function consultPolicy(
   policy: PolicyEngine | undefined,
-  input: { tool: Tool<unknown>; params: unknown; mode: ApprovalMode; canAsk: boolean },
+  input: { tool: Tool<unknown>; params: unknown; mode: ApprovalMode; canAsk: boolean; signal?: AbortSignal },
 ): Promise<PolicyGate> {
   if (!policy) return { kind: 'default' };
   const { tool, params, mode } = input;
-  const verdict = await policy.decide({
-    toolName: tool.name,
-    args: params,
-    mode,
-    ...(tool.source?.type === 'mcp' ? { mcpServer: tool.source.serverName } : {}),
-  });
+  const verdict = await policy.decide(
+    {
+      toolName: tool.name,
+      args: params,
+      mode,
+      ...(tool.source?.type === 'mcp' ? { mcpServer: tool.source.serverName } : {}),
+    },
+    input.signal ? { signal: input.signal } : {},
+  );
   switch (verdict.decision) {
     case 'default':
       return { kind: 'default' };

@@ -190,7 +190,7 @@ export class Scheduler {
         'denied',
       );
     const params = validation.params;
-    const gate = await consultPolicy(this.#options.policy, { tool, params, mode: this.#approvalMode, canAsk: this.#options.confirm !== undefined });
+    const gate = await consultPolicy(this.#options.policy, { tool, params, mode: this.#approvalMode, canAsk: this.#options.confirm !== undefined, signal });
     if (gate.kind === 'refuse') return this.#fail(call, tool, gate.code, gate.message, 'denied');
     if (gate.kind === 'allow') return void this.#table.set({ status: 'scheduled', request, tool, params, startTime: call.startTime, decision: 'auto' });
     if (!allowedByMode(this.#approvalMode, tool)) {

@@ -1,5 +1,6 @@
 import type { AnyToolDefinition, ToolContext, WorkspaceInfo } from './define-tool.js';
 import { validateWithZod, zodToParametersJsonSchema } from './parameters.js';
+import type { WorkBudget } from '../contracts/work-budget.js';
 import { BaseTool } from './base-tool.js';
 import type { Tool, ToolConfirmationDetails, ToolLocation, ToolResult, ToolSource, UpdateOutput, ValidationResult } from './tool.js';
 
@@ -20,10 +21,12 @@ export interface RunOptions {
   owner?: string;
   /** This call's time limit in ms, instead of the runner's own. */
   timeoutMs?: number;
+  /** What the call's CPU time on a shared thread is charged to, and waits for (a hosting tenant's share). */
+  budget?: WorkBudget;
 }
 
-/** What a DefinedTool passes with every call besides its workspace: the owner and time limit of RunOptions. */
-export type CallerOptions = Pick<RunOptions, 'owner' | 'timeoutMs'>;
+/** What a DefinedTool passes with every call besides its workspace: the owner, time limit and budget of RunOptions. */
+export type CallerOptions = Pick<RunOptions, 'owner' | 'timeoutMs' | 'budget'>;
 
 /** A Tool made from a definition; where it executes is up to its runner. */
 export class DefinedTool extends BaseTool<unknown> {

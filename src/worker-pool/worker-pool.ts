@@ -6,6 +6,7 @@ import { Piscina } from 'piscina';
 import { ToolcellError, ToolErrorType, type ErrorCode } from '../errors.js';
 import { workerEntry } from '../paths.js';
 import { workspaceInfoOption } from '../contracts/workspace-info.js';
+import type { WorkBudget } from '../contracts/work-budget.js';
 import type { AnyToolDefinition } from '../tools/define-tool.js';
 import { DefinedTool, type CallerOptions, type RunOptions, type ToolRunner } from '../tools/defined-tool.js';
 import { toolErrorResult } from '../tools/results.js';
@@ -62,6 +63,12 @@ const createToolsOptionsSchema = z.strictObject({
   owner: z.string().min(1).optional(),
   /** This time limit instead of the pool's. */
   callTimeoutMs: z.number().int().min(1).optional(),
+  /** What the calls' CPU time in the workers is charged to, and waits for before each call starts (a hosting tenant's share). */
+  budget: z
+    .custom<WorkBudget>((value) => typeof (value as WorkBudget | undefined)?.admit === 'function' && typeof (value as WorkBudget).charge === 'function', {
+      error: 'must be a WorkBudget (admit and charge)',
+    })
+    .optional(),
 });
 
 /**
@@ -171,6 +178,7 @@ export class WorkerPool implements ToolRunner {
     const caller: CallerOptions = {
       ...(options.owner !== undefined ? { owner: options.owner } : {}),
       ...(options.callTimeoutMs !== undefined ? { timeoutMs: options.callTimeoutMs } : {}),
+      ...(options.budget !== undefined ? { budget: options.budget } : {}),
     };
     const tools: Tool<unknown>[] = [];
     for (const [index, url] of this.#toolModules.entries()) {
@@ -199,6 +207,12 @@ export class WorkerPool implements ToolRunner {
     if (this.#closed) throw new Error('WorkerPool is closed');
     const name = input.definition.name;
     const fail = (type: ErrorCode, message: string) => ({ kind: 'error' as const, error: { type, message } });
+    try {
+      // A caller past its share of the threads' CPU waits here, before it takes a worker from anyone.
+      await input.budget?.admit(input.signal);
+    } catch {
+      return fail(ToolErrorType.CANCELLED, `Tool "${name}" was cancelled while it waited for its share of the server's CPU.`);
+    }
     if (input.owner === undefined) return this.#admitted(input);
     let release: () => void;
     try {
@@ -264,6 +278,7 @@ export class WorkerPool implements ToolRunner {
     if (channel) task.port = channel.port2;
     // Set once no worker holds the task any more; until then its slot stays taken.
     let settled: Promise<unknown> | undefined;
+    let charged = false;
     try {
       let reply: ToolTaskResult | undefined;
       for (let posts = 0; ; posts++) {
@@ -294,6 +309,8 @@ export class WorkerPool implements ToolRunner {
         }
       }
       if (reply === undefined) return fail(ToolErrorType.CANCELLED, `Tool "${name}" was cancelled before it started.`);
+      charged = true;
+      input.budget?.charge(reply.cpuMs ?? 0);
       // Deliver every live update before the result (bounded: a worker that died sends no `end`).
       if (channel) await Promise.race([outputEnded, new Promise((resolve) => setTimeout(resolve, 1_000).unref())]);
       if (timedOut) return fail(ToolErrorType.EXECUTION_TIMEOUT, `Tool "${name}" exceeded its time limit of ${timeoutMs} ms and was stopped.`);
@@ -308,6 +325,8 @@ export class WorkerPool implements ToolRunner {
         return fail(ToolErrorType.WORKER_OUT_OF_MEMORY, `Tool "${name}" ran out of memory (worker heap limit reached); its worker was replaced.`);
       return fail(ToolErrorType.WORKER_CRASHED, `Tool "${name}" crashed its worker: ${(error as Error)?.message ?? String(error)}`);
     } finally {
+      // A call whose worker was ended (time limit, cancel, crash) sent no figure: its execution's wall time is charged instead.
+      if (!charged) input.budget?.charge(this.#board.executingFor(slot) ?? 0);
       this.#timeLimits.delete(timeLimit);
       clearTimeout(graceTimer);
       unwatch();

@@ -34,10 +34,14 @@ export type WorkerMessage = { task: ToolTask; group?: undefined } | { group: Too
 export type PortMessage = { type: 'output'; output: LiveOutput } | { type: 'end' };
 
 /** What the worker returns; errors are data so their code survives the clone. */
-export type ToolTaskResult =
+export type ToolTaskResult = (
   | { ok: true; op: 'confirm'; details: ToolConfirmationDetails | false }
   | { ok: true; op: 'execute'; result: ToolResult }
-  | { ok: false; code: ErrorCode; message: string };
+  | { ok: false; code: ErrorCode; message: string }
+) & {
+  /** The worker thread's CPU time for this task, in ms (what a caller's WorkBudget is charged). */
+  cpuMs?: number;
+};
 
 /** workerData of every tool worker: the modules whose `tools` export it may run. */
 export interface ToolWorkerData {

@@ -100,8 +100,8 @@ test('a tenant layer denies more, but never undoes an operator deny or ask_user 
     `${DENY_RM}\n[[rule]]\nname = "t-allow-curl"\ncommandPrefix = "curl"\ndecision = "allow"\npriority = 999\n\n[[rule]]\nname = "t-allow-git"\ncommandPrefix = "git"\ndecision = "allow"\npriority = 999\n\n[[rule]]\nname = "t-allow-ls"\ncommandPrefix = "ls"\ndecision = "allow"\n`,
     'tenant.toml',
   );
-  const tenant = await policies.engineFor(tenantRules);
-  t.is(await policies.engineFor(tenantRules), tenant, 'one engine per rule list');
+  const tenant = await policies.engineFor('acme', tenantRules);
+  t.is(await policies.engineFor('acme', tenantRules), tenant, 'one engine per rule list');
   const shell = (command: string) => ({ toolName: 'run_shell_command', args: { command }, mode: 'yolo' as const });
   // Named in the tenant's terms: never by the operator's file paths.
   t.like(await tenant.decide(shell('curl http://x')), { decision: 'deny', rule: { file: "the operator's policy", index: 1, name: 'op-no-curl' } });
@@ -110,7 +110,7 @@ test('a tenant layer denies more, but never undoes an operator deny or ask_user 
   t.like(await operator.decide(shell('rm -rf build')), { decision: 'allow', rule: { file: 'operator.toml' } }, 'the operator engine is unchanged');
   t.like(await tenant.decide(shell('ls -la')), { decision: 'allow', rule: { name: 't-allow-ls' } }, 'a tenant allow counts where the operator says nothing');
   t.like(await tenant.decide(shell('echo hi')), { decision: 'default' });
-  const bare = await policies.engineFor([]);
+  const bare = await policies.engineFor('acme', []);
   t.like(
     await bare.decide(shell('curl http://x')),
     { decision: 'deny', rule: { file: "the operator's policy", name: 'op-no-curl' } },

@@ -33,6 +33,11 @@ export const limitsSchema = z.strictObject({
   commandTimeoutSeconds: count(86_400).optional(),
   /** Wall time of one file tool call (read_file, grep_search, glob, …) in the worker threads all tenants share. */
   fileToolTimeoutSeconds: count(3_600).optional(),
+  /**
+   * CPUs of the server's own shared threads (file tools' searches, long commands' parsing) the tenant's calls may use,
+   * sustained: past it they wait for their share (admission/server-cpu.ts).
+   */
+  serverCpu: z.number().min(0.01).max(1024).optional(),
   /** A session with no request for this long is closed and its container removed. */
   idleSeconds: count(7 * 86_400).optional(),
   /** A session with no request and no open event stream for this long is closed: its client is gone (it never sent a DELETE). */
@@ -58,6 +63,7 @@ export interface TenantLimits {
   diskBytes: number;
   commandTimeoutSeconds: number;
   fileToolTimeoutSeconds: number;
+  serverCpu: number;
   idleSeconds: number;
   abandonedSeconds: number;
   maxSessionSeconds: number;
@@ -78,6 +84,10 @@ export interface TenantLimits {
  * otherwise hold a tenant's sessions for the 30 idle minutes.
  * 30 new sessions a minute: an agent opens one and keeps it; a tenant
  * opening and closing sessions in a loop starts containers for the machine.
+ * A quarter of a CPU of the server's shared threads (a second of it at
+ * once): a search of a large workspace runs at once, a tenant running
+ * catastrophic searches or 128 KiB commands in a loop gets a quarter of a
+ * CPU of them and no more.
  */
 export const DEFAULT_TENANT_LIMITS: Readonly<TenantLimits> = Object.freeze({
   sessions: 4,
@@ -90,6 +100,7 @@ export const DEFAULT_TENANT_LIMITS: Readonly<TenantLimits> = Object.freeze({
   diskBytes: 1024 ** 3,
   commandTimeoutSeconds: 600,
   fileToolTimeoutSeconds: 30,
+  serverCpu: 0.25,
   idleSeconds: 1800,
   abandonedSeconds: 120,
   maxSessionSeconds: 86_400,
@@ -110,6 +121,7 @@ export function resolveLimits(defaults: LimitsInput | undefined, own: LimitsInpu
     diskBytes: sizeBytes(merged.diskBytes) ?? base.diskBytes,
     commandTimeoutSeconds: merged.commandTimeoutSeconds ?? base.commandTimeoutSeconds,
     fileToolTimeoutSeconds: merged.fileToolTimeoutSeconds ?? base.fileToolTimeoutSeconds,
+    serverCpu: merged.serverCpu ?? base.serverCpu,
     idleSeconds: merged.idleSeconds ?? base.idleSeconds,
     abandonedSeconds: merged.abandonedSeconds ?? base.abandonedSeconds,
     maxSessionSeconds: merged.maxSessionSeconds ?? base.maxSessionSeconds,

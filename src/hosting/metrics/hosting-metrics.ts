@@ -1,6 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { z } from 'zod';
 import { parseOptions } from '../../contracts/parse-options.js';
+import type { ServerCpuUsage } from '../admission/server-cpu.js';
 import type { HostingEvent, HostingObserver } from '../operations/hosting-events.js';
 import { sendMethodNotAllowed, type RequestHandler } from '../http/request-handler.js';
 
@@ -26,6 +27,10 @@ const HostingMetricsOptionsSchema = z.strictObject({
   queuedCalls: reading.optional(),
   /** Request-body bytes held now, server-wide (the body budget). */
   bufferedBodyBytes: reading.optional(),
+  /** Calls waiting for their tenant's share of the server's shared threads now, server-wide. */
+  serverCpuWaiting: reading.optional(),
+  /** What each tenant has had of the server's shared threads (admission/server-cpu.ts), as counters. */
+  serverCpu: z.custom<() => ServerCpuUsage[]>((value) => typeof value === 'function', { error: 'must be a function' }).optional(),
   /** Each log's volume by name (`audit`, `egress`): lines, bytes and counted events, as counters. */
   logVolumes: z.custom<LogVolumes>((value) => typeof value === 'function', { error: 'must be a function' }).optional(),
   /** Also the process's own metrics (RSS, CPU, event-loop lag, GC), prefixed `toolcell_process_`… as prom-client names them. */
@@ -97,6 +102,13 @@ export class HostingMetrics implements HostingObserver {
     gauge(this.registry, 'toolcell_queued_calls', 'Calls waiting for admission now', parsed.queuedCalls);
     gauge(this.registry, 'toolcell_buffered_body_bytes', 'Request-body bytes held now, all tenants together', parsed.bufferedBodyBytes);
     if (parsed.logVolumes) logVolumeCounters(this.registry, parsed.logVolumes);
+    gauge(
+      this.registry,
+      'toolcell_server_cpu_waiting_calls',
+      "Calls waiting for their tenant's share of the server's shared threads now",
+      parsed.serverCpuWaiting,
+    );
+    if (parsed.serverCpu) serverCpuCounters(this.registry, parsed.serverCpu);
     if (parsed.processMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'toolcell_' });
   }
 
@@ -159,6 +171,40 @@ function logVolumeCounters(registry: Registry, read: LogVolumes): void {
       collect() {
         this.reset();
         for (const [log, volume] of Object.entries(read())) this.inc({ log }, volume[field]);
+      },
+    });
+  }
+}
+
+/**
+ * `toolcell_tenant_server_cpu_seconds_total{tenant}` and
+ * `toolcell_tenant_server_cpu_wait_seconds_total{tenant}`, read at scrape
+ * time: the CPU the server's shared threads spent on each tenant, and how
+ * long its calls waited for that share (a tenant often waiting is one whose
+ * `serverCpu` is too small for its work, or one flooding the server).
+ */
+function serverCpuCounters(registry: Registry, read: () => ServerCpuUsage[]): void {
+  const series: Array<[string, string, 'cpuSeconds' | 'waitedSeconds']> = [
+    [
+      'toolcell_tenant_server_cpu_seconds_total',
+      "CPU seconds the server's shared threads (file tools, long commands' parsing) spent on a tenant's calls",
+      'cpuSeconds',
+    ],
+    [
+      'toolcell_tenant_server_cpu_wait_seconds_total',
+      "Seconds a tenant's calls waited for their share of the server's shared threads (serverCpu)",
+      'waitedSeconds',
+    ],
+  ];
+  for (const [name, help, field] of series) {
+    new Counter({
+      name,
+      help,
+      labelNames: ['tenant'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const usage of read()) this.inc({ tenant: usage.tenant }, usage[field]);
       },
     });
   }

@@ -107,6 +107,8 @@ export async function openHostingOperations(flags: HostingOperationsFlags, store
         liveContainers: () => server?.listSessions().length ?? 0,
         queuedCalls: () => server?.queuedCalls ?? 0,
         bufferedBodyBytes: () => server?.bufferedBodyBytes ?? 0,
+        serverCpu: () => server?.serverCpuUsage() ?? [],
+        serverCpuWaiting: () => server?.serverCpuWaiting ?? 0,
         logVolumes: () => ({
           ...(auditLog ? { audit: auditLog.volume } : {}),
           egress: server?.egressLogVolume ?? { lines: 0, bytes: 0, counted: 0 },

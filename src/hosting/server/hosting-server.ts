@@ -18,6 +18,7 @@ import { inCallerTerms } from '../../fs/workspace-paths.js';
 import { requestAuthenticator } from '../auth/authenticate-request.js';
 import { toolCallEvent, toolErrorResult } from '../operations/call-record.js';
 import { FairGate } from '../admission/fair-gate.js';
+import { ServerCpuLedger, type ServerCpuUsage } from '../admission/server-cpu.js';
 import { BodyBudget } from '../http/body-budget.js';
 import type { HostingEvent, SessionCloseReason } from '../operations/hosting-events.js';
 import type { TenantLimits } from '../admission/limits.js';
@@ -65,6 +66,8 @@ export class HostingServer {
   readonly #prepare: PrepareWorkspace;
   readonly #resources = new Map<string, Promise<TenantResources>>();
   readonly #usage = new TenantUsage();
+  /** Each tenant's share of the server's shared threads (file tools, long commands' parsing). */
+  readonly #serverCpu = new ServerCpuLedger({ rateOf: (tenant) => this.#limits(tenant)?.serverCpu ?? Number.NaN });
   readonly #sessionGate: FairGate;
   readonly #callGate: FairGate;
   readonly #bodies: BodyBudget;
@@ -107,7 +110,7 @@ export class HostingServer {
     this.#sessionGate = new FairGate(options.maxSessions);
     this.#callGate = new FairGate(options.maxConcurrentCalls);
     this.#bodies = new BodyBudget(options.requestBodies);
-    this.#policies = new TenantPolicies(options.runtime.policy);
+    this.#policies = new TenantPolicies(options.runtime.policy, (tenant) => this.#serverCpu.budgetFor(tenant));
     this.#secrets = new TenantSecretOpener(options.dataDir);
   }
 
@@ -132,6 +135,16 @@ export class HostingServer {
   /** Tool calls waiting for a server-wide slot (for metrics). */
   get queuedCalls(): number {
     return this.#callGate.waiting;
+  }
+
+  /** Calls waiting for their tenant's share of the server's shared threads now (for metrics). */
+  get serverCpuWaiting(): number {
+    return this.#serverCpu.waiting;
+  }
+
+  /** What each tenant has had of the server's shared threads (for metrics). */
+  serverCpuUsage(): ServerCpuUsage[] {
+    return this.#serverCpu.usage();
   }
 
   /** Request-body bytes held now, all tenants together (for metrics; never more than `requestBodies.serverBytes`). */
@@ -350,7 +363,7 @@ export class HostingServer {
       const resources = await this.#tenantResources(tenant, limits);
       resources.use();
       undo.push(() => resources.unuse());
-      const policy = await this.#policies.engineFor(this.#options.store.tenant(tenant)?.policy ?? []);
+      const policy = await this.#policies.engineFor(tenant, this.#options.store.tenant(tenant)?.policy ?? []);
       // Opened now so that a secret that cannot be opened refuses the session, told to the operator only.
       const secrets = await this.#secrets.open(tenant, this.#options.store.tenant(tenant)?.secrets).catch((error: unknown) => {
         this.#log(`tenant ${tenant}: ${errorMessage(error)}`);
@@ -488,6 +501,7 @@ export class HostingServer {
       tenant,
       uid,
       limits,
+      budget: this.#serverCpu.budgetFor(tenant),
       runtime: this.#options.runtime,
       prepareWorkspace: this.#prepare,
       network,
@@ -579,6 +593,7 @@ export class HostingServer {
       await sleep(100);
     }
     this.#usage.forget(name);
+    this.#serverCpu.forget(name);
     return true;
   }
 
@@ -589,6 +604,7 @@ export class HostingServer {
     this.#resources.delete(name);
     await (await resources?.catch(() => undefined))?.retire();
     this.#usage.forget(name);
+    this.#serverCpu.forget(name);
   }
 
   /** A revoked key ends what it opened: nobody can reach those sessions any more, and they hold containers. */

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { WorkBudget } from '../../contracts/work-budget.js';
 import { mkdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -87,11 +88,12 @@ export function withoutOperatorEgress(operator: ShellServiceOptions): ShellServi
  * operator's list must not apply); its connections, allowed and refused, are
  * told to `onEvent` with the tenant's name, as its proxy's are.
  */
-export function tenantWebFetch(network: TenantNetwork): Tool<unknown> {
+export function tenantWebFetch(network: TenantNetwork, budget?: WorkBudget): Tool<unknown> {
   const { onEvent } = network;
   return new WebFetchTool({
     allow: network.allow ?? [],
     owner: network.tenant,
+    ...(budget ? { budget } : {}),
     wording: TENANT_WORDING,
     ...(network.hosts ? { hosts: network.hosts } : {}),
     ...(onEvent ? { onEgress: (event) => onEvent(network.tenant, event) } : {}),

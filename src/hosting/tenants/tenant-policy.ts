@@ -3,6 +3,7 @@ import { loadPolicyFile } from '../../policy/load-policy-file.js';
 import { PolicyEngine } from '../../policy/policy-engine.js';
 import type { PolicyRule } from '../../policy/policy-rule.js';
 import type { TenantsFile } from './tenants-file.js';
+import type { WorkBudget } from '../../contracts/work-budget.js';
 
 /**
  * Per-tenant policy on a hosting server. A tenant's calls are judged by the
@@ -50,18 +51,27 @@ export function loadTenantPolicies(tenantsFile: string, content: TenantsFile): M
  */
 export class TenantPolicies {
   readonly #operator: PolicyEngine;
-  readonly #engines = new WeakMap<readonly PolicyRule[], Promise<PolicyEngine>>();
+  readonly #budgetFor: ((tenant: string) => WorkBudget) | undefined;
+  /** By tenant, then by rule list: a reload makes new lists, hence new engines for new sessions. */
+  readonly #engines = new Map<string, WeakMap<readonly PolicyRule[], Promise<PolicyEngine>>>();
 
-  constructor(operator: PolicyEngine) {
+  /** `budgetFor`: what parsing a tenant's commands is charged to (its share of the server's CPU). */
+  constructor(operator: PolicyEngine, budgetFor?: (tenant: string) => WorkBudget) {
     this.#operator = operator;
+    this.#budgetFor = budgetFor;
   }
 
-  engineFor(rules: readonly PolicyRule[]): Promise<PolicyEngine> {
-    let engine = this.#engines.get(rules);
+  engineFor(tenant: string, rules: readonly PolicyRule[]): Promise<PolicyEngine> {
+    let engines = this.#engines.get(tenant);
+    if (!engines) {
+      engines = new WeakMap();
+      this.#engines.set(tenant, engines);
+    }
+    let engine = engines.get(rules);
     if (!engine) {
       // Named in the tenant's terms: a denial shown to a tenant never names the operator's policy files.
-      engine = PolicyEngine.forTenant(this.#operator, rules);
-      this.#engines.set(rules, engine);
+      engine = PolicyEngine.forTenant(this.#operator, rules, this.#budgetFor ? { budget: this.#budgetFor(tenant) } : {});
+      engines.set(rules, engine);
     }
     return engine;
   }

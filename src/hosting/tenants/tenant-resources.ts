@@ -10,6 +10,7 @@ import type { Tool } from '../../tools/tool.js';
 import type { WorkspaceInfo } from '../../tools/define-tool.js';
 import { tenantSlug } from './disk/tenant-slug.js';
 import type { TenantLimits } from '../admission/limits.js';
+import type { WorkBudget } from '../../contracts/work-budget.js';
 import { limitsKey, type SessionLimits } from '../../backends/session-limits.js';
 import { networkKey, tenantWebFetch, type TenantEgress, type TenantNetwork } from './tenant-network.js';
 import type { PrepareWorkspace, PreparedWorkspace } from './tenant-workspace.js';
@@ -53,6 +54,8 @@ export interface TenantResourcesOptions {
   uid: number;
   limits: TenantLimits;
   runtime: Runtime;
+  /** What its file tools' CPU in the shared worker threads is charged to (the tenant's `serverCpu` share). */
+  budget?: WorkBudget;
   prepareWorkspace: PrepareWorkspace;
   /**
    * The shell service the tenant's sessions open their containers on: the
@@ -120,8 +123,13 @@ export class TenantResources {
       ...(user ? { owner: user } : {}),
     };
     try {
-      // The worker threads are every tenant's: each gets its fair share of them, and its calls its own time limit.
-      const tools = await options.runtime.pool.createTools({ workspace, owner: options.tenant, callTimeoutMs: options.limits.fileToolTimeoutSeconds * 1000 });
+      // The worker threads are every tenant's: each gets its fair share of them and of their CPU, and its calls its own time limit.
+      const tools = await options.runtime.pool.createTools({
+        workspace,
+        owner: options.tenant,
+        callTimeoutMs: options.limits.fileToolTimeoutSeconds * 1000,
+        ...(options.budget ? { budget: options.budget } : {}),
+      });
       return new TenantResources(options, workspace, prepared, tools, user);
     } catch (error) {
       if (options.ownsShell) await options.shell.close().catch(() => {});
@@ -151,7 +159,7 @@ export class TenantResources {
     const baseRegistry = new ToolRegistry({ onWarning: () => {} });
     for (const tool of fileTools) baseRegistry.register(tool);
     // web_fetch fetches on the host: held to the tenant's own list, never the operator's.
-    if (options.runtime.registry.get('web_fetch')) baseRegistry.register(tenantWebFetch(options.network ?? { tenant: options.tenant }));
+    if (options.runtime.registry.get('web_fetch')) baseRegistry.register(tenantWebFetch(options.network ?? { tenant: options.tenant }, options.budget));
     const openSandbox: (sessionId: string) => Promise<SessionSandbox> = shellSessionSandbox({
       service: options.shell,
       sandbox: 'docker',

@@ -1,4 +1,5 @@
 import { request as httpRequest, type IncomingMessage, type RequestOptions } from 'node:http';
+import type { WorkBudget } from '../../contracts/work-budget.js';
 import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { deadline } from '../../deadline.js';
@@ -34,6 +35,7 @@ export type FetchedPage =
 export interface PageConversion {
   htmlToText: HtmlToText;
   owner?: string;
+  budget?: WorkBudget;
 }
 
 /** A lookup that answers with the address the gate checked, so no second resolution can swap it (DNS rebinding). */
@@ -94,7 +96,11 @@ async function pageText(
   const text = body.toString('utf8');
   if (type === 'text/html' || type === 'application/xhtml+xml' || (type === '' && /^\s*<(!doctype html|html)/i.test(text))) {
     conversion.phase.converting = true;
-    const converted = await conversion.htmlToText(text, { signal, ...(conversion.owner !== undefined ? { owner: conversion.owner } : {}) });
+    const converted = await conversion.htmlToText(text, {
+      signal,
+      ...(conversion.owner !== undefined ? { owner: conversion.owner } : {}),
+      ...(conversion.budget !== undefined ? { budget: conversion.budget } : {}),
+    });
     return converted.flattened > 0 ? converted : { text: converted.text };
   }
   if (type.startsWith('text/') || type === 'application/json' || type.endsWith('+json') || type.endsWith('+xml') || type === 'application/xml' || type === '')

@@ -1,10 +1,12 @@
 import { availableParallelism } from 'node:os';
+import { performance } from 'node:perf_hooks';
 import { Piscina } from 'piscina';
 import { z } from 'zod';
 import { integerOption, parseOptions } from '../../contracts/parse-options.js';
 import { FairShare } from '../../worker-pool/fair-share.js';
 import { workerEntry } from '../../paths.js';
 import type { ConvertedHtml } from './convert-html.js';
+import type { WorkBudget } from '../../contracts/work-budget.js';
 
 const htmlTextPoolOptionsSchema = z.object({
   /** Pages converted at once. Default: 2, or 1 on a one-CPU machine. */
@@ -21,7 +23,8 @@ const htmlTextPoolOptionsSchema = z.object({
 export type HtmlTextPoolOptions = z.input<typeof htmlTextPoolOptionsSchema>;
 
 /** Turns a page's HTML into text; aborts (and stops the work) when `signal` does. */
-export type HtmlToText = (html: string, options: { signal: AbortSignal; owner?: string }) => Promise<ConvertedHtml>;
+/** Turns a page into text for `owner` (its fair share of the threads), charging the thread's CPU to `budget`, which it first waits for. */
+export type HtmlToText = (html: string, options: { signal: AbortSignal; owner?: string; budget?: WorkBudget }) => Promise<ConvertedHtml>;
 
 /**
  * The threads web_fetch turns HTML into text in. Converting a page costs CPU
@@ -33,7 +36,7 @@ export type HtmlToText = (html: string, options: { signal: AbortSignal; owner?: 
  * hostile pages holds at most its share).
  */
 export class HtmlTextPool {
-  readonly #piscina: Piscina<string, ConvertedHtml>;
+  readonly #piscina: Piscina<string, ConvertedHtml & { cpuMs?: number }>;
   readonly #fair: FairShare;
   /** Conversions handed to Piscina and not settled: queued there until a thread is ready, or running. */
   #submitted = 0;
@@ -41,7 +44,7 @@ export class HtmlTextPool {
   constructor(options: HtmlTextPoolOptions = {}) {
     const { threads, maxHeapMb } = parseOptions(htmlTextPoolOptionsSchema, options, 'HtmlTextPool');
     this.#fair = new FairShare(threads);
-    this.#piscina = new Piscina<string, ConvertedHtml>({
+    this.#piscina = new Piscina<string, ConvertedHtml & { cpuMs?: number }>({
       filename: workerEntry('html-text').href,
       minThreads: 0,
       maxThreads: threads,
@@ -68,17 +71,25 @@ export class HtmlTextPool {
    * thread converting it is terminated), and with an Error saying so when
    * the page needs more heap than a thread has.
    */
-  readonly convert: HtmlToText = async (html, { signal, owner = 'local' }) => {
+  readonly convert: HtmlToText = async (html, { signal, owner = 'local', budget }) => {
+    await budget?.admit(signal);
     const release = await this.#fair.acquire(owner, signal);
     this.#submitted++;
+    const started = performance.now();
+    let charged = false;
     try {
-      return await this.#piscina.run(html, { signal });
+      const { cpuMs, ...converted } = await this.#piscina.run(html, { signal });
+      charged = true;
+      budget?.charge(cpuMs ?? 0);
+      return converted;
     } catch (error) {
       if (signal.aborted) throw signal.reason;
       if ((error as { code?: unknown }).code === 'ERR_WORKER_OUT_OF_MEMORY')
         throw new Error('its HTML is too large to turn into text (the converter ran out of memory)');
       throw error;
     } finally {
+      // A conversion whose thread was ended sent no figure: the time it was given is charged (it may have waited for a thread).
+      if (!charged) budget?.charge(performance.now() - started);
       this.#submitted--;
       release();
     }

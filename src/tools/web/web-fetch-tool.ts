@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { WorkBudget } from '../../contracts/work-budget.js';
 import { EgressGate } from '../../egress/egress-gate.js';
 import { SETTINGS_WORDING, type EgressWording } from '../../egress/egress-wording.js';
 import type { EgressEvent } from '../../egress/egress-event.js';
@@ -60,6 +61,8 @@ export interface WebFetchToolOptions {
    * server passes the tenant's name). Default `local`.
    */
   owner?: string;
+  /** What turning its pages into text is charged to, and waits for (a hosting tenant's share of the server's CPU). */
+  budget?: WorkBudget;
   /** Where HTML becomes text. Default: the process's HTML threads (html-text-pool.ts). */
   htmlToText?: HtmlToText;
 }
@@ -101,6 +104,7 @@ export class WebFetchTool extends BaseTool<WebFetchParams> {
     this.#conversion = {
       htmlToText: options.htmlToText ?? ((html, how) => sharedHtmlTextPool().convert(html, how)),
       ...(options.owner !== undefined ? { owner: options.owner } : {}),
+      ...(options.budget !== undefined ? { budget: options.budget } : {}),
     };
   }
 

@@ -88,3 +88,31 @@ test("one owner's conversions take at most its share of the threads", async (t) 
   controller.abort();
   await Promise.all(hostile);
 });
+
+test("a conversion's CPU time is charged to its owner's budget, which it waits for first; the result carries no figure", async (t) => {
+  const pool = new HtmlTextPool({ threads: 1 });
+  t.teardown(() => pool.close());
+  const charges: number[] = [];
+  let admits = 0;
+  const budget = {
+    admit: async () => void admits++,
+    charge: (cpuMs: number) => void charges.push(cpuMs),
+  };
+  const converted = await pool.convert('<p>a</p>'.repeat(20_000), { signal: new AbortController().signal, owner: 'acme', budget });
+  t.deepEqual(Object.keys(converted).sort(), ['flattened', 'text']);
+  t.is(admits, 1);
+  t.is(charges.length, 1);
+  t.true(charges[0]! > 0, `charged ${charges[0]} ms`);
+  // A budget that does not admit: the page never reaches a thread, and the abort ends the wait.
+  const controller = new AbortController();
+  const held = pool.convert('<p>b</p>', {
+    signal: controller.signal,
+    budget: {
+      admit: (signal) => new Promise((_resolve, reject) => signal?.addEventListener('abort', () => reject(signal.reason), { once: true })),
+      charge: (cpuMs) => void charges.push(cpuMs),
+    },
+  });
+  controller.abort(new Error('gave up'));
+  await t.throwsAsync(held, { message: 'gave up' });
+  t.is(charges.length, 1, 'nothing converted, nothing charged');
+});
