@@ -22,8 +22,10 @@ const htmlTextPoolOptionsSchema = z.object({
 
 export type HtmlTextPoolOptions = z.input<typeof htmlTextPoolOptionsSchema>;
 
-/** Turns a page's HTML into text; aborts (and stops the work) when `signal` does. */
-/** Turns a page into text for `owner` (its fair share of the threads), charging the thread's CPU to `budget`, which it first waits for. */
+/**
+ * Turns a page's HTML into text; aborts (and stops the work) when `signal` does. For `owner` (its fair
+ * share of the threads), with the thread's CPU time charged to `budget`, which it first waits for.
+ */
 export type HtmlToText = (html: string, options: { signal: AbortSignal; owner?: string; budget?: WorkBudget }) => Promise<ConvertedHtml>;
 
 /**
