@@ -21,8 +21,8 @@ const OPTIONS = {
 /**
  * HTML to text for the model (links kept, images and scripts dropped), the
  * page first flattened below MAX_HTML_DEPTH. Synchronous and CPU-bound: it
- * runs in the HTML worker threads (html-text-pool.ts), never on the main
- * thread.
+ * runs in the HTML converter processes (html-text-pool.ts), never in the
+ * server's own process.
  */
 export function convertHtml(html: string): ConvertedHtml {
   const capped = capHtmlDepth(html);

@@ -31,7 +31,7 @@ export type FetchedPage =
     }
   | { ok: false; url: string; reason: string };
 
-/** How a page's HTML becomes text, and for whom (the HTML threads are shared fairly between owners). */
+/** How a page's HTML becomes text, and for whom (the HTML converters are shared fairly between owners). */
 export interface PageConversion {
   htmlToText: HtmlToText;
   owner?: string;
@@ -82,7 +82,7 @@ async function readBody(response: IncomingMessage, maxBytes: number): Promise<{ 
 }
 
 /**
- * Page text for the model: HTML through html-to-text in the HTML threads
+ * Page text for the model: HTML through html-to-text in the HTML converter processes
  * (links kept, images dropped; within the URL's time limit, which ends the
  * conversion too), text types as they are.
  */

@@ -57,13 +57,13 @@ export interface WebFetchToolOptions {
    */
   onEgress?: (event: EgressEvent) => void;
   /**
-   * Whose pages these are, for the fair share of the HTML threads (a hosting
+   * Whose pages these are, for the fair share of the HTML converters (a hosting
    * server passes the tenant's name). Default `local`.
    */
   owner?: string;
   /** What turning its pages into text is charged to, and waits for (a hosting tenant's share of the server's CPU). */
   budget?: WorkBudget;
-  /** Where HTML becomes text. Default: the process's HTML threads (html-text-pool.ts). */
+  /** Where HTML becomes text. Default: the process's HTML converters (html-text-pool.ts). */
   htmlToText?: HtmlToText;
 }
 
@@ -75,7 +75,7 @@ export interface WebFetchToolOptions {
  * hop, public addresses only unless listed): otherwise it would be a way
  * around them, and a server-side request forgery. It asks first (an `info`
  * confirmation listing the URLs). Its own work on the main thread is
- * network waits; a page's HTML is turned into text in the HTML threads,
+ * network waits; a page's HTML is turned into text in the HTML converter processes,
  * flattened below MAX_HTML_DEPTH and within the URL's time limit.
  */
 export class WebFetchTool extends BaseTool<WebFetchParams> {

@@ -1,4 +1,5 @@
 import test from 'ava';
+import { readFile } from 'node:fs/promises';
 import { parseDocument } from 'htmlparser2';
 import type { ChildNode } from 'domhandler';
 import { convertHtml } from '../../../src/tools/web/convert-html.js';
@@ -54,26 +55,26 @@ test('ordinary pages are left as they are: implied ends (p, li, td), void elemen
   for (const page of pages) t.deepEqual(capHtmlDepth(page), { html: page, dropped: 0 }, page.slice(0, 40));
 });
 
-test('a conversion that is aborted ends: its thread is terminated and the next one runs', async (t) => {
+test('a conversion that is aborted ends: its process is killed and the next one runs', async (t) => {
   const pool = new HtmlTextPool({ threads: 1 });
   t.teardown(() => pool.close());
   // Flat and shallow, so not flattened: html-to-text takes seconds over it.
   const slow = '<p>a'.repeat(1_000_000);
-  // A thread that is up takes the page at once: the conversion starts in it, and can only be stopped by ending it.
+  // A converter that is up takes the page at once: the conversion starts in it, and can only be stopped by ending it.
   await pool.convert('<p>warm</p>', { signal: new AbortController().signal });
-  const [thread] = pool.threadIds;
+  const [converter] = pool.pids;
   const controller = new AbortController();
   const converting = pool.convert(slow, { signal: controller.signal });
   t.true(await eventually(async () => pool.running === 1, 30_000, 5), 'the conversion runs');
   controller.abort(new Error('stop'));
   await t.throwsAsync(converting, { message: 'stop' });
   t.is(pool.running, 0);
-  t.true(await eventually(async () => !pool.threadIds.includes(thread!), 30_000, 5), 'its thread was terminated');
+  t.true(await eventually(async () => !pool.pids.includes(converter!), 30_000, 5), 'its process was killed');
   const next = await pool.convert('<p>next page</p>', { signal: new AbortController().signal });
   t.is(next.text, 'next page');
 });
 
-test("one owner's conversions take at most its share of the threads", async (t) => {
+test("one owner's conversions take at most its share of the converters", async (t) => {
   const pool = new HtmlTextPool({ threads: 2 });
   t.teardown(() => pool.close());
   const slow = '<p>a'.repeat(1_000_000);
@@ -81,7 +82,7 @@ test("one owner's conversions take at most its share of the threads", async (t) 
   t.teardown(() => controller.abort());
   const hostile = [1, 2, 3].map(() => pool.convert(slow, { signal: controller.signal, owner: 'hostile' }).catch(() => undefined));
   t.true(await eventually(async () => pool.running === 1, 30_000, 5));
-  // The second thread is kept for an owner with nothing running: another owner's page is converted now.
+  // The second converter is kept for an owner with nothing running: another owner's page is converted now.
   const other = await pool.convert('<p>other page</p>', { signal: new AbortController().signal, owner: 'other' });
   t.is(other.text, 'other page');
   t.is(pool.running, 1, "the hostile owner's first page is still being converted");
@@ -103,7 +104,7 @@ test("a conversion's CPU time is charged to its owner's budget, which it waits f
   t.is(admits, 1);
   t.is(charges.length, 1);
   t.true(charges[0]! > 0, `charged ${charges[0]} ms`);
-  // A budget that does not admit: the page never reaches a thread, and the abort ends the wait.
+  // A budget that does not admit: the page never reaches a converter, and the abort ends the wait.
   const controller = new AbortController();
   const held = pool.convert('<p>b</p>', {
     signal: controller.signal,
@@ -115,4 +116,33 @@ test("a conversion's CPU time is charged to its owner's budget, which it waits f
   controller.abort(new Error('gave up'));
   await t.throwsAsync(held, { message: 'gave up' });
   t.is(charges.length, 1, 'nothing converted, nothing charged');
+});
+
+test("a page that exhausts the converter's heap fails alone, again and again: the server process survives and the next page converts", async (t) => {
+  // In worker threads, at the default heap, six of these aborted the whole process on Node 24 (nodejs/node#47224).
+  const pool = new HtmlTextPool({ threads: 2 });
+  t.teardown(() => pool.close());
+  const huge = '<p>a'.repeat(1_250_000);
+  const outcomes = await Promise.all(
+    Array.from({ length: 6 }, () =>
+      pool.convert(huge, { signal: AbortSignal.timeout(120_000) }).then(
+        () => 'converted',
+        (error: Error) => error.message,
+      ),
+    ),
+  );
+  for (const outcome of outcomes) t.is(outcome, 'its HTML is too large to turn into text (the converter ran out of memory)');
+  t.is((await pool.convert('<p>after</p>', { signal: new AbortController().signal })).text, 'after');
+});
+
+test("a converter process gets none of the server's environment", async (t) => {
+  const pool = new HtmlTextPool({ threads: 1 });
+  t.teardown(() => pool.close());
+  process.env['TOOLCELL_TEST_SECRET'] = 'not-for-converters';
+  t.teardown(() => delete process.env['TOOLCELL_TEST_SECRET']);
+  await pool.convert('<p>x</p>', { signal: new AbortController().signal });
+  const [pid] = pool.pids;
+  const environ = await readFile(`/proc/${pid}/environ`, 'utf8');
+  t.false(environ.includes('TOOLCELL_TEST_SECRET'));
+  t.false(environ.includes('PATH='), environ);
 });

@@ -218,12 +218,12 @@ test('a cancelled call ends the conversion of its page', async (t) => {
   await pool.convert('<p>warm</p>', { signal: new AbortController().signal });
   const controller = new AbortController();
   const running = web.execute(params(web, `Read http://site.test:${port}/slow-html`), controller.signal);
-  const [thread] = pool.threadIds;
+  const [converter] = pool.pids;
   t.true(await eventually(async () => pool.running === 1, 30_000, 5));
   controller.abort();
   t.is(((await running.catch((error: unknown) => error)) as Error).name, 'AbortError');
   t.is(pool.running, 0);
-  t.true(await eventually(async () => !pool.threadIds.includes(thread!), 30_000, 5), 'the thread converting it was terminated');
+  t.true(await eventually(async () => !pool.pids.includes(converter!), 30_000, 5), 'the process converting it was killed');
 });
 
 test('a page nested deeper than the cap comes back flattened, and the model is told', async (t) => {
