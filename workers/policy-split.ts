@@ -10,7 +10,7 @@ import { alwaysAllowPrefixes } from '../src/policy/allowed-in-chat.js';
 import { judgeLayer } from '../src/policy/policy-verdict.js';
 import { splitCommand } from '../src/policy/split-command.js';
 import type { ThreadRequest, ThreadResponse } from '../src/policy/split-thread.js';
-import { threadCpuMs } from './thread-cpu.js';
+import { threadCpuStopwatch } from './thread-cpu.js';
 import { lowerThisThreadPriority } from './thread-priority.js';
 
 if (!parentPort) throw new Error('workers/policy-split.js must be started as a worker thread (by SplitThread)');
@@ -20,7 +20,7 @@ const port = parentPort;
 // the threads every tenant's calls go through.
 lowerThisThreadPriority((workerData as { nice?: unknown } | undefined)?.nice);
 port.on('message', (request: ThreadRequest) => {
-  const cpuStart = threadCpuMs();
+  const cpuUsed = threadCpuStopwatch();
   let response: ThreadResponse;
   try {
     const commands = splitCommand(request.command);
@@ -31,5 +31,5 @@ port.on('message', (request: ThreadRequest) => {
   } catch (error) {
     response = { id: request.id, error: error instanceof Error ? error.message : String(error) };
   }
-  port.postMessage({ ...response, cpuMs: Math.max(0, threadCpuMs() - cpuStart) } satisfies ThreadResponse);
+  port.postMessage({ ...response, cpuMs: cpuUsed() } satisfies ThreadResponse);
 });

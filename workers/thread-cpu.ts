@@ -13,7 +13,7 @@ const threadCpuUsage = (process as unknown as { threadCpuUsage?: ThreadCpuUsage 
  * first field in ns); where neither exists, wall time (which over-charges,
  * never under-charges).
  */
-export function threadCpuMs(): number {
+function threadCpuMs(): number {
   if (threadCpuUsage) {
     const { user, system } = threadCpuUsage();
     return (user + system) / 1000;
@@ -23,4 +23,10 @@ export function threadCpuMs(): number {
   } catch {
     return performance.now();
   }
+}
+
+/** A stopwatch of this thread's CPU time: each call of what it returns gives the ms used since it was started. */
+export function threadCpuStopwatch(): () => number {
+  const start = threadCpuMs();
+  return () => Math.max(0, threadCpuMs() - start);
 }

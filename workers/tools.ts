@@ -10,7 +10,7 @@ import { LazyAbort } from '../src/worker-pool/lazy-abort.js';
 import { loadToolModule } from '../src/worker-pool/tool-module.js';
 import type { PortMessage, ToolTask, ToolTaskResult, ToolWorkerData, WorkerMessage } from '../src/worker-pool/worker-protocol.js';
 import type { AnyToolDefinition, ToolContext } from '../src/tools/define-tool.js';
-import { threadCpuMs } from './thread-cpu.js';
+import { threadCpuStopwatch } from './thread-cpu.js';
 import { lowerThisThreadPriority } from './thread-priority.js';
 
 lowerThisThreadPriority((workerData as ToolWorkerData).nice);
@@ -47,9 +47,9 @@ async function runGroup(group: ToolTask[]): Promise<ToolTaskResult[]> {
 
 /** One call, with the CPU time it took this thread (one call runs at a time here, so the thread's time is the call's). */
 async function runOne(task: ToolTask): Promise<ToolTaskResult> {
-  const cpuStart = threadCpuMs();
+  const cpuUsed = threadCpuStopwatch();
   const result = await runCall(task);
-  return { ...result, cpuMs: Math.max(0, threadCpuMs() - cpuStart) };
+  return { ...result, cpuMs: cpuUsed() };
 }
 
 async function runCall(task: ToolTask): Promise<ToolTaskResult> {

@@ -34,8 +34,8 @@ export const limitsSchema = z.strictObject({
   /** Wall time of one file tool call (read_file, grep_search, glob, …) in the worker threads all tenants share. */
   fileToolTimeoutSeconds: count(3_600).optional(),
   /**
-   * CPUs of the server's own shared threads (file tools' searches, long commands' parsing) the tenant's calls may use,
-   * sustained: past it they wait for their share (admission/server-cpu.ts).
+   * CPUs of the server's own shared threads and converters (file tools' searches, long commands' parsing, web pages
+   * turned into text) the tenant's calls may use, sustained: past it they wait for their share (admission/server-cpu.ts).
    */
   serverCpu: z.number().min(0.01).max(1024).optional(),
   /** A session with no request for this long is closed and its container removed. */

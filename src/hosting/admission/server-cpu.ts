@@ -35,13 +35,14 @@ export interface ServerCpuLedgerOptions {
 
 /**
  * Each tenant's share of the CPU the server's own threads spend on it. The
- * worker pool (file tools: a tenant's regular expressions and globs) and
- * the policy's parse threads (its long commands) are shared by every
- * tenant; what they spend on one tenant's calls is that tenant's, as the
- * CPU of its sandboxes is, and is charged to it here. Work cannot be
- * pre-empted once it runs, so it is charged when it ends (a thread's own
- * CPU time, workers/thread-cpu.ts) and a tenant in debt waits before its
- * next piece of such work starts, until its debt is paid at its rate.
+ * worker pool (file tools: a tenant's regular expressions and globs), the
+ * policy's parse threads (its long commands) and web_fetch's HTML
+ * converters (its pages) are shared by every tenant; what they spend on one
+ * tenant's calls is that tenant's, as the CPU of its sandboxes is, and is
+ * charged to it here. Work cannot be pre-empted once it runs, so it is
+ * charged when it ends (the thread's or converter's own CPU time,
+ * workers/thread-cpu.ts) and a tenant in debt waits before its next piece
+ * of such work starts, until its debt is paid at its rate.
  *
  * One token bucket of CPU ms per tenant: it fills at `serverCpu` CPU
  * seconds per second up to SERVER_CPU_BURST_SECONDS of that, so a tenant's

@@ -187,7 +187,7 @@ function serverCpuCounters(registry: Registry, read: () => ServerCpuUsage[]): vo
   const series: Array<[string, string, 'cpuSeconds' | 'waitedSeconds']> = [
     [
       'toolcell_tenant_server_cpu_seconds_total',
-      "CPU seconds the server's shared threads (file tools, long commands' parsing) spent on a tenant's calls",
+      "CPU seconds the server's shared threads and converters (file tools, long commands' parsing, web pages) spent on a tenant's calls",
       'cpuSeconds',
     ],
     [

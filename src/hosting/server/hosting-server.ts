@@ -66,7 +66,7 @@ export class HostingServer {
   readonly #prepare: PrepareWorkspace;
   readonly #resources = new Map<string, Promise<TenantResources>>();
   readonly #usage = new TenantUsage();
-  /** Each tenant's share of the server's shared threads (file tools, long commands' parsing). */
+  /** Each tenant's share of the server's shared threads and converters (file tools, long commands' parsing, web pages). */
   readonly #serverCpu = new ServerCpuLedger({ rateOf: (tenant) => this.#limits(tenant)?.serverCpu ?? Number.NaN });
   readonly #sessionGate: FairGate;
   readonly #callGate: FairGate;
@@ -592,8 +592,7 @@ export class HostingServer {
       if (mine().length === 0 && !this.#resources.has(name) && !this.#opening.has(name)) break;
       await sleep(100);
     }
-    this.#usage.forget(name);
-    this.#serverCpu.forget(name);
+    this.#forgetTenant(name);
     return true;
   }
 
@@ -603,8 +602,14 @@ export class HostingServer {
     const resources = this.#resources.get(name);
     this.#resources.delete(name);
     await (await resources?.catch(() => undefined))?.retire();
+    this.#forgetTenant(name);
+  }
+
+  /** What the server counts for a tenant that left this server (removed, or moved to another node). */
+  #forgetTenant(name: string): void {
     this.#usage.forget(name);
     this.#serverCpu.forget(name);
+    this.#policies.forget(name);
   }
 
   /** A revoked key ends what it opened: nobody can reach those sessions any more, and they hold containers. */

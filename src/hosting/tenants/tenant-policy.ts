@@ -75,4 +75,9 @@ export class TenantPolicies {
     }
     return engine;
   }
+
+  /** A tenant that left this server: its engines go. */
+  forget(tenant: string): void {
+    this.#engines.delete(tenant);
+  }
 }

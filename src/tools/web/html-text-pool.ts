@@ -63,7 +63,6 @@ export class HtmlTextPool {
   readonly #fair: FairShare;
   readonly #idle: Converter[] = [];
   readonly #live = new Set<Converter>();
-  #running = 0;
   #closed = false;
 
   constructor(options: HtmlTextPoolOptions = {}) {
@@ -74,12 +73,12 @@ export class HtmlTextPool {
 
   /** The pids of the converter processes alive now: a conversion that was stopped took its process with it. */
   get pids(): number[] {
-    return [...this.#live].map((converter) => converter.child.pid!).filter((pid) => pid !== undefined);
+    return [...this.#live].flatMap((converter) => (converter.child.pid === undefined ? [] : [converter.child.pid]));
   }
 
-  /** Conversions running in a process now. */
+  /** Conversions running in a process now (a converter with a page to settle). */
   get running(): number {
-    return this.#running;
+    return [...this.#live].filter((converter) => converter.settle !== undefined).length;
   }
 
   /**
@@ -98,7 +97,6 @@ export class HtmlTextPool {
       if (this.#closed) throw new Error('the HTML pool is closed');
       converter = this.#take();
       const taken = converter;
-      this.#running++;
       const outcome = await new Promise<{ answer: ProcessAnswer } | { ended: string } | { aborted: true }>((resolve) => {
         const onAbort = () => resolve({ aborted: true });
         signal.addEventListener('abort', onAbort, { once: true });
@@ -107,7 +105,7 @@ export class HtmlTextPool {
           resolve(result);
         };
         taken.child.send(html);
-      }).finally(() => this.#running--);
+      });
       taken.settle = undefined;
       if ('answer' in outcome) {
         const { cpuMs, ...converted } = outcome.answer;
@@ -171,11 +169,7 @@ export class HtmlTextPool {
     if (this.#closed || !this.#live.has(converter)) return this.#end(converter);
     converter.child.unref();
     converter.child.channel?.unref();
-    converter.idleTimer = setTimeout(() => {
-      const at = this.#idle.indexOf(converter);
-      if (at >= 0) this.#idle.splice(at, 1);
-      this.#end(converter);
-    }, IDLE_MS);
+    converter.idleTimer = setTimeout(() => this.#end(converter), IDLE_MS);
     converter.idleTimer.unref();
     this.#idle.push(converter);
   }
