@@ -38,6 +38,8 @@ export interface ClusterNode {
   start(): Promise<void>;
   /** Sends `signal` and waits for the exit. */
   stop(signal?: NodeJS.Signals): Promise<void>;
+  /** Sends `signal` and returns (SIGSTOP freezes the node; SIGCONT, or stop(), resumes it). */
+  signal(signal: NodeJS.Signals): void;
 }
 
 /**
@@ -60,6 +62,8 @@ export async function startClusterNode(
   const stop = async (signal: NodeJS.Signals = 'SIGTERM') => {
     const running = child;
     if (!running || running.exitCode !== null || running.signalCode !== null) return;
+    // A frozen node (signal('SIGSTOP')) would not act on SIGTERM.
+    running.kill('SIGCONT');
     running.kill(signal);
     const timer = setTimeout(() => running.kill('SIGKILL'), 60_000);
     await exited;
@@ -125,10 +129,30 @@ export async function startClusterNode(
       return {};
     }
   };
-  return { name, dataDir, url: `https://127.0.0.1:${port}/mcp`, port, stderr: () => stderr, tenants, start, stop };
+  const signal = (which: NodeJS.Signals) => void child?.kill(which);
+  return { name, dataDir, url: `https://127.0.0.1:${port}/mcp`, port, stderr: () => stderr, tenants, start, stop, signal };
 }
 
 type Fetch = (url: string | URL, init?: RequestInit) => Promise<Response>;
+
+/**
+ * An MCP initialize POSTed to `url` as the holder of `bearer` (a key or a
+ * token), trusting `caFile`: what opens a session, without the SDK client
+ * (whose later requests would go to the same node, where the front would
+ * route them by the session id's node).
+ */
+export function initializeThrough(url: string, bearer: string, caFile: string): Promise<Response> {
+  return fetchTrusting(caFile)(url, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${bearer}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'probe', version: '1' } },
+    }),
+  });
+}
 
 /** A fetch for the SDK's transport that trusts `caFile` (node:https underneath: Node's own fetch takes no CA). */
 export function fetchTrusting(caFile: string): Fetch {

@@ -1,4 +1,5 @@
 import { ToolcellError, ToolErrorType } from '../../errors.js';
+import type { Etcd3 } from 'etcd3';
 import { generateApiKey, loadCluster, type EtcdConnectionOptions, type TenantMove, type TenantsFile } from '../../hosting/index.js';
 import { escapeText } from '../../ui/escape-text.js';
 import { applyTenantFields, UsageError } from './tenant-fields.js';
@@ -7,8 +8,40 @@ import { applyTenantFields, UsageError } from './tenant-fields.js';
  * `toolcell tenant add|set|revoke|remove|list|move --etcd …`: the same changes as on a
  * tenants file, made to the cluster's tenants in etcd (hosting/cluster/
  * cluster-tenants.ts) with a compare-and-swap, which every node's server
- * applies from its watch.
+ * applies from its watch. add, set, revoke and remove then wait (up to
+ * --wait-seconds) until every serving node enforces the change, and say
+ * which do (hosting/cluster/tenants-applied.ts): a new key opens a session
+ * on any node once the command returns, a revoked one is refused on all.
  */
+
+/** How long add, set, revoke and remove wait for the nodes by default. */
+const DEFAULT_WAIT_SECONDS = 30;
+
+/** The command's --wait-seconds, or the default. */
+function waitSecondsOf(options: Record<string, unknown>): number {
+  return typeof options.waitSeconds === 'number' ? options.waitSeconds : DEFAULT_WAIT_SECONDS;
+}
+
+/**
+ * Waits for the serving nodes to enforce `revision` and says where they
+ * stand. The change is made whatever they do: a node behind takes it from
+ * its watch when it can, so this reports rather than fails.
+ */
+async function reportEnforced(etcd: Etcd3, revision: string, waitSeconds: number): Promise<void> {
+  const { waitForTenantsApplied } = await loadCluster();
+  const state = await waitForTenantsApplied(etcd, { revision, timeoutMs: waitSeconds * 1000 });
+  const nodes = (names: string[]) => `node${names.length === 1 ? '' : 's'} ${names.join(', ')}`;
+  const lines: string[] = [];
+  if (state.applied.length > 0) lines.push(`in effect on ${nodes(state.applied)}`);
+  if (state.pending.length > 0)
+    lines.push(`not yet in effect on ${nodes(state.pending)} after ${waitSeconds} s: each takes it from etcd as soon as it can (the change is made)`);
+  if (state.silent.length > 0)
+    lines.push(
+      `${nodes(state.silent)} ${state.silent.length === 1 ? 'does' : 'do'} not say what it enforces (an older toolcell): it takes the change from its watch`,
+    );
+  if (lines.length === 0) lines.push('no node is serving: each takes the change when it starts');
+  for (const line of lines) process.stderr.write(`${escapeText(`toolcell tenant: ${line}`)}\n`);
+}
 
 /** Options a cluster cannot take yet: they name files on one machine, which the other nodes do not have. */
 const LOCAL_ONLY = [
@@ -31,7 +64,7 @@ export async function addClusterTenant(connection: EtcdConnectionOptions, name: 
     const nodes = await servingNodes(etcd);
     if (typeof wanted === 'string' && !nodes.has(wanted))
       throw new UsageError(`no node ${wanted} is serving in this cluster (serving: ${[...nodes.keys()].sort().join(', ') || 'none'})`);
-    const doc = await updateClusterTenants(etcd, (doc) => {
+    const { doc, revision } = await updateClusterTenants(etcd, (doc) => {
       const existing = doc.tenants.tenants[name];
       const removal = doc.removals[name];
       if (existing === undefined && removal !== undefined)
@@ -48,21 +81,24 @@ export async function addClusterTenant(connection: EtcdConnectionOptions, name: 
       node = placed ?? (typeof wanted === 'string' ? wanted : chooseNode(nodes, doc));
       doc.placement[name] = node;
     });
+    // At once: a command stopped while it waits must not lose the key it made (KEY=$(…) gets it at the exit anyway).
     process.stdout.write(`${key.key}\n`);
     process.stderr.write(
       `${escapeText(`toolcell tenant: ${created ? 'created tenant' : 'added key'} ${name} (key id ${key.id}, uid ${doc.tenants.tenants[name]!.uid}) on node ${node} of the cluster`)}\n`,
     );
+    await reportEnforced(etcd, revision, waitSecondsOf(options));
   } finally {
     etcd.close();
   }
 }
 
-export async function revokeClusterKeys(connection: EtcdConnectionOptions, name: string, keyId: string | undefined): Promise<void> {
+export async function revokeClusterKeys(connection: EtcdConnectionOptions, name: string, options: Record<string, unknown> & { key?: string }): Promise<void> {
+  const keyId = options.key;
   const { connectEtcd, updateClusterTenants } = await loadCluster();
   const etcd = connectEtcd(connection);
   try {
     let revoked: string[] = [];
-    await updateClusterTenants(etcd, (doc) => {
+    const { revision } = await updateClusterTenants(etcd, (doc) => {
       const entry = doc.tenants.tenants[name];
       if (!entry) throw new UsageError(`no tenant ${JSON.stringify(name)} in the cluster`);
       const targets = entry.keys.filter((key) => keyId === undefined || key.id === keyId);
@@ -72,6 +108,7 @@ export async function revokeClusterKeys(connection: EtcdConnectionOptions, name:
       revoked = targets.map((key) => key.id);
     });
     process.stderr.write(`${escapeText(`toolcell tenant: revoked ${revoked.join(', ')} of ${name} in the cluster`)}\n`);
+    await reportEnforced(etcd, revision, waitSecondsOf(options));
   } finally {
     etcd.close();
   }
@@ -102,7 +139,7 @@ export async function setClusterTenant(connection: EtcdConnectionOptions, name: 
   const etcd = connectEtcd(connection);
   try {
     let changed: string[] = [];
-    await updateClusterTenants(etcd, (doc) => {
+    const { revision } = await updateClusterTenants(etcd, (doc) => {
       const existing = doc.tenants.tenants[name];
       if (!existing) throw new UsageError(`no tenant ${JSON.stringify(name)} in the cluster (toolcell tenant add creates one)`);
       const applied = applyTenantFields(existing, options);
@@ -111,6 +148,7 @@ export async function setClusterTenant(connection: EtcdConnectionOptions, name: 
       doc.tenants.tenants[name] = applied.entry;
     });
     process.stderr.write(`${escapeText(`toolcell tenant: changed ${name} (${changed.join(', ')}) in the cluster`)}\n`);
+    await reportEnforced(etcd, revision, waitSecondsOf(options));
   } finally {
     etcd.close();
   }
@@ -122,12 +160,12 @@ export async function setClusterTenant(connection: EtcdConnectionOptions, name: 
  * its node is asked to delete its workspace (a removal record, which that
  * node clears once done). Refused while the tenant is being moved.
  */
-export async function removeClusterTenant(connection: EtcdConnectionOptions, name: string): Promise<void> {
+export async function removeClusterTenant(connection: EtcdConnectionOptions, name: string, options: Record<string, unknown>): Promise<void> {
   const { connectEtcd, updateClusterTenants } = await loadCluster();
   const etcd = connectEtcd(connection);
   try {
     let node: string | undefined;
-    await updateClusterTenants(etcd, (doc) => {
+    const { revision } = await updateClusterTenants(etcd, (doc) => {
       if (!doc.tenants.tenants[name]) throw new UsageError(`no tenant ${JSON.stringify(name)} in the cluster`);
       const move = doc.moves[name];
       if (move !== undefined)
@@ -142,6 +180,7 @@ export async function removeClusterTenant(connection: EtcdConnectionOptions, nam
     process.stderr.write(
       `${escapeText(`toolcell tenant: removed ${name} from the cluster${node !== undefined ? `; node ${node} closes its sessions and deletes its workspace` : ''}`)}\n`,
     );
+    await reportEnforced(etcd, revision, waitSecondsOf(options));
   } finally {
     etcd.close();
   }

@@ -40,6 +40,13 @@ interface FileOption {
 const tenantsOrClusterOption = () =>
   new Option('--tenants <file>', 'the tenants file (JSON, written with mode 0600); or --etcd for a cluster').env('TOOLCELL_TENANTS');
 
+/** add, set, revoke and remove with --etcd: how long to wait for every serving node to enforce the change (tenant-cluster.ts). */
+const waitSecondsOption = () =>
+  new Option(
+    '--wait-seconds <n>',
+    'with --etcd: how long to wait for every serving node to enforce the change (default 30; the change is made either way)',
+  ).argParser(toSeconds(3600));
+
 /** Registers `toolcell tenant add|set|list|revoke|remove`: the tenants file of `toolcell serve --tenants`, without editing hashes by hand. */
 export function registerTenantCommand(program: Command): void {
   const tenant = program
@@ -53,7 +60,8 @@ export function registerTenantCommand(program: Command): void {
     .description('Create a tenant, or add a key to an existing one; prints the new API key, alone on one line, once.')
     .addOption(tenantsOrClusterOption())
     .addOption(dataDirOption())
-    .option('--node <name>', 'with --etcd: the node the new tenant lives on (default: the serving node with the fewest tenants, then sessions)');
+    .option('--node <name>', 'with --etcd: the node the new tenant lives on (default: the serving node with the fewest tenants, then sessions)')
+    .addOption(waitSecondsOption());
   addEtcdOptions(add, 'instead of --tenants');
   for (const field of TENANT_FIELDS) add.addOption(field.option());
   add
@@ -112,7 +120,8 @@ Examples:
     .command('set <name>')
     .description("Change an existing tenant's limits, policy files, network, runtime or workspace; prints no key.")
     .addOption(tenantsOrClusterOption())
-    .addOption(dataDirOption());
+    .addOption(dataDirOption())
+    .addOption(waitSecondsOption());
   addEtcdOptions(set, 'instead of --tenants');
   for (const field of TENANT_FIELDS) set.addOption(field.option());
   set
@@ -127,7 +136,10 @@ picks the change up within about a second, as for tenant add: limits for new
 sessions (and calls), policies, network and runtime for new sessions.
 With --etcd the change is one compare-and-swap on the cluster's tenants, and
 every node applies it as one host does (--workspace and --policy name files
-on one machine and are refused there).
+on one machine and are refused there). add, set, revoke and remove with --etcd
+return once every serving node enforces the change (at most --wait-seconds,
+default 30; a node still behind then is named, and takes it as soon as it
+reaches etcd: the change is made either way).
 
 Examples:
   toolcell tenant set acme --tenants /srv/toolcell/tenants.json --limit sessions=8 --limit memory=1g
@@ -201,14 +213,15 @@ Examples:
   const revoke = tenant
     .command('revoke <name>')
     .description(
-      'Revoke one key of a tenant (--key ID), or all its keys; a running server refuses them within about a second (with --etcd, every node of the cluster within 2 s).',
+      'Revoke one key of a tenant (--key ID), or all its keys; a running server refuses them within about a second (with --etcd, the command returns once every serving node does).',
     )
     .addOption(tenantsOrClusterOption())
-    .option('--key <id>', 'the key id to revoke (see toolcell tenant list)');
+    .option('--key <id>', 'the key id to revoke (see toolcell tenant list)')
+    .addOption(waitSecondsOption());
   addEtcdOptions(revoke, 'instead of --tenants').action(async (name: string, options: FileOption & Record<string, unknown> & { key?: string }) => {
     process.exitCode = await run('revoke', async () => {
       const cluster = clusterOf(options);
-      if (cluster !== undefined) return revokeClusterKeys(cluster, name, options.key);
+      if (cluster !== undefined) return revokeClusterKeys(cluster, name, options);
       const content = await load(tenantsFileOf(options));
       const entry = content.tenants[name];
       if (!entry) throw new UsageError(`no tenant ${JSON.stringify(name)} in ${tenantsFileOf(options)}`);
@@ -226,11 +239,12 @@ Examples:
     .description(
       "Remove a tenant and its keys; a running server closes its live sessions. Its workspace is left on disk, and its uid is never given to another tenant. With --etcd, its node also deletes its workspace (the tenant's name can be added again once it has).",
     )
-    .addOption(tenantsOrClusterOption());
+    .addOption(tenantsOrClusterOption())
+    .addOption(waitSecondsOption());
   addEtcdOptions(remove, 'instead of --tenants').action(async (name: string, options: FileOption & Record<string, unknown>) => {
     process.exitCode = await run('remove', async () => {
       const cluster = clusterOf(options);
-      if (cluster !== undefined) return removeClusterTenant(cluster, name);
+      if (cluster !== undefined) return removeClusterTenant(cluster, name, options);
       const file = tenantsFileOf(options);
       const content = await load(file);
       if (!content.tenants[name]) throw new UsageError(`no tenant ${JSON.stringify(name)} in ${file}`);
@@ -262,6 +276,7 @@ function clusterOf(options: Record<string, unknown>): EtcdConnectionOptions | un
   if (typeof etcd === 'string') throw new UsageError(etcd);
   if (etcd !== undefined && options.tenants !== undefined) throw new UsageError('give --tenants FILE or --etcd URLS, not both');
   if (etcd === undefined && options.node !== undefined) throw new UsageError('--node needs --etcd URLS (a tenant lives on a node of a cluster)');
+  if (etcd === undefined && options.waitSeconds !== undefined) throw new UsageError('--wait-seconds needs --etcd URLS (it waits for the nodes of a cluster)');
   return etcd;
 }
 

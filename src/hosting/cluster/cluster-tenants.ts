@@ -61,9 +61,12 @@ export async function readClusterTenants(etcd: Etcd3): Promise<{ doc: ClusterTen
  * Changes the cluster's tenants: `change` edits a fresh copy (and may throw
  * to change nothing); the result is checked as a tenants file and written
  * only if nobody wrote in between, else read and changed again (at most 10
- * times). Returns the document written.
+ * times). Returns the document written and its revision.
  */
-export async function updateClusterTenants(etcd: Etcd3, change: (doc: ClusterTenants) => void | Promise<void>): Promise<ClusterTenants> {
+export async function updateClusterTenants(
+  etcd: Etcd3,
+  change: (doc: ClusterTenants) => void | Promise<void>,
+): Promise<{ doc: ClusterTenants; revision: string }> {
   for (let attempt = 0; attempt < 10; attempt++) {
     const { doc, revision } = await readClusterTenants(etcd);
     await change(doc);
@@ -79,7 +82,8 @@ export async function updateClusterTenants(etcd: Etcd3, change: (doc: ClusterTen
       ...(Object.keys(doc.removals).length > 0 ? { removals: doc.removals } : {}),
     });
     const written = await etcd.if(CLUSTER_TENANTS_KEY, 'Mod', '==', revision).then(etcd.put(CLUSTER_TENANTS_KEY).value(text)).commit();
-    if (written.succeeded) return doc;
+    // The put's revision is the transaction's: what a node reports once it has applied this document (tenants-applied.ts).
+    if (written.succeeded) return { doc, revision: written.header.revision };
   }
   throw new ToolcellError(ToolErrorType.INVALID_TENANTS_FILE, `etcd ${CLUSTER_TENANTS_KEY} kept changing under this update (10 tries); try again`);
 }

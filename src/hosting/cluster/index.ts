@@ -13,3 +13,4 @@ export { NODE_NAME_PATTERN, nodeNameSchema } from './node-name.js';
 export { requestTenantMove, abortTenantMove, waitForTenantMove } from './tenant-move-request.js';
 export { tenantOnHold, MOVE_PHASES, type TenantMove, type TenantRemoval, type MovePhase } from './tenant-moves.js';
 export { clusterSessions, type ClusterSession } from './session-summary.js';
+export { waitForTenantsApplied, type TenantsAppliedState } from './tenants-applied.js';

@@ -12,6 +12,8 @@ import { connectEtcd, etcdConnectionSchema, etcdReadiness } from './etcd-connect
 import { forwardNewSessions } from './forward-new-session.js';
 import { nodeNameSchema } from './node-name.js';
 import { registerNode, servingNodes } from './node-registry.js';
+import type { LeasedRecord } from './leased-record.js';
+import { publishTenantsApplied } from './tenants-applied.js';
 import { mirrorClusterTenants } from './tenants-mirror.js';
 import { startTenantDuties, type TenantDuties, type TenantDutiesHost } from './tenant-duties.js';
 import { tenantOnHold } from './tenant-moves.js';
@@ -38,8 +40,9 @@ export interface ClusterMembership {
   /** createHostingServer's `node.readiness`: not ready while etcd is out of reach (etcd-connection.ts). */
   readiness: ReadinessCheck;
   /**
-   * Once the server listens: the tenants store to reload on each change, and
-   * the node announced as serving. With `host` (the server, its data folder
+   * Once the server listens: the tenants store to reload on each change (and
+   * the revision it then enforces published: tenants-applied.ts), and the
+   * node announced as serving. With `host` (the server, its data folder
    * and authenticators), this node also does its part in moving and removing
    * tenants, publishes its sessions, and forwards OIDC sessions too (tenant-duties.ts).
    */
@@ -67,10 +70,21 @@ export async function joinCluster(raw: JoinClusterOptions): Promise<ClusterMembe
   const etcd = connectEtcd(options.etcd);
   let store: TenantStore | undefined;
   let duties: TenantDuties | undefined;
+  /** The newest revision of the cluster's tenants the store took (its reload after the file was written had no problem). */
+  let inForce = 0n;
+  let applied: LeasedRecord | undefined;
+  const took = (served: TenantStore, revision: bigint) => {
+    if (served.problem() !== undefined || revision <= inForce) return false;
+    inForce = revision;
+    return true;
+  };
   try {
-    const onWritten = () => {
-      void store?.reload();
+    const onWritten = (revision: bigint) => {
       duties?.kick();
+      const served = store;
+      void served?.reload().then(() => {
+        if (took(served, revision)) void applied?.refresh();
+      });
     };
     const mirror = await mirrorClusterTenants(etcd, options.tenantsFile, { onWritten, onLog }).catch((error: unknown) => {
       throw new ToolcellError(
@@ -104,17 +118,24 @@ export async function joinCluster(raw: JoinClusterOptions): Promise<ClusterMembe
         const own = duties;
         intercept = async (req, res) => (await own?.intercept(req, res)) || forward(req, res);
         // The store may have been opened before a change arrived: read the file once more now.
+        const written = mirror.written();
         await served.reload();
+        took(served, written);
+        // Before the registration: a node serving always says what it enforces (only an older version says nothing).
+        applied = await publishTenantsApplied(etcd, options.node, () => inForce, onLog);
         registration = await registerNode(etcd, { name: options.node, url: options.url, version }, sessions, onLog);
       },
       async leave() {
         await duties?.leave();
         await registration?.close();
         registration = undefined;
+        await applied?.close();
+        applied = undefined;
       },
       async close() {
         await duties?.close();
         await registration?.close();
+        await applied?.close();
         await mirror.close();
         etcd.close();
       },

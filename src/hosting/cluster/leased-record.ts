@@ -1,5 +1,12 @@
 import type { Etcd3, Lease } from 'etcd3';
 
+export interface LeasedRecord {
+  /** Writes the record now if `render()` gives another value; resolves once written (a failure is logged, not thrown). */
+  refresh(): Promise<void>;
+  /** Stops refreshing and removes the record. */
+  close(): Promise<void>;
+}
+
 /** A record's lease: it outlives a node that stops answering by this long. */
 const LEASE_SECONDS = 10;
 /** How often the record is made again and written if it changed. */
@@ -11,12 +18,15 @@ const REFRESH_MS = 3_000;
  * at every 3 s), gone 10 s after the node is, and at once on `close()`
  * (revoking the lease). A lease lost (etcd unreachable past its 10 s) is dead
  * for good: a new one is taken and the record written under it at the next
- * refresh. The node registry and the session summary are such records.
+ * refresh. `refresh()` writes it now (when it changed) instead of at the
+ * next look; writes are one at a time, so an older value never lands after
+ * a newer one. The node registry, the session summary and the tenants a
+ * node has applied are such records.
  */
 export async function keepLeasedRecord(
   etcd: Etcd3,
   options: { key: string; render: () => string; what: string; onLog: (message: string) => void },
-): Promise<{ close(): Promise<void> }> {
+): Promise<LeasedRecord> {
   let closed = false;
   let last = '';
   const newLease = (): Lease => {
@@ -30,18 +40,23 @@ export async function keepLeasedRecord(
     return made;
   };
   let lease = newLease();
-  const put = async () => {
-    const text = options.render();
-    if (text === last) return;
-    await lease.put(options.key).value(text);
-    last = text;
+  let writing = Promise.resolve();
+  const put = (): Promise<void> => {
+    const next = writing.then(async () => {
+      const text = options.render();
+      if (closed || text === last) return;
+      await lease.put(options.key).value(text);
+      last = text;
+    });
+    writing = next.catch(() => {});
+    return next;
   };
   await put();
-  const timer = setInterval(() => {
-    if (!closed) put().catch((error: Error) => options.onLog(`cluster: cannot write ${options.what}: ${error.message}`));
-  }, REFRESH_MS);
+  const refresh = () => put().catch((error: Error) => options.onLog(`cluster: cannot write ${options.what}: ${error.message}`));
+  const timer = setInterval(() => void refresh(), REFRESH_MS);
   timer.unref();
   return {
+    refresh,
     async close() {
       closed = true;
       clearInterval(timer);

@@ -6,6 +6,8 @@ import { CLUSTER_TENANTS_KEY, parseClusterTenants, readClusterTenants, type Clus
 export interface TenantsMirror {
   /** The cluster's tenants as last written here (placement included). */
   current(): ClusterTenants;
+  /** The etcd revision of the tenants last written to the file. */
+  written(): bigint;
   close(): Promise<void>;
 }
 
@@ -16,19 +18,21 @@ export interface TenantsMirror {
  * and read again whole whenever the watch (re)connects, so nothing missed
  * while etcd was out of reach stays missed. The hosting server's tenants
  * store then applies it as it does an operator's edit on one host: a revoked
- * key refused, its sessions closed. `onWritten` runs after each write (the
- * server reloads its store then, without waiting for the file watch). A bad
- * document is logged and the last good copy kept.
+ * key refused, its sessions closed. `onWritten` runs after each write, with
+ * the revision written (the server reloads its store then, without waiting
+ * for the file watch, and reports the revision in force: tenants-applied.ts).
+ * A bad document is logged and the last good copy kept.
  */
 export async function mirrorClusterTenants(
   etcd: Etcd3,
   file: string,
-  events: { onWritten?: () => void; onLog: (message: string) => void },
+  events: { onWritten?: (revision: bigint) => void; onLog: (message: string) => void },
 ): Promise<TenantsMirror> {
   const first = await readClusterTenants(etcd);
   await writeTenantsFile(file, first.doc.tenants);
   let current = first.doc;
   let newest = BigInt(first.revision);
+  let written = newest;
   let queue = Promise.resolve();
   const apply = (doc: ClusterTenants, revision: bigint) => {
     queue = queue.then(async () => {
@@ -37,7 +41,8 @@ export async function mirrorClusterTenants(
       try {
         await writeTenantsFile(file, doc.tenants);
         current = doc;
-        events.onWritten?.();
+        written = revision;
+        events.onWritten?.(revision);
       } catch (error) {
         events.onLog(`cluster: keeping the tenants as they were: ${errorMessage(error)}`);
       }
@@ -61,6 +66,7 @@ export async function mirrorClusterTenants(
   watcher.on('error', (error) => events.onLog(`cluster: watch on the tenants: ${error.message}`));
   return {
     current: () => current,
+    written: () => written,
     async close() {
       await watcher.cancel().catch(() => {});
       await queue;

@@ -124,6 +124,11 @@ export class TenantStore extends EventEmitter<TenantStoreEvents> implements KeyD
     return this.#reloading;
   }
 
+  /** Why the file as it is on disk now is not in force (the last good state is), or undefined when it is. */
+  problem(): string | undefined {
+    return this.#lastProblem === '' ? undefined : this.#lastProblem;
+  }
+
   close(): void {
     this.#watcher?.close();
     clearInterval(this.#poller);

@@ -14,7 +14,7 @@ import { connectEtcd } from '../../../src/hosting/cluster/etcd-connection.js';
 import { readClusterTenants } from '../../../src/hosting/cluster/cluster-tenants.js';
 import { tenantSlug } from '../../../src/hosting/tenants/disk/tenant-slug.js';
 import { runCli } from '../../helpers/cli.js';
-import { connectOverTls, fetchTrusting, startClusterNode, type ClusterNode } from '../../helpers/cluster-node.js';
+import { connectOverTls, initializeThrough, startClusterNode, type ClusterNode } from '../../helpers/cluster-node.js';
 import { eventually, requireDocker } from '../../helpers/docker.js';
 import { requireEtcd, startEtcd, type TestEtcd } from '../../helpers/etcd.js';
 import { call } from '../../helpers/hosting.js';
@@ -28,11 +28,12 @@ function imageOn(node: ClusterNode, tenant = TENANT): string {
   return join(realpathSync(join(node.dataDir, 'hosting')), 'disk-images', `${tenantSlug(tenant)}.ext4`);
 }
 
-/** Adds the tenant on `node`; resolves once every node's mirror has it (a watch: milliseconds). */
+/** Adds the tenant on `node`; the command returns once every serving node (`nodes`) enforces its key. */
 async function addTenant(etcd: TestEtcd, node: string, nodes: ClusterNode[]): Promise<string> {
   const added = await runCli(['tenant', 'add', TENANT, '--node', node, '--limit', 'diskBytes=32m', ...etcd.flags]);
   if (added.code !== 0) throw new Error(`tenant add failed: ${added.stderr}`);
-  if (!(await eventually(async () => nodes.every((each) => each.tenants()[TENANT] !== undefined), 30_000))) throw new Error('the nodes never saw the tenant');
+  const enforcing = /in effect on nodes? (.+)$/m.exec(added.stderr)?.[1]?.split(', ') ?? [];
+  if (!nodes.every((each) => enforcing.includes(each.name))) throw new Error(`tenant add did not wait for every node: ${added.stderr}`);
   return added.stdout.trim();
 }
 
@@ -48,26 +49,11 @@ async function placement(etcd: TestEtcd): Promise<{ node: string | undefined; ph
 
 /** The session id a new session opened at `node` gets (the node it lives on is its prefix); the session is ended again. */
 async function newSessionVia(node: ClusterNode, key: string, etcd: TestEtcd): Promise<string> {
-  const answer = await initialize(node, key, etcd);
+  const answer = await initializeThrough(node.url, key, etcd.certs.ca);
   await answer.text();
   const id = answer.headers.get('mcp-session-id');
   if (answer.status !== 200 || id === null) throw new Error(`initialize through ${node.name}: ${answer.status}`);
   return id;
-}
-
-/** An MCP initialize POSTed to `node` as the holder of `key`. */
-function initialize(node: ClusterNode, key: string, etcd: TestEtcd): Promise<Response> {
-  const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' };
-  return fetchTrusting(etcd.certs.ca)(node.url, {
-    method: 'POST',
-    headers,
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'probe', version: '1' } },
-    }),
-  });
 }
 
 async function writeThrough(node: ClusterNode, key: string, etcd: TestEtcd, name: string, content: string): Promise<string> {
@@ -160,7 +146,7 @@ test.serial('the old node killed before the move: the move waits for it, and res
   t.regex(waited.stderr, /still at draining.*run the command again.*\[tenant_move_failed\]/s);
   t.deepEqual(await placement(etcd), { node: 'n1', phase: 'draining' });
   // Meanwhile the tenant's new sessions get 503 with Retry-After, naming no host.
-  const refused = await initialize(n2, key, etcd);
+  const refused = await initializeThrough(n2.url, key, etcd.certs.ca);
   t.is(refused.status, 503);
   t.truthy(refused.headers.get('retry-after'));
   t.notRegex(await refused.text(), /127\.0\.0\.1|n1/);
@@ -221,8 +207,8 @@ test.serial("an OIDC tenant's new session opens on its node too: the token is ch
   await addTenant(etcd, 'n2', [n1, n2]);
   const token = await issuer.sign({ org: TENANT, sub: 'alice', aud: audience });
   t.regex(await newSessionVia(n1, token, etcd), /^n2\./, 'opened on the tenant node, not where it arrived');
-  const forged = await initialize(n1, await issuer.sign({ org: TENANT, sub: 'mallory', aud: audience }, { key: issuer.otherKey }), etcd);
+  const forged = await initializeThrough(n1.url, await issuer.sign({ org: TENANT, sub: 'mallory', aud: audience }, { key: issuer.otherKey }), etcd.certs.ca);
   t.is(forged.status, 401, 'a token that does not verify is refused by the node it reached, never passed on');
-  const elsewhere = await initialize(n1, await issuer.sign({ org: TENANT, sub: 'alice', aud: 'another-service' }), etcd);
+  const elsewhere = await initializeThrough(n1.url, await issuer.sign({ org: TENANT, sub: 'alice', aud: 'another-service' }), etcd.certs.ca);
   t.is(elsewhere.status, 401, 'nor one issued for another resource');
 });
