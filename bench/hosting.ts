@@ -21,7 +21,8 @@
  *                                     with BENCH_NOISY_ALL=1 only the all-at-once figure, e.g. under node --cpu-prof)
  *
  * Knobs for comparing runs (each off unless set): BENCH_SERVER_CPU (every tenant's serverCpu, e.g. 1024 for no
- * share), BENCH_ATTACKER_CPM (A's callsPerMinute; default the product's), BENCH_AUTOGROUP_NICE (this process's
+ * share), BENCH_TOTAL_CPUS (A's totalCpus, e.g. 1024 for no cap), BENCH_ATTACKER_CPM (A's callsPerMinute; default
+ * the product's), BENCH_AUTOGROUP_NICE (this process's
  * session at that nice, where the kernel groups by session), BENCH_TOOL_THREAD_NICE (the file-tool threads'
  * nice), BENCH_ATTACKER_NICE (the attackers' own sessions' nice, default 19), BENCH_NOISY_SKIP (a regex: attacks
  * left out of the all-at-once figure).
@@ -176,6 +177,8 @@ file.tenants['t00']!.limits = {
   sessions: 16,
   concurrentCalls: 8,
   callsPerMinute: Number(process.env['BENCH_ATTACKER_CPM'] ?? DEFAULT_TENANT_LIMITS.callsPerMinute),
+  // BENCH_TOTAL_CPUS: A's sandboxes' CPUs together (totalCpus; default the product's, its cpus), e.g. 1024 for no cap.
+  ...(process.env['BENCH_TOTAL_CPUS'] !== undefined ? { totalCpus: Number(process.env['BENCH_TOTAL_CPUS']) } : {}),
 };
 file.tenants['t00']!.policies = [attackerPolicy];
 await writeTenantsFile(tenantsFile, file);

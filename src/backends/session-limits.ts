@@ -29,7 +29,8 @@ export const pidsSchema = z.number().int().min(16).max(1_000_000);
  * A CPU group: containers of one group sit in one parent cgroup
  * (`/toolcell-<group>`), so under contention each group gets an equal share
  * of the machine's CPU time however many containers it runs (a hosting
- * tenant's sessions are one group). `cpus` still caps each container.
+ * tenant's sessions are one group). `cpus` still caps each container, and
+ * `cpuGroupCpus` all of them together.
  */
 export const cpuGroupSchema = z.string().regex(/^[a-z0-9][a-z0-9-]{0,99}$/, { error: 'must be 1-100 characters of a-z 0-9 -' });
 
@@ -54,6 +55,8 @@ export const sessionLimitsSchema = z.strictObject({
   cpus: cpusSchema.optional(),
   pids: pidsSchema.optional(),
   cpuGroup: cpuGroupSchema.optional(),
+  /** CPUs the containers of `cpuGroup` may use together: a CFS quota on their parent cgroup (docker/cpu-group-quota.ts). */
+  cpuGroupCpus: cpusSchema.optional(),
   user: sessionUserSchema.optional(),
   /** The OCI runtime of this session's container (e.g. `runsc`), over the backend's `runtime` (a hosting tenant's). */
   runtime: sandboxRuntimeSchema.optional(),

@@ -28,6 +28,7 @@ import { StartLimiter } from './start-limiter.js';
 import { WarmPool, type EffectiveSessionLimits } from './warm-pool.js';
 import { prepareWorkspace, type PreparedWorkspace, type WorkspacePin } from './workspace-dirs.js';
 import { RuntimeCatalog } from './runtimes.js';
+import { capCpuGroup } from './cpu-group-quota.js';
 
 const absolutePath = z.string().refine((path) => isAbsolute(path), { error: 'must be an absolute path' });
 
@@ -65,6 +66,8 @@ class DockerBackend implements DockerShellBackend {
   /** Each workspace as first resolved: later containers must mount the same folder. */
   readonly #pins = new Map<string, WorkspacePin>();
   readonly #sessions = new Map<string, DockerSession>();
+  /** The CPU groups that could not be capped, each said once (#capCpuGroup). */
+  readonly #cpuGroupProblems = new Set<string>();
   readonly #egress: EgressNetwork | undefined;
   readonly #starts: StartLimiter;
   readonly #runtimes: RuntimeCatalog;
@@ -145,11 +148,14 @@ class DockerBackend implements DockerShellBackend {
     const own = parseOptions(sessionLimitsSchema, raw, `${where}: limits`);
     const base = this.#options.limits;
     const runtime = own.runtime ?? this.#options.runtime;
+    const cpus = own.cpus ?? base.cpus;
     return {
       memory: own.memory ?? base.memory,
-      cpus: own.cpus ?? base.cpus,
+      // No more than the group's total: one container could not use more, and cgroup v1 refuses a group quota below a member's.
+      cpus: own.cpuGroup !== undefined && own.cpuGroupCpus !== undefined ? Math.min(cpus, own.cpuGroupCpus) : cpus,
       pids: own.pids ?? base.pids,
       ...(own.cpuGroup !== undefined ? { cpuGroup: own.cpuGroup } : {}),
+      ...(own.cpuGroup !== undefined && own.cpuGroupCpus !== undefined ? { cpuGroupCpus: own.cpuGroupCpus } : {}),
       ...(own.user !== undefined ? { user: own.user } : {}),
       ...(runtime !== undefined ? { runtime } : {}),
     };
@@ -186,7 +192,7 @@ class DockerBackend implements DockerShellBackend {
     input: { sessionId?: string; limits: EffectiveSessionLimits; signal?: AbortSignal },
   ): Promise<SessionContainer> {
     const { sessionId, signal } = input;
-    const { cpuGroup, user, runtime: runtimeName, ...limits } = input.limits;
+    const { cpuGroup, cpuGroupCpus, user, runtime: runtimeName, ...limits } = input.limits;
     const options = { ...this.#options, limits: { ...this.#options.limits, ...limits } };
     const runtime = await this.#runtimes.resolve(runtimeName, { egress: this.#egress !== undefined });
     const socket = this.#engine.socketPath ?? unixSocketOf(process.env['DOCKER_HOST']);
@@ -223,6 +229,8 @@ class DockerBackend implements DockerShellBackend {
       await parent.close();
     };
     try {
+      // Before the start too: a total raised since the group's last start must be in place for a container with the new cpus.
+      if (cpuGroup !== undefined && cpuGroupCpus !== undefined) await capCpuGroup({ group: cpuGroup, cpus: cpuGroupCpus });
       const refusal = runtime.gvisor ? gvisorRefusal(prepared) : undefined;
       if (refusal !== undefined) throw new ToolcellError(ToolErrorType.SANDBOX_UNAVAILABLE, refusal);
       const container = await SandboxContainer.start({
@@ -234,6 +242,7 @@ class DockerBackend implements DockerShellBackend {
         onRemoved: dropLogFolder,
         ...(signal ? { signal } : {}),
       });
+      if (cpuGroup !== undefined && cpuGroupCpus !== undefined) await this.#capCpuGroup(container, cpuGroup, cpuGroupCpus);
       const address = this.#egress ? await this.#egressAddress(container) : undefined;
       return { container, backgroundDir: prepared.background.hostPath, ...(address !== undefined ? { address } : {}) };
     } catch (error) {
@@ -242,6 +251,26 @@ class DockerBackend implements DockerShellBackend {
     } finally {
       logs = await prepared.release();
     }
+  }
+
+  /**
+   * The group's CPU ceiling, written at each of its containers' starts. Where
+   * it cannot be (toolcell in a container of its own, say), the session
+   * still starts, with the group's share alone, and the reason is a process
+   * warning once per group (TOOLCELL_CPU_GROUP), not a failure for every session.
+   */
+  async #capCpuGroup(container: SandboxContainer, group: string, cpus: number): Promise<void> {
+    const pid = await this.#docker
+      .getContainer(container.id)
+      .inspect()
+      .then((info) => info.State?.Pid)
+      .catch(() => undefined);
+    const problem = pid ? await capCpuGroup({ pid, group, cpus }) : 'the engine did not say which process runs it';
+    if (problem === undefined || this.#cpuGroupProblems.has(group)) return;
+    this.#cpuGroupProblems.add(group);
+    process.emitWarning(`cannot cap the CPU of group ${group}'s containers together at ${cpus} (each container keeps its own cap): ${problem}`, {
+      code: 'TOOLCELL_CPU_GROUP',
+    });
   }
 
   /** The container's address on the egress network: how the proxy tells whose connection it refused. */

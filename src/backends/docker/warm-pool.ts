@@ -13,7 +13,8 @@ const MAX_WARM_WORKSPACES = 4;
  * runtime only when named; else the workspace owner and the engine's default
  * runtime).
  */
-export type EffectiveSessionLimits = Required<Pick<SessionLimits, 'memory' | 'cpus' | 'pids'>> & Pick<SessionLimits, 'cpuGroup' | 'user' | 'runtime'>;
+export type EffectiveSessionLimits = Required<Pick<SessionLimits, 'memory' | 'cpus' | 'pids'>> &
+  Pick<SessionLimits, 'cpuGroup' | 'cpuGroupCpus' | 'user' | 'runtime'>;
 
 /** Starts a container for a workspace with these limits; `signal` cancels the start (the half-started container is removed). */
 export type StartContainer = (workspaceRoot: string, limits: EffectiveSessionLimits, signal: AbortSignal) => Promise<SessionContainer>;

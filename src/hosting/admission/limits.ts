@@ -25,6 +25,8 @@ export const limitsSchema = z.strictObject({
   memory: writtenSize(memorySchema).optional(),
   /** CPUs each session's container may use. */
   cpus: cpusSchema.optional(),
+  /** CPUs all the tenant's session containers may use together (a quota on its CPU group); default its `cpus`. */
+  totalCpus: cpusSchema.optional(),
   /** Processes and threads in each session's container. */
   pids: pidsSchema.optional(),
   /** The tenant's workspace in total; enforced by the workspace preparer (a capped filesystem, at least its smallest image), not here. */
@@ -59,6 +61,7 @@ export interface TenantLimits {
   /** Bytes. */
   memory: number;
   cpus: number;
+  totalCpus: number;
   pids: number;
   diskBytes: number;
   commandTimeoutSeconds: number;
@@ -75,7 +78,9 @@ export interface TenantLimits {
  * alone. Sessions 4 and concurrent calls 4: an agent rarely runs more in
  * parallel. 600 calls a minute: ten a second, far above a model's pace,
  * low enough to stop a script hammering the server. Memory 512 MiB, 1 CPU,
- * 256 pids: the sandbox's own defaults made a little tighter for sharing.
+ * 256 pids: the sandbox's own defaults made a little tighter for sharing;
+ * 1 CPU for all the tenant's sandboxes together (its `cpus` when that is
+ * set): each session may use it, four busy ones share it.
  * Disk 1 GiB. Commands 10 minutes; a file tool call 30 s (a search of a
  * full 1 GiB workspace takes a few seconds; the workers are shared, so a
  * call's time is everybody's); idle 30 minutes; a session at most a day.
@@ -96,6 +101,7 @@ export const DEFAULT_TENANT_LIMITS: Readonly<TenantLimits> = Object.freeze({
   callsPerMinute: 600,
   memory: 512 * 1024 ** 2,
   cpus: 1,
+  totalCpus: 1,
   pids: 256,
   diskBytes: 1024 ** 3,
   commandTimeoutSeconds: 600,
@@ -117,6 +123,8 @@ export function resolveLimits(defaults: LimitsInput | undefined, own: LimitsInpu
     callsPerMinute: merged.callsPerMinute ?? base.callsPerMinute,
     memory: sizeBytes(merged.memory) ?? base.memory,
     cpus: merged.cpus ?? base.cpus,
+    // One sandbox's worth unless said: a tenant running four sessions gets its CPUs, not four times them.
+    totalCpus: merged.totalCpus ?? merged.cpus ?? base.totalCpus,
     pids: merged.pids ?? base.pids,
     diskBytes: sizeBytes(merged.diskBytes) ?? base.diskBytes,
     commandTimeoutSeconds: merged.commandTimeoutSeconds ?? base.commandTimeoutSeconds,

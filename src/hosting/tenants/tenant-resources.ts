@@ -34,7 +34,7 @@ function resourcesKey(options: Pick<TenantResourcesOptions, 'tenant' | 'limits' 
 /**
  * The container limits of a tenant's sessions: its memory, CPUs and pids;
  * one CPU group per tenant (however many sessions it runs, a busy tenant gets
- * one share of the CPU under contention); its own uid (tenants never share
+ * one share of the CPU under contention, and at most its `totalCpus`); its own uid (tenants never share
  * the kernel's per-user budgets, tenant-uid.ts); its runtime.
  */
 function tenantSessionLimits(tenant: string, limits: TenantLimits, user: { uid: number; gid: number } | undefined, runtime: string | undefined): SessionLimits {
@@ -43,6 +43,7 @@ function tenantSessionLimits(tenant: string, limits: TenantLimits, user: { uid: 
     cpus: limits.cpus,
     pids: limits.pids,
     cpuGroup: tenantSlug(tenant),
+    cpuGroupCpus: limits.totalCpus,
     ...(user ? { user } : {}),
     ...(runtime !== undefined ? { runtime } : {}),
   };
