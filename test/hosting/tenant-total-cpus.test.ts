@@ -10,6 +10,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createEngineClient } from '../../src/backends/docker/engine.js';
 import { capCpuGroup } from '../../src/backends/docker/cpu-group-quota.js';
+import { processCgroup } from '../../src/backends/docker/process-cgroup.js';
 import { resolveLimits } from '../../src/hosting/admission/limits.js';
 import { tenantSlug } from '../../src/hosting/tenants/disk/tenant-slug.js';
 import { requireDocker } from '../helpers/docker.js';
@@ -22,11 +23,9 @@ async function cpuGroupOf(connection: Connection): Promise<{ dir: string; v1: bo
   const hostname = await call(connection.client, 'run_shell_command', { command: 'echo "HOST=$(hostname)"' });
   const id = /HOST=([0-9a-f]{12})/.exec(hostname.text)?.[1];
   if (id === undefined) throw new Error(`no container id in ${hostname.text}`);
-  const pid = (await createEngineClient().getContainer(id).inspect()).State.Pid;
-  const lines = (await readFile(`/proc/${pid}/cgroup`, 'utf8')).split('\n');
-  const v1 = lines.map((line) => line.split(':')).find((fields) => fields[1]?.split(',').includes('cpu'));
-  if (v1?.[2] !== undefined) return { dir: join('/sys/fs/cgroup/cpu', v1[2]), v1: true };
-  return { dir: join('/sys/fs/cgroup', lines.find((line) => line.startsWith('0::'))!.slice(3)), v1: false };
+  const cgroup = await processCgroup((await createEngineClient().getContainer(id).inspect()).State.Pid, 'cpu');
+  if (cgroup === undefined) throw new Error(`container ${id} has no cpu cgroup`);
+  return { dir: join(cgroup.v1 ? '/sys/fs/cgroup/cpu' : '/sys/fs/cgroup', cgroup.path), v1: cgroup.v1 };
 }
 
 /** The group's quota in CPUs, and how often it was throttled. */

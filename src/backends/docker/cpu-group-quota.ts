@@ -1,10 +1,15 @@
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { cpuGroupCgroup } from '../session-limits.js';
+import { processCgroup } from './process-cgroup.js';
 
 /** The CFS period the quota is given in: the kernel's default, 100 ms. */
 const PERIOD_US = 100_000;
+
+/** A cgroup v1 hierarchy holding the cpu controller, and the unified (v2) hierarchy, as mountinfo names them. */
+const isV1Cpu = (type: string, superOptions: string) => type === 'cgroup' && superOptions.split(',').includes('cpu');
+const isV2 = (type: string) => type === 'cgroup2';
 
 /**
  * Caps what a CPU group's containers may use together: the CFS quota of
@@ -49,27 +54,19 @@ interface GroupDir {
 
 /** The group's folder as the parent of `pid`'s cpu cgroup, or why not. */
 async function groupOfProcess(pid: number, group: string): Promise<GroupDir | string> {
-  const lines = (await readFile(`/proc/${pid}/cgroup`, 'utf8')).split('\n');
-  const mounts = await readFile('/proc/self/mountinfo', 'utf8');
-  const v1 = lines.map((line) => line.split(':')).find((fields) => fields[1]?.split(',').includes('cpu'));
-  if (v1?.[2] !== undefined) {
-    const root = cgroupMount(mounts, (type, superOptions) => type === 'cgroup' && superOptions.split(',').includes('cpu'));
-    if (root === undefined) return 'no cgroup v1 cpu hierarchy is mounted here';
-    const parent = groupParent(root, v1[2], group);
-    return parent !== undefined ? { dir: parent, v1: true } : `its container is not in ${cpuGroupCgroup(group)} (${v1[2]})`;
-  }
-  const v2 = lines.find((line) => line.startsWith('0::'))?.slice(3);
-  const root = cgroupMount(mounts, (type) => type === 'cgroup2');
-  if (v2 === undefined || root === undefined) return 'its container has no cpu cgroup here';
-  const parent = groupParent(root, v2, group);
-  return parent !== undefined ? { dir: parent, v1: false } : `its container is not in ${cpuGroupCgroup(group)} (${v2})`;
+  const cgroup = await processCgroup(pid, 'cpu');
+  if (cgroup === undefined) return 'its container has no cpu cgroup here';
+  const root = cgroupMount(await readFile('/proc/self/mountinfo', 'utf8'), cgroup.v1 ? isV1Cpu : isV2);
+  if (root === undefined) return cgroup.v1 ? 'no cgroup v1 cpu hierarchy is mounted here' : 'its container has no cpu cgroup here';
+  const parent = dirname(cgroup.path);
+  return parent === cpuGroupCgroup(group) ? { dir: join(root, parent), v1: cgroup.v1 } : `its container is not in ${cpuGroupCgroup(group)} (${cgroup.path})`;
 }
 
 /** The group's folder where this host mounts the cpu controller, if it exists yet (its first container makes it). */
 async function groupByName(group: string): Promise<GroupDir | string> {
   const mounts = await readFile('/proc/self/mountinfo', 'utf8');
-  const v1 = cgroupMount(mounts, (type, superOptions) => type === 'cgroup' && superOptions.split(',').includes('cpu'));
-  const root = v1 ?? cgroupMount(mounts, (type) => type === 'cgroup2');
+  const v1 = cgroupMount(mounts, isV1Cpu);
+  const root = v1 ?? cgroupMount(mounts, isV2);
   if (root === undefined) return 'no cpu cgroup is mounted here';
   const dir = join(root, cpuGroupCgroup(group));
   return existsSync(dir) ? { dir, v1: v1 !== undefined } : 'the group has no container yet';
@@ -84,10 +81,4 @@ function cgroupMount(mountinfo: string, matches: (type: string, superOptions: st
     if (type !== undefined && matches(type, superOptions ?? '')) return before.split(' ')[4];
   }
   return undefined;
-}
-
-/** The container's parent cgroup directory, only when it is the group's own (`/toolcell-<group>`, directly above it). */
-function groupParent(mountPoint: string, containerPath: string, group: string): string | undefined {
-  const parent = dirname(containerPath);
-  return parent === cpuGroupCgroup(group) && basename(parent) === `toolcell-${group}` ? join(mountPoint, parent) : undefined;
 }

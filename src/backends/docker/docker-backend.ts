@@ -149,13 +149,14 @@ class DockerBackend implements DockerShellBackend {
     const base = this.#options.limits;
     const runtime = own.runtime ?? this.#options.runtime;
     const cpus = own.cpus ?? base.cpus;
+    const groupCpus = own.cpuGroup !== undefined ? own.cpuGroupCpus : undefined;
     return {
       memory: own.memory ?? base.memory,
       // No more than the group's total: one container could not use more, and cgroup v1 refuses a group quota below a member's.
-      cpus: own.cpuGroup !== undefined && own.cpuGroupCpus !== undefined ? Math.min(cpus, own.cpuGroupCpus) : cpus,
+      cpus: groupCpus !== undefined ? Math.min(cpus, groupCpus) : cpus,
       pids: own.pids ?? base.pids,
       ...(own.cpuGroup !== undefined ? { cpuGroup: own.cpuGroup } : {}),
-      ...(own.cpuGroup !== undefined && own.cpuGroupCpus !== undefined ? { cpuGroupCpus: own.cpuGroupCpus } : {}),
+      ...(groupCpus !== undefined ? { cpuGroupCpus: groupCpus } : {}),
       ...(own.user !== undefined ? { user: own.user } : {}),
       ...(runtime !== undefined ? { runtime } : {}),
     };
@@ -242,8 +243,11 @@ class DockerBackend implements DockerShellBackend {
         onRemoved: dropLogFolder,
         ...(signal ? { signal } : {}),
       });
-      if (cpuGroup !== undefined && cpuGroupCpus !== undefined) await this.#capCpuGroup(container, cpuGroup, cpuGroupCpus);
-      const address = this.#egress ? await this.#egressAddress(container) : undefined;
+      // One inspection of the new container, for both what needs it (its process, its address).
+      let inspection: Promise<Docker.ContainerInspectInfo> | undefined;
+      const inspect = () => (inspection ??= this.#docker.getContainer(container.id).inspect());
+      if (cpuGroup !== undefined && cpuGroupCpus !== undefined) await this.#capCpuGroup(inspect, cpuGroup, cpuGroupCpus);
+      const address = this.#egress ? await this.#egressAddress(container, inspect) : undefined;
       return { container, backgroundDir: prepared.background.hostPath, ...(address !== undefined ? { address } : {}) };
     } catch (error) {
       await dropLogFolder();
@@ -259,12 +263,11 @@ class DockerBackend implements DockerShellBackend {
    * still starts, with the group's share alone, and the reason is a process
    * warning once per group (TOOLCELL_CPU_GROUP), not a failure for every session.
    */
-  async #capCpuGroup(container: SandboxContainer, group: string, cpus: number): Promise<void> {
-    const pid = await this.#docker
-      .getContainer(container.id)
-      .inspect()
-      .then((info) => info.State?.Pid)
-      .catch(() => undefined);
+  async #capCpuGroup(inspect: () => Promise<Docker.ContainerInspectInfo>, group: string, cpus: number): Promise<void> {
+    const pid = await inspect().then(
+      (info) => info.State?.Pid,
+      () => undefined,
+    );
     const problem = pid ? await capCpuGroup({ pid, group, cpus }) : 'the engine did not say which process runs it';
     if (problem === undefined || this.#cpuGroupProblems.has(group)) return;
     this.#cpuGroupProblems.add(group);
@@ -274,9 +277,9 @@ class DockerBackend implements DockerShellBackend {
   }
 
   /** The container's address on the egress network: how the proxy tells whose connection it refused. */
-  async #egressAddress(container: SandboxContainer): Promise<string> {
+  async #egressAddress(container: SandboxContainer, inspect: () => Promise<Docker.ContainerInspectInfo>): Promise<string> {
     try {
-      const info = await this.#docker.getContainer(container.id).inspect();
+      const info = await inspect();
       const address = info.NetworkSettings.Networks[this.#egress!.name]?.IPAddress;
       if (address) return address;
       throw new Error(`it has no address on ${this.#egress!.name}`);

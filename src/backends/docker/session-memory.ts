@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type Docker from 'dockerode';
 import { sessionSlug } from './docker-session.js';
 import { LABELS } from './labels.js';
+import { processCgroup } from './process-cgroup.js';
 
 /** The part of the engine's stats answer read here (cgroup v1 and v2 name the page cache differently). */
 interface MemoryStats {
@@ -60,15 +61,13 @@ async function cgroupMemoryOf(docker: Docker, id: string): Promise<number | unde
     const inspected = await docker.getContainer(id).inspect({ abortSignal: AbortSignal.timeout(TIMEOUT_MS) } as object);
     const pid = inspected.State?.Pid;
     if (!pid) return undefined;
-    const lines = (await readFile(`/proc/${pid}/cgroup`, 'utf8')).split('\n');
-    const v1 = lines.map((line) => line.split(':')).find((fields) => fields[1]?.split(',').includes('memory'));
-    if (v1?.[2] !== undefined) {
-      const dir = join('/sys/fs/cgroup/memory', v1[2]);
+    const cgroup = await processCgroup(pid, 'memory');
+    if (cgroup === undefined) return undefined;
+    if (cgroup.v1) {
+      const dir = join('/sys/fs/cgroup/memory', cgroup.path);
       return withoutCache(await readNumber(join(dir, 'memory.usage_in_bytes')), await readStat(dir, 'total_inactive_file'));
     }
-    const v2 = lines.find((line) => line.startsWith('0::'))?.slice(3);
-    if (v2 === undefined) return undefined;
-    const dir = join('/sys/fs/cgroup', v2);
+    const dir = join('/sys/fs/cgroup', cgroup.path);
     return withoutCache(await readNumber(join(dir, 'memory.current')), await readStat(dir, 'inactive_file'));
   } catch {
     return undefined;

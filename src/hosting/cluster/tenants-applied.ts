@@ -38,7 +38,7 @@ export interface TenantsAppliedState {
 }
 
 /** Where the serving nodes stand now with regard to `revision`. */
-export async function tenantsAppliedState(etcd: Etcd3, revision: string): Promise<TenantsAppliedState> {
+async function tenantsAppliedState(etcd: Etcd3, revision: string): Promise<TenantsAppliedState> {
   const [nodes, values] = await Promise.all([servingNodes(etcd), etcd.getAll().prefix(TENANTS_APPLIED_PREFIX).strings()]);
   const reported = new Map<string, bigint>();
   for (const text of Object.values(values)) {
