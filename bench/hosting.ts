@@ -25,12 +25,14 @@
  * the product's), BENCH_AUTOGROUP_NICE (this process's
  * session at that nice, where the kernel groups by session), BENCH_TOOL_THREAD_NICE (the file-tool threads'
  * nice), BENCH_ATTACKER_NICE (the attackers' own sessions' nice, default 19), BENCH_NOISY_SKIP (a regex: attacks
- * left out of the all-at-once figure).
+ * left out of the all-at-once figure), BENCH_SANDBOX_CPUS (the sandboxes' CPUs, as `serve --sandbox-cpus`; default
+ * this process's last CPU, the server and the attackers' clients keeping the rest; `none` for no split), BENCH_MAIN_NICE
+ * (the event loop's thread's nice, e.g. -5).
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { setPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
@@ -50,6 +52,8 @@ import { DEFAULT_TENANT_LIMITS, type LimitsInput } from '../src/hosting/admissio
 import { TenantStore } from '../src/hosting/tenants/tenant-store.js';
 import { emptyTenantsFile, writeTenantsFile } from '../src/hosting/tenants/tenants-file.js';
 import { createRuntime } from '../src/runtime/runtime.js';
+import { allowedCpus, keepServerOffCpus } from '../src/cli/server-cpus.js';
+import { formatCpuList } from '../src/contracts/cpu-list.js';
 import { cpuPhase, describeShares, type CpuShares } from './hosting-cpu.js';
 import { fmt, percentile, sortNumbers } from './stats.js';
 
@@ -190,7 +194,20 @@ const store = await TenantStore.open({ file: tenantsFile });
 const victimServerMs: number[] = [];
 // BENCH_TOOL_THREAD_NICE: the file-tool threads' nice (WorkerPoolOptions.threadNice); default a hosting server's (createHostingServer's).
 const toolThreadNice = Number(process.env['BENCH_TOOL_THREAD_NICE'] ?? HOSTING_TOOL_THREAD_NICE);
-const runtime = await createRuntime({ workspace: root, approvalMode: 'yolo', sandbox: 'docker', pool: { threadNice: toolThreadNice }, onWarning: () => {} });
+// The split `serve --sandbox-cpus` makes, done the same way (keepServerOffCpus), before the runtime starts any thread.
+const sandboxCpusKnob = process.env['BENCH_SANDBOX_CPUS'] ?? formatCpuList((await allowedCpus()).slice(-1));
+const split = sandboxCpusKnob === 'none' ? undefined : await keepServerOffCpus(sandboxCpusKnob);
+if (split !== undefined && 'problem' in split) throw new Error(`BENCH_SANDBOX_CPUS: ${split.problem}`);
+// BENCH_MAIN_NICE: the main thread's own nice (setpriority on the calling thread, as the file-tool threads set theirs).
+if (process.env['BENCH_MAIN_NICE'] !== undefined) setPriority(Number(process.env['BENCH_MAIN_NICE']));
+const runtime = await createRuntime({
+  workspace: root,
+  approvalMode: 'yolo',
+  sandbox: 'docker',
+  pool: { threadNice: toolThreadNice },
+  ...(split ? { sandboxCpus: split.sandbox } : {}),
+  onWarning: () => {},
+});
 const disks = await TenantDisks.open({ dataDir });
 const server = await HostingServer.start({
   store,
@@ -212,7 +229,9 @@ const server = await HostingServer.start({
 const tenantNames = [...keys.keys()];
 const keyOf = (name: string): string => keys.get(name)!;
 
-console.log(`bench/hosting: ${TENANTS} tenants, Docker sandbox, MCP SDK client over HTTP (load average ${(await import('node:os')).loadavg()[0]!.toFixed(1)})`);
+console.log(
+  `bench/hosting: ${TENANTS} tenants, Docker sandbox, MCP SDK client over HTTP (load average ${(await import('node:os')).loadavg()[0]!.toFixed(1)}; ${split ? split.summary : 'no CPU split: server and sandboxes on every CPU'}${process.env['BENCH_MAIN_NICE'] !== undefined ? `; event loop at nice ${process.env['BENCH_MAIN_NICE']}` : ''})`,
+);
 
 try {
   // BENCH_ONLY=noisy: the noisy-neighbour figures alone (a minute instead of five).

@@ -101,6 +101,8 @@ export interface RunnerCliOptions {
   settings?: string;
   trustWorkspace?: boolean;
   policy?: string[];
+  /** `serve --sandbox-cpus`: the CPUs every sandbox container may run on. */
+  sandboxCpus?: string;
 }
 
 /** The createRuntime options that the shared flags stand for; a flag not given leaves its option out (settings decide). */
@@ -114,5 +116,6 @@ export function runtimeOptionsFrom(cli: Omit<RunnerCliOptions, 'approval'> & { a
     ...(cli.settings ? { settingsFile: cli.settings } : {}),
     ...(cli.trustWorkspace ? { trustWorkspace: true } : {}),
     ...(cli.policy?.length ? { policyFiles: cli.policy } : {}),
+    ...(cli.sandboxCpus !== undefined ? { sandboxCpus: cli.sandboxCpus } : {}),
   };
 }

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { ToolcellError, ToolErrorType, errorMessage } from '../errors.js';
 import { assertRuntimeAvailable } from '../backends/docker/runtimes.js';
 import { parseOptions } from '../contracts/parse-options.js';
+import { cpuListSchema } from '../contracts/cpu-list.js';
 import { sandboxRuntimeSchema } from '../contracts/sandbox-runtime.js';
 import { loadSettings } from '../config/load-settings.js';
 import { sandboxAllowList, type Settings } from '../config/settings-schema.js';
@@ -51,6 +52,11 @@ export interface RuntimeOptions {
    * before anything runs.
    */
   sandboxRuntime?: string;
+  /**
+   * The CPUs every sandbox container may run on (`serve --sandbox-cpus`, the
+   * Docker backend's `cpuSet`), as Linux lists them: `1`, `2-3`. Default: any.
+   */
+  sandboxCpus?: string;
   /** A settings file that overrides the workspace's and the user's. */
   settingsFile?: string;
   /** Apply the workspace's own settings file in full (loadSettings' `trustWorkspace`). */
@@ -93,6 +99,8 @@ export interface Runtime {
   readonly sandboxSecrets: Readonly<Record<string, string>>;
   /** A trusted workspace's `.toolcell/sandbox.Dockerfile`, which its sandbox sessions run the image of. */
   readonly sandboxDockerfile: string | undefined;
+  /** The CPUs sandbox containers may run on (RuntimeOptions.sandboxCpus, canonical), or undefined for any. */
+  readonly sandboxCpus: string | undefined;
   /** Where this runtime's shell commands run. */
   readonly sandbox: SandboxMode;
   /** The policy rules every scheduler of this runtime consults. */
@@ -173,6 +181,10 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     settings.sandbox = { ...settings.sandbox, runtime: sandboxRuntime };
   }
   if (settings.sandbox.runtime !== undefined && sandbox !== 'none') await assertRuntimeAvailable(settings.sandbox.runtime);
+  const sandboxCpus =
+    options.sandboxCpus !== undefined
+      ? parseOptions(z.object({ sandboxCpus: cpuListSchema }), { sandboxCpus: options.sandboxCpus }, 'createRuntime').sandboxCpus
+      : undefined;
   const registry = new ToolRegistry({ onWarning });
   const fileTimeoutMs = settings.tools.fileTimeoutMs;
   const pool = new WorkerPool({ ...(fileTimeoutMs !== undefined ? { callTimeoutMs: fileTimeoutMs } : {}), ...options.pool });
@@ -188,6 +200,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     redactor,
     sandboxSecrets: secrets.values,
     sandboxDockerfile,
+    sandboxCpus,
     sandbox,
     telemetry,
     policy,
@@ -229,7 +242,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     const shellSession = new LazyShellSession({
       sandbox,
       workspaceRoot: root,
-      service: shellServiceOptions(settings, sandboxDockerfile),
+      service: shellServiceOptions(settings, { dockerfile: sandboxDockerfile, cpuSet: sandboxCpus }),
       ...(redactor ? { secrets: secrets.values } : {}),
     });
     closers.push(() => shellSession.close());

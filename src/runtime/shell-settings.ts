@@ -27,13 +27,21 @@ export function localEgressLogFile(): string {
   return join(homedir(), '.toolcell', 'egress.log');
 }
 
+/** What a runtime adds to settings for its sandbox, beyond the settings file. */
+export interface SandboxExtras {
+  /** A trusted workspace's `.toolcell/sandbox.Dockerfile`, built FROM the image on first use (sandbox-dockerfile.ts). */
+  dockerfile?: string | undefined;
+  /** The CPUs every sandbox container may run on (`serve --sandbox-cpus`; the Docker backend's `cpuSet`). */
+  cpuSet?: string | undefined;
+}
+
 /**
  * ShellService options from settings (`shell.*`, `sandbox.image`, `sandbox.network`, `sandbox.runtime`). Without a
  * named image, the first sandboxed command builds this version's image when
  * it is missing (progress on stderr), as Gemini CLI pulls its sandbox image
  * on first use; a named image is the user's and must exist.
  */
-export function shellServiceOptions(settings: Settings, sandboxDockerfile?: string): ShellServiceOptions {
+export function shellServiceOptions(settings: Settings, extras: SandboxExtras = {}): ShellServiceOptions {
   const allow = sandboxAllowList(settings.sandbox);
   return {
     ...(settings.shell.liveUpdateIntervalMs !== undefined ? { liveUpdateIntervalMs: settings.shell.liveUpdateIntervalMs } : {}),
@@ -41,8 +49,8 @@ export function shellServiceOptions(settings: Settings, sandboxDockerfile?: stri
     docker: {
       ...(settings.sandbox.image !== undefined ? { image: settings.sandbox.image } : { buildIfMissing: true }),
       ...(settings.sandbox.runtime !== undefined ? { runtime: settings.sandbox.runtime } : {}),
-      // A trusted workspace's .toolcell/sandbox.Dockerfile, built FROM that image on first use (sandbox-dockerfile.ts).
-      ...(sandboxDockerfile !== undefined ? { dockerfile: sandboxDockerfile, buildIfMissing: true } : {}),
+      ...(extras.dockerfile !== undefined ? { dockerfile: extras.dockerfile, buildIfMissing: true } : {}),
+      ...(extras.cpuSet !== undefined ? { cpuSet: extras.cpuSet } : {}),
       ...(allow !== undefined ? { egress: { allow: [...allow], logFile: localEgressLogFile() } } : {}),
     },
   };

@@ -9,7 +9,7 @@ async function settingsWith(content: object) {
   const dir = await mkdtemp(join(tmpdir(), 'toolcell-hosting-shell-options-'));
   const settingsFile = join(dir, 'settings.json');
   await writeFile(settingsFile, JSON.stringify(content));
-  return loadSettings({ workspace: dir, settingsFile, homeDir: dir });
+  return { settings: await loadSettings({ workspace: dir, settingsFile, homeDir: dir }), sandboxCpus: undefined };
 }
 
 test('a hosting server keeps less of each output than a local run, and drains the rest slowly', async (t) => {
@@ -23,4 +23,10 @@ test("the operator's shell settings win over the hosting defaults; its egress re
   t.is(options.savedOutputMaxBytes, 100_000);
   t.is(options.drainBytesPerSecond, HOSTING_OUTPUT_LIMITS.drainBytesPerSecond);
   t.false('egress' in (options.docker ?? {}), "the operator's sandbox.network reaches no tenant");
+});
+
+test("the operator's sandbox CPUs (serve --sandbox-cpus) reach every tenant's containers", async (t) => {
+  const options = hostingShellOptions({ ...(await settingsWith({})), sandboxCpus: '1' });
+  t.is(options.docker?.cpuSet, '1');
+  t.false('cpuSet' in (hostingShellOptions(await settingsWith({})).docker ?? {}), 'no CPU set unless the operator names one');
 });

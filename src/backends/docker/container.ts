@@ -42,7 +42,9 @@ function startError(error: unknown, image: string | undefined): ToolcellError {
   // gVisor's own network stack does not start on some kernels (runtimes.ts): its registration lacks the network mode they need.
   const hint = /network enabled in root network namespace/.test(message)
     ? ' (gVisor is registered without the network mode this kernel needs: run `toolcell sandbox setup --runtime runsc`)'
-    : '';
+    : /Requested CPUs are not available/.test(message)
+      ? " (the sandboxes' CPU set, `serve --sandbox-cpus` or the backend's cpuSet, names CPUs the engine's machine does not offer)"
+      : '';
   return new ToolcellError(ToolErrorType.SANDBOX_UNAVAILABLE, `Cannot start a sandbox container: ${message.trim()}${hint}`, { cause: error });
 }
 

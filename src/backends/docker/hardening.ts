@@ -19,7 +19,7 @@
  *   syscall_filter.py) · the engine's masked /proc and /sys paths plus
  *   what else shows the host's or other tenants' state (MASKED_PATHS) ·
  *   PidsLimit 256 · Memory 1 GiB = MemorySwap (no swap; tmpfs pages count) ·
- *   NanoCpus 1 CPU · ulimits fsize 1 GiB, nofile 1024, sigpending 4096,
+ *   NanoCpus 1 CPU (on the CPUs of options.cpuSet, CpusetCpus) · ulimits fsize 1 GiB, nofile 1024, sigpending 4096,
  *   msgqueue 256 KiB (no nproc: RLIMIT_NPROC counts per uid across the
  *   whole host, so it would couple sessions; the pids limit bounds each
  *   container instead; sigpending and msgqueue are checked against the
@@ -324,6 +324,7 @@ export function buildContainerSpec(input: ContainerSpecInput): Docker.ContainerC
     Memory: limits.memory,
     MemorySwap: limits.memory,
     NanoCpus: Math.round(limits.cpus * 1e9),
+    ...(options.cpuSet !== undefined ? { CpusetCpus: options.cpuSet } : {}),
     ...(input.cgroupParent !== undefined ? { CgroupParent: input.cgroupParent } : {}),
     Ulimits: [
       { Name: 'fsize', Soft: limits.fileSizeBytes, Hard: limits.fileSizeBytes },

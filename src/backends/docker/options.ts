@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { parseOptions } from '../../contracts/parse-options.js';
+import { cpuListSchema } from '../../contracts/cpu-list.js';
 import { sandboxRuntimeSchema } from '../../contracts/sandbox-runtime.js';
 import { allowListEntriesSchema } from '../../egress/allow-list-schema.js';
 import type { EgressEvent } from '../../egress/egress-event.js';
@@ -117,6 +118,14 @@ export const dockerBackendOptionsSchema = z
      * the engine does not know is refused when the backend is created.
      */
     runtime: sandboxRuntimeSchema.optional(),
+    /**
+     * The CPUs every sandbox container may run on (`HostConfig.CpusetCpus`),
+     * as Linux lists them: `1`, `2-3`, `0,2-5`. Keeps commands off the CPUs
+     * a server needs for itself (`serve --sandbox-cpus`). A CPU the engine's
+     * machine does not offer fails each container start (`sandbox_unavailable`,
+     * naming the CPUs it has): only the engine knows its machine. Default: any.
+     */
+    cpuSet: cpuListSchema.optional(),
     /** Let commands reach listed hosts through the egress proxy. Default: no network (`hardening.network` `none`). */
     egress: egressSchema.optional(),
     /** Docker engine socket. Default: DOCKER_HOST, else /var/run/docker.sock. */

@@ -19,6 +19,7 @@ import { escapeText } from '../../ui/escape-text.js';
 import { VERSION } from '../../version.js';
 import type { EtcdCliOptions } from './cluster-options.js';
 import { joinClusterFromFlags } from './cluster-node.js';
+import { keepServerOffCpus } from '../server-cpus.js';
 
 /** The flags of `toolcell serve` that hosting mode reads. */
 export interface HostingCliOptions extends RunnerCliOptions, HostingOperationsFlagValues, EtcdCliOptions {
@@ -62,6 +63,12 @@ export async function runHostingServe(options: HostingCliOptions): Promise<numbe
     return usage('--audience and --tenant-claim need --oidc-issuer URL');
   const checked = checkIdentityFlags(options);
   if (typeof checked === 'string') return usage(checked);
+  if (options.sandboxCpus !== undefined) {
+    // Before any thread of the runtime starts; they inherit the CPUs left to the server.
+    const split = await keepServerOffCpus(options.sandboxCpus);
+    if ('problem' in split) return split.usage ? usage(split.problem) : failure(split.problem);
+    say(split.summary);
+  }
   const cluster = await joinClusterFromFlags(options, say);
   if (typeof cluster === 'number') return cluster;
   const stop = new AbortController();

@@ -1,5 +1,6 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { isToolcellError } from '../../errors.js';
+import { formatCpuList, parseCpuList } from '../../contracts/cpu-list.js';
 import { isAcceptableToken, isLoopbackHost, TOKEN_RULE } from '../../mcp/server/http-guard.js';
 import type { ShellService } from '../../shell/shell-service.js';
 import type { ToolServerOptions } from '../../mcp/server/create-tool-server.js';
@@ -10,6 +11,7 @@ import { shellServiceOptions } from '../../runtime/shell-settings.js';
 import { escapeText } from '../../ui/escape-text.js';
 import { isListenError, ListenerFailure, type HostingOperationsFlagValues } from '../../hosting/index.js';
 import { addEtcdOptions, type EtcdCliOptions } from './cluster-options.js';
+import { keepServerOffCpus } from '../server-cpus.js';
 
 interface ServeOptions extends RunnerCliOptions, HostingOperationsFlagValues, EtcdCliOptions {
   nodeName?: string;
@@ -59,6 +61,11 @@ export function registerServeCommand(program: Command): void {
           'most concurrent MCP sessions over HTTP (each holds a sandbox); with --tenants, all tenants together',
           parsePositiveInteger,
           16,
+        )
+        .option(
+          '--sandbox-cpus <list>',
+          "the CPUs every sandbox container runs on, e.g. 1 or 2-7 (Linux's list form); the server moves itself onto the others it may use",
+          parseCpuListFlag,
         )
         .option('--tenants <file>', 'hosting mode: many tenants, each with its API keys, workspace and limits (see toolcell tenant add)')
         .option(
@@ -180,6 +187,12 @@ async function runServe(options: ServeOptions): Promise<number> {
   if (options.http && !isLoopbackHost(options.http.host) && token === undefined) {
     return usageError(`serving on ${options.http.host} (not a loopback address) requires a bearer token (--token or $TOOLCELL_SERVE_TOKEN)`);
   }
+  if (options.sandboxCpus !== undefined) {
+    if (options.sandbox === 'none') return usageError('--sandbox-cpus needs the Docker sandbox: with --sandbox none commands run as the server does');
+    const split = await keepServerOffCpus(options.sandboxCpus);
+    if ('problem' in split) return split.usage ? usageError(split.problem) : failure(split.problem);
+    process.stderr.write(`toolcell serve: ${split.summary}\n`);
+  }
 
   // Loaded on use, so `--help` and `--version` start fast.
   const [{ createRuntime }, { ShellService }, { serveHttp }, { serveStdio }, { createSessionFactory }, { shellSessionSandbox }] = await Promise.all([
@@ -206,7 +219,7 @@ async function runServe(options: ServeOptions): Promise<number> {
   // Each MCP session gets a shell session of its own (its own container with docker).
   let shell: ShellService;
   try {
-    shell = await ShellService.create(shellServiceOptions(runtime.settings, runtime.sandboxDockerfile));
+    shell = await ShellService.create(shellServiceOptions(runtime.settings, { dockerfile: runtime.sandboxDockerfile, cpuSet: runtime.sandboxCpus }));
   } catch (error) {
     await runtime.close();
     return failure(error);
@@ -265,6 +278,13 @@ async function runServe(options: ServeOptions): Promise<number> {
     process.off('SIGTERM', onSignal);
     await runtime.close();
   }
+}
+
+/** `1`, `2-7`, `0,2-3`: written back canonical. */
+function parseCpuListFlag(value: string): string {
+  const cpus = parseCpuList(value);
+  if (typeof cpus === 'string') throw new InvalidArgumentError(cpus);
+  return formatCpuList(cpus);
 }
 
 /** `8080`, `0.0.0.0:8080`, `[::1]:8080`, `localhost:0`. */

@@ -226,7 +226,7 @@ export class HostingServer {
       await rm(join(options.dataDir, 'egress'), { recursive: true, force: true });
     }
     this.#runtimes = new RuntimeCatalog(createEngineClient());
-    const base = hostingShellOptions(options.runtime.settings);
+    const base = hostingShellOptions(options.runtime);
     this.#shell = await ShellService.create({
       ...base,
       docker: {
@@ -488,7 +488,7 @@ export class HostingServer {
       onEvent: (name, event) => this.#note(egressEvent(name, event)),
     };
     // A tenant with its own image, like one with its own network, has a shell service (a Docker backend) of its own.
-    const operator = hostingShellOptions(this.#options.runtime.settings);
+    const operator = hostingShellOptions(this.#options.runtime);
     const own =
       needsOwnShell(network) || image
         ? await openTenantShell({

@@ -1,4 +1,4 @@
-import type { Settings } from '../../config/settings-schema.js';
+import type { Runtime } from '../../runtime/runtime.js';
 import { shellServiceOptions } from '../../runtime/shell-settings.js';
 import type { ShellServiceOptions } from '../../shell/shell-service.js';
 import { withoutOperatorEgress } from './tenant-network.js';
@@ -35,7 +35,8 @@ export const HOSTING_OUTPUT_LIMITS = Object.freeze({
  * without the operator's `sandbox.network` (the tenants file alone decides
  * what a tenant reaches), and keeping less of each output (HOSTING_OUTPUT_LIMITS).
  */
-export function hostingShellOptions(settings: Settings): ShellServiceOptions {
+export function hostingShellOptions(runtime: Pick<Runtime, 'settings' | 'sandboxCpus'>): ShellServiceOptions {
   const { maxOutputBytes, savedOutputMaxBytes, drainBytesPerSecond } = HOSTING_OUTPUT_LIMITS;
-  return { maxOutputBytes, savedOutputMaxBytes, ...withoutOperatorEgress(shellServiceOptions(settings)), drainBytesPerSecond };
+  const operator = shellServiceOptions(runtime.settings, { cpuSet: runtime.sandboxCpus });
+  return { maxOutputBytes, savedOutputMaxBytes, ...withoutOperatorEgress(operator), drainBytesPerSecond };
 }
