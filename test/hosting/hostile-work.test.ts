@@ -185,6 +185,14 @@ test('a hostile page is turned into text off the main thread: /healthz and anoth
   const hostile = await connectTenant(t, hosting.server.url, keys.hostile);
   const quiet = await connectTenant(t, hosting.server.url, keys.quiet);
   const healthz = hosting.server.url.replace(/\/mcp$/, '/healthz');
+  // First, while hostile's serverCpu is unspent (the slow page below spends it, and a fetch waiting for its
+  // share counts against the URL's time limit): the issue's page, 1.5 MB of nested divs (23-25 s of the main
+  // thread before), comes back flattened.
+  const nested = await timed(() => call(hostile.client, 'web_fetch', { prompt: `Read http://127.0.0.1:${web.port}/nested` }));
+  t.is(nested.value.errorType, undefined, nested.value.text.slice(0, 300));
+  t.regex(nested.value.text, /HTML tags nested deeper than 256 levels were dropped; their text is kept/);
+  t.regex(nested.value.text, /deep text/);
+  t.log(`1.5 MB of nested divs: ${nested.ms} ms for the whole web_fetch`);
   // Quiet's container is up before the attack: its command below starts at once.
   t.regex((await call(quiet.client, 'run_shell_command', { command: 'echo warm' })).text, /warm/);
   const idleHealth = await timed(() => fetch(healthz));
@@ -216,11 +224,4 @@ test('a hostile page is turned into text off the main thread: /healthz and anoth
   t.log(
     `/healthz ${idleHealth.ms} ms idle, ${health.ms} ms during the conversion; quiet's list_directory ${listed.ms} ms, echo ${echo.ms} ms during it; hostile: ${fetched.errorType ?? 'ok'}`,
   );
-
-  // The issue's page: 1.5 MB of nested divs (23-25 s of the main thread before) comes back flattened.
-  const nested = await timed(() => call(hostile.client, 'web_fetch', { prompt: `Read http://127.0.0.1:${web.port}/nested` }));
-  t.is(nested.value.errorType, undefined, nested.value.text.slice(0, 300));
-  t.regex(nested.value.text, /HTML tags nested deeper than 256 levels were dropped; their text is kept/);
-  t.regex(nested.value.text, /deep text/);
-  t.log(`1.5 MB of nested divs: ${nested.ms} ms for the whole web_fetch`);
 });
