@@ -27,7 +27,7 @@
  * nice), BENCH_ATTACKER_NICE (the attackers' own sessions' nice, default 19), BENCH_NOISY_SKIP (a regex: attacks
  * left out of the all-at-once figure), BENCH_SANDBOX_CPUS (the sandboxes' CPUs, as `serve --sandbox-cpus`; default
  * this process's last CPU, the server and the attackers' clients keeping the rest; `none` for no split), BENCH_MAIN_NICE
- * (the event loop's thread's nice, e.g. -5).
+ * (the event loop's thread's nice; default the server's, -5; 0 for none).
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -53,6 +53,7 @@ import { TenantStore } from '../src/hosting/tenants/tenant-store.js';
 import { emptyTenantsFile, writeTenantsFile } from '../src/hosting/tenants/tenants-file.js';
 import { createRuntime } from '../src/runtime/runtime.js';
 import { allowedCpus, keepServerOffCpus } from '../src/cli/server-cpus.js';
+import { raiseEventLoopPriority } from '../src/cli/server-priority.js';
 import { formatCpuList } from '../src/contracts/cpu-list.js';
 import { cpuPhase, describeShares, type CpuShares } from './hosting-cpu.js';
 import { fmt, percentile, sortNumbers } from './stats.js';
@@ -198,8 +199,10 @@ const toolThreadNice = Number(process.env['BENCH_TOOL_THREAD_NICE'] ?? HOSTING_T
 const sandboxCpusKnob = process.env['BENCH_SANDBOX_CPUS'] ?? formatCpuList((await allowedCpus()).slice(-1));
 const split = sandboxCpusKnob === 'none' ? undefined : await keepServerOffCpus(sandboxCpusKnob);
 if (split !== undefined && 'problem' in split) throw new Error(`BENCH_SANDBOX_CPUS: ${split.problem}`);
-// BENCH_MAIN_NICE: the main thread's own nice (setpriority on the calling thread, as the file-tool threads set theirs).
-if (process.env['BENCH_MAIN_NICE'] !== undefined) setPriority(Number(process.env['BENCH_MAIN_NICE']));
+// The event loop's priority `serve --tenants` gives it (raiseEventLoopPriority); BENCH_MAIN_NICE sets another (0: none).
+const mainNice = process.env['BENCH_MAIN_NICE'];
+const priority = mainNice === undefined ? raiseEventLoopPriority() : (setPriority(Number(mainNice)), { nice: Number(mainNice) });
+if ('problem' in priority) throw new Error(priority.problem);
 const runtime = await createRuntime({
   workspace: root,
   approvalMode: 'yolo',
@@ -230,7 +233,7 @@ const tenantNames = [...keys.keys()];
 const keyOf = (name: string): string => keys.get(name)!;
 
 console.log(
-  `bench/hosting: ${TENANTS} tenants, Docker sandbox, MCP SDK client over HTTP (load average ${(await import('node:os')).loadavg()[0]!.toFixed(1)}; ${split ? split.summary : 'no CPU split: server and sandboxes on every CPU'}${process.env['BENCH_MAIN_NICE'] !== undefined ? `; event loop at nice ${process.env['BENCH_MAIN_NICE']}` : ''})`,
+  `bench/hosting: ${TENANTS} tenants, Docker sandbox, MCP SDK client over HTTP (load average ${(await import('node:os')).loadavg()[0]!.toFixed(1)}; ${split ? split.summary : 'no CPU split: server and sandboxes on every CPU'}; event loop at nice ${priority.nice})`,
 );
 
 try {

@@ -7,6 +7,10 @@
  * nodejs/node#47224; seen here on Node 24 with 5 MB of `<p>`s).
  */
 import { convertHtml } from '../src/tools/web/convert-html.js';
+import { notAbovePriority } from './thread-priority.js';
+
+// A tenant's page, never converted above an ordinary process's priority, whatever the server's event loop has.
+notAbovePriority(0);
 
 if (!process.send) throw new Error('workers/html-text-process.js must be started by the HTML pool (with an IPC channel)');
 const send = process.send.bind(process);

@@ -1,5 +1,5 @@
-import { readlinkSync } from 'node:fs';
-import { setPriority } from 'node:os';
+import { readdirSync, readlinkSync } from 'node:fs';
+import { getPriority, setPriority } from 'node:os';
 
 /**
  * Lowers this thread's OS priority to `nice` (0-19). On Linux a thread's
@@ -15,5 +15,19 @@ export function lowerThisThreadPriority(nice: unknown): void {
     setPriority(Number(/\/task\/(\d+)$/.exec(readlinkSync('/proc/thread-self'))?.[1]), nice);
   } catch {
     // No /proc, or not allowed: the thread keeps the process's priority.
+  }
+}
+
+/**
+ * Puts every thread of this process at `nice` or below in priority: a
+ * process forked by a server that raised its event loop's priority
+ * (serve --tenants: nice -5) inherits that, but the work it does is a
+ * tenant's (web pages turned into text), never the event loop's.
+ */
+export function notAbovePriority(nice: number): void {
+  try {
+    for (const tid of readdirSync('/proc/self/task')) if (getPriority(Number(tid)) < nice) setPriority(Number(tid), nice);
+  } catch {
+    // No /proc: the process keeps what it inherited.
   }
 }

@@ -33,10 +33,12 @@ interface Teardown {
  * --tenants and the rest); resolves once it prints the URL it listens at,
  * rejects if it exits first or prints none within `timeoutMs`. At teardown
  * a live server gets SIGTERM (so it removes its containers and releases its
- * mounts), and SIGKILL if it has not exited 60 s later.
+ * mounts), and SIGKILL if it has not exited 60 s later. `wrapper` runs it
+ * through a command that execs it (e.g. `nice -n 3`).
  */
-export async function startCliServer(t: Teardown, args: string[], timeoutMs = 120_000): Promise<CliServer> {
-  const child = spawn(process.execPath, [cliPath, 'serve', '--http', '127.0.0.1:0', '--approval', 'yolo', ...args], {
+export async function startCliServer(t: Teardown, args: string[], timeoutMs = 120_000, wrapper: readonly string[] = []): Promise<CliServer> {
+  const command = [...wrapper, process.execPath, cliPath, 'serve', '--http', '127.0.0.1:0', '--approval', 'yolo', ...args];
+  const child = spawn(command[0]!, command.slice(1), {
     stdio: ['ignore', 'ignore', 'pipe'],
     env: { ...process.env, NO_COLOR: '1' },
   });

@@ -9,7 +9,7 @@ async function settingsWith(content: object) {
   const dir = await mkdtemp(join(tmpdir(), 'toolcell-hosting-shell-options-'));
   const settingsFile = join(dir, 'settings.json');
   await writeFile(settingsFile, JSON.stringify(content));
-  return { settings: await loadSettings({ workspace: dir, settingsFile, homeDir: dir }), sandboxCpus: undefined };
+  return { settings: loadSettings({ workspace: dir, settingsFile, homeDir: dir }), sandboxCpus: undefined };
 }
 
 test('a hosting server keeps less of each output than a local run, and drains the rest slowly', async (t) => {

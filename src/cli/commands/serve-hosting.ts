@@ -20,6 +20,7 @@ import { VERSION } from '../../version.js';
 import type { EtcdCliOptions } from './cluster-options.js';
 import { joinClusterFromFlags } from './cluster-node.js';
 import { keepServerOffCpus } from '../server-cpus.js';
+import { raiseEventLoopPriority } from '../server-priority.js';
 
 /** The flags of `toolcell serve` that hosting mode reads. */
 export interface HostingCliOptions extends RunnerCliOptions, HostingOperationsFlagValues, EtcdCliOptions {
@@ -69,6 +70,10 @@ export async function runHostingServe(options: HostingCliOptions): Promise<numbe
     if ('problem' in split) return split.usage ? usage(split.problem) : failure(split.problem);
     say(split.summary);
   }
+  // Before the runtime starts its threads: the shell thread inherits the event loop's priority.
+  const priority = raiseEventLoopPriority();
+  if ('problem' in priority) say(priority.problem);
+  else if (!priority.changed) say(`the event loop keeps nice ${priority.nice}, as started`);
   const cluster = await joinClusterFromFlags(options, say);
   if (typeof cluster === 'number') return cluster;
   const stop = new AbortController();

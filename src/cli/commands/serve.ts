@@ -135,8 +135,10 @@ own workspace under --data-dir, its own containers and its limits. Changes
 to the tenants file apply within about a second. --workspace, --token and
 --stdio do not apply; commands always run in the Docker sandbox. Run as
 root, each tenant's workspace is a filesystem of its own capped at its
-diskBytes limit. /healthz and /readyz answer on the same port (/readyz is 503
-from SIGTERM on, while running calls drain). The admin API answers only on
+diskBytes limit, and the server's event loop runs at nice -5 (unless started
+at another nice); --sandbox-cpus gives the server CPUs of its own. /healthz
+and /readyz answer on the same port (/readyz is 503 from SIGTERM on, while
+running calls drain). The admin API answers only on
 its own --admin listener, and metrics only on --metrics. A request body
 over 4 MiB gets 413; past 16 MiB of bodies held for one tenant, or 64 MiB in
 all, 503 with Retry-After; one not sent whole within 30 s, 408. A tenant
