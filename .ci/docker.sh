@@ -2,7 +2,8 @@
 # Makes the Docker sandbox usable on a fresh CI machine, idempotently:
 #  1. installs what is missing, judged by the programs themselves:
 #     debootstrap and git (their tests must
-#     run in CI), python3-pytest for the supervisor's own tests, e2fsprogs
+#     run in CI), python3-pytest for the supervisor's own tests, acl for the
+#     workspace-owner tests' ACLs, e2fsprogs
 #     and mount (losetup) for tenants' disk images, and loads the loop driver;
 #  2. makes the engine answer with sandbox/setup-engine.sh: installs docker.io
 #     when there is no `dockerd` (a new machine ships the Docker *client*
@@ -32,6 +33,8 @@ for tool in mkfs.ext4 resize2fs e2fsck; do command -v "$tool" >/dev/null 2>&1 ||
 command -v losetup >/dev/null 2>&1 || missing+=(mount)
 # A real etcd member for the cluster's tests (test/helpers/etcd.ts): Debian's etcd 3.4, as deploy/swarm runs.
 [ -x /usr/bin/etcd ] || missing+=(etcd-server)
+# getfacl and setfacl: test/security/workspace-owner.test.ts plants ACLs and compares their dump (a new machine has neither).
+command -v setfacl >/dev/null 2>&1 && command -v getfacl >/dev/null 2>&1 || missing+=(acl)
 if [ "${#missing[@]}" -gt 0 ]; then
   log "installing ${missing[*]}"
   as_root apt-get update

@@ -10,8 +10,9 @@ import { errorMessage } from '../errors.js';
  * CPUs. On a host whose cores tenants' commands keep busy, every call of
  * every tenant needs the server's threads (the event loop, the shell
  * thread, the file-tool workers) to get a CPU in turn; sharing the cores
- * with the sandboxes, they wait behind them (docs/benchmarks.md measured
- * B's p99 at 15× its idle figure under attack, and 2.3-2.6× split). Every
+ * with the sandboxes, they wait behind them (docs/benchmarks.md: under
+ * bench/hosting's nine attacks B's p99 was 7-9× its idle figure unsplit,
+ * 2.5-3.5× split, on a machine of two CPUs). Every
  * thread the process has is moved (`taskset -a`); threads made later
  * inherit their maker's CPUs, and so do the processes it starts.
  */
