@@ -54,8 +54,6 @@ export interface CpuSplitProblem {
 export interface ServerCpus {
   /** The sandboxes' CPUs, canonical (`1`, `2-3`). */
   sandbox: string;
-  /** This server's CPUs now; undefined when the engine is on another machine and nothing was changed. */
-  server: string | undefined;
   /** What was done, for the server's start-up line. */
   summary: string;
 }
@@ -73,7 +71,6 @@ export async function keepServerOffCpus(sandboxList: string): Promise<ServerCpus
   if (engineIsRemote()) {
     return {
       sandbox: canonical,
-      server: undefined,
       summary: `sandboxes on CPU ${canonical} of the engine's machine (DOCKER_HOST); this server's CPUs unchanged`,
     };
   }
@@ -105,7 +102,7 @@ export async function keepServerOffCpus(sandboxList: string): Promise<ServerCpus
     if (strays.length > 0)
       return { problem: `--sandbox-cpus ${canonical}: threads ${strays.join(', ')} of this server still run on the sandboxes' CPUs`, usage: false };
   }
-  return { sandbox: canonical, server, summary: `sandboxes on CPU ${canonical}, this server on CPU ${server}` };
+  return { sandbox: canonical, summary: `sandboxes on CPU ${canonical}, this server on CPU ${server}` };
 }
 
 /** Threads of this process allowed onto a CPU outside `cpus` (a thread that ended meanwhile is none). */
