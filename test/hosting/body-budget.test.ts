@@ -2,13 +2,15 @@ import test from 'ava';
 import { once } from 'node:events';
 import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { ServerCpuLedger } from '../../src/hosting/admission/server-cpu.js';
 import { BodyBudget, type BodyRefusal } from '../../src/hosting/http/body-budget.js';
+import type { WorkBudget } from '../../src/contracts/work-budget.js';
 
-/** A plain server that reads every body through `budget` as an unauthenticated source, and answers what it read. */
-async function serve(t: { teardown(fn: () => void): void }, budget: BodyBudget, refusals: BodyRefusal[]) {
+/** A plain server that reads every body through `budget` as an unauthenticated source (charged to `work` if given), and answers what it read. */
+async function serve(t: { teardown(fn: () => void): void }, budget: BodyBudget, refusals: BodyRefusal[], work?: WorkBudget) {
   const server = createServer((req, res) => {
     void budget
-      .read(req, res, { source: req.socket.remoteAddress ?? '' }, (limit) => refusals.push(limit))
+      .read(req, res, { source: req.socket.remoteAddress ?? '', budget: work }, (limit) => refusals.push(limit))
       .then((read) => {
         if ('refusal' in read) return res.writeHead(read.refusal.status, read.refusal.headers ?? {}).end(read.refusal.message);
         res.end(JSON.stringify(read.body));
@@ -37,6 +39,17 @@ function chunked(port: number, chunks: string[], localAddress = '127.0.0.1'): Pr
   });
 }
 
+/** A POST with a Content-Length; resolves with the status. */
+function sized(port: number, body: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request({ port, host: '127.0.0.1', method: 'POST', headers: { 'Content-Length': Buffer.byteLength(body) } }, (res) => {
+      res.resume().on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
 test('a chunked body is counted as it comes, per source address; past the budget it is refused with 503 and Retry-After', async (t) => {
   const budget = new BodyBudget({ sourceBytes: 64 * 1024, serverBytes: 1024 * 1024, maxBodyBytes: 1024 * 1024 });
   const refusals: BodyRefusal[] = [];
@@ -59,6 +72,43 @@ test('a body that is not JSON gets 400 and gives its bytes back', async (t) => {
   t.is(answer.status, 400);
   t.regex(answer.body, /Parse error/);
   t.is(budget.bufferedBytes, 0);
+});
+
+test('a body with more JSON values than maxBodyValues, or nested deeper than maxBodyDepth, gets 413 before it is parsed; one long string is one value', async (t) => {
+  const budget = new BodyBudget({ maxBodyValues: 1000, maxBodyDepth: 16 });
+  const refusals: BodyRefusal[] = [];
+  const port = await serve(t, budget, refusals);
+  const many = await chunked(port, [JSON.stringify({ params: { junk: Array.from({ length: 2000 }, () => ({})) } })]);
+  t.is(many.status, 413);
+  t.regex(many.body, /more than 1000 JSON values/);
+  const deep = await chunked(port, ['{"a":', '['.repeat(17), ']'.repeat(17), '}']);
+  t.is(deep.status, 413);
+  t.regex(deep.body, /deeper than 16 levels/);
+  t.deepEqual(refusals, ['requestBodyValues', 'requestBodyDepth']);
+  const text = 'a,b,[c],{d}\n'.repeat(100_000);
+  const long = await chunked(port, [JSON.stringify({ content: text })]);
+  t.is(long.status, 200);
+  t.is((JSON.parse(long.body) as { content: string }).content, text);
+  t.is((await chunked(port, [JSON.stringify(Array.from({ length: 999 }, (_, i) => i))])).status, 200, 'at the limit');
+  t.is(budget.bufferedBytes, 0);
+});
+
+test("the event loop's time on a body is charged to its owner's budget; past it, its next large body waits before it is read, and small ones never wait", async (t) => {
+  // A hundredth of a CPU: 40 ms of burst, then 10 ms a second.
+  const ledger = new ServerCpuLedger({ rateOf: () => 0.01 });
+  const budget = new BodyBudget();
+  const port = await serve(t, budget, [], ledger.budgetFor('greedy'));
+  const usage = () => ledger.usage().find((entry) => entry.tenant === 'greedy') ?? { cpuSeconds: 0, waitedSeconds: 0 };
+  const body = JSON.stringify({ content: 'x'.repeat(3 * 1024 * 1024) });
+  // Each 3 MiB body costs the event loop a few ms: charged until the burst is spent, then the next one waits.
+  for (let i = 0; i < 200 && usage().waitedSeconds === 0; i++) t.is(await sized(port, body), 200);
+  t.true(usage().cpuSeconds > 0.04, `charged ${usage().cpuSeconds} s`);
+  t.true(usage().waitedSeconds > 0, 'a large body waited for its share');
+  // In debt now: a small body (a Content-Length of at most 64 KiB) is read at once, without asking the budget.
+  const waited = usage().waitedSeconds;
+  t.is(await sized(port, '{"method":"notifications/cancelled"}'), 200);
+  t.is(usage().waitedSeconds, waited);
+  t.is(ledger.waiting, 0);
 });
 
 test('options are checked, naming the bad one', (t) => {

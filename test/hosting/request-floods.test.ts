@@ -165,6 +165,35 @@ test('a body announced over the size limit is refused with 413 before a byte of 
   t.is(hosting.server.bufferedBodyBytes, 0);
 });
 
+test('a body with more JSON values than a tool call needs, or nested deeper, is refused with 413 before it is parsed; the session goes on', async (t) => {
+  const dir = await hostingFolder(t);
+  const file = join(dir, 'tenants.json');
+  const key = await addTenant(file, 'a');
+  const hosting = await startHosting({ tenantsFile: file, dataDir: join(dir, 'data') });
+  t.teardown(() => hosting.close());
+  const session = await connectTenant(t, hosting.server.url, key);
+  const headers = { Authorization: `Bearer ${key}`, 'Mcp-Session-Id': session.sessionId };
+  const callWith = (junk: unknown) => ({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'list_directory', arguments: { dir_path: '.', junk } } });
+  // Under the 4 MiB cap, each would have cost the event loop far more to parse than its bytes suggest.
+  const bodies = {
+    requestBodyValues: JSON.stringify(callWith(Array.from({ length: 1_000_000 }, () => ({})))),
+    requestBodyDepth: JSON.stringify(callWith('@')).replace('"@"', '['.repeat(1_000_000) + ']'.repeat(1_000_000)),
+  };
+  for (const [limit, body] of Object.entries(bodies)) {
+    t.true(body.length < 4 * MiB, `${limit}: ${body.length} bytes`);
+    const response = await fetch(hosting.server.url, {
+      method: 'POST',
+      headers: { ...headers, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+      body,
+    });
+    t.is(response.status, 413, limit);
+    const { error } = (await response.json()) as { error: { message: string; data: { type: string; limit: string } } };
+    t.like(error.data, { type: 'request_too_large', limit }, error.message);
+  }
+  t.is(hosting.server.bufferedBodyBytes, 0);
+  t.is((await call(session.client, 'list_directory', { dir_path: '.' })).errorType, undefined);
+});
+
 test('requests without a valid key never have a byte of their body buffered', async (t) => {
   const dir = await hostingFolder(t);
   const file = join(dir, 'tenants.json');

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { HostingMetrics } from '../../src/hosting/metrics/hosting-metrics.js';
 import { runCli } from '../helpers/cli.js';
 import { eventually, requireDocker } from '../helpers/docker.js';
-import { addTenant, call, connectTenant, hostingFolder, startHosting } from '../helpers/hosting.js';
+import { addTenant, call, connectTenant, hostingFolder, post, startHosting } from '../helpers/hosting.js';
 import { testToolModuleUrl } from '../helpers/pool.js';
 
 const test = (await requireDocker(anyTest, 'hosting/server-cpu-share')).serial;
@@ -60,6 +60,46 @@ test("a tenant past its serverCpu waits for its share; another tenant's file too
   t.regex(text, /^toolcell_tenant_server_cpu_seconds_total\{tenant="greedy"\} 0\.\d+$/m);
   t.regex(text, /^toolcell_tenant_server_cpu_wait_seconds_total\{tenant="greedy"\} \d+(\.\d+)?$/m);
   t.regex(text, /^toolcell_tenant_server_cpu_wait_seconds_total\{tenant="quiet"\} 0$/m);
+});
+
+test("parsing a tenant's request bodies is charged to its serverCpu: past its share its next large body waits before it is read; another tenant's calls do not wait", async (t) => {
+  t.timeout(180_000);
+  const dir = await hostingFolder(t, 'toolcell-server-cpu-');
+  const file = join(dir, 'tenants.json');
+  const greedyKey = await addTenant(file, 'greedy', ['--limit', 'serverCpu=0.01']);
+  const quietKey = await addTenant(file, 'quiet');
+  const hosting = await startHosting({ tenantsFile: file, dataDir: join(dir, 'data') });
+  t.teardown(() => hosting.close());
+  const greedy = await connectTenant(t, hosting.server.url, greedyKey);
+  const quiet = await connectTenant(t, hosting.server.url, quietKey);
+  const headers = { Authorization: `Bearer ${greedyKey}`, 'Mcp-Session-Id': greedy.sessionId };
+  const usageOf = (tenant: string) => hosting.server.serverCpuUsage().find((entry) => entry.tenant === tenant) ?? { cpuSeconds: 0, waitedSeconds: 0 };
+
+  // Bodies of 3 MiB, one after another, each a few ms of the event loop's time: its 40 ms burst is spent, then one waits.
+  let answered = 0;
+  let stop = false;
+  const sending = (async () => {
+    for (let i = 0; i < 300 && !stop; i++) {
+      const body = {
+        jsonrpc: '2.0',
+        id: `big-${i}`,
+        method: 'tools/call',
+        params: { name: 'list_directory', arguments: { dir_path: '.', padding: 'x'.repeat(3 * 1024 * 1024) } },
+      };
+      await (await post(hosting.server.url, body, headers)).text();
+      answered++;
+    }
+  })();
+  t.teardown(() => void (stop = true));
+  t.true(await eventually(async () => hosting.server.serverCpuWaiting === 1, 120_000, 5), "one of greedy's bodies waits for its share");
+  // Quiet's own share is untouched: its call is answered without waiting.
+  t.is((await call(quiet.client, 'list_directory', { dir_path: '.' })).errorType, undefined);
+  stop = true;
+  await sending;
+  t.true(usageOf('greedy').cpuSeconds > 0.04, `greedy charged ${usageOf('greedy').cpuSeconds} s`);
+  t.true(usageOf('greedy').waitedSeconds > 0);
+  t.true(answered > 0);
+  t.is(usageOf('quiet').waitedSeconds, 0);
 });
 
 test('serverCpu is checked where limits are: a value out of bounds is refused naming the limit', async (t) => {

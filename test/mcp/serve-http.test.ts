@@ -129,6 +129,30 @@ test('requests without a session must initialize; unknown sessions are 404; othe
   t.is((await fetch(server.url.replace('/mcp', '/other'))).status, 404);
 });
 
+test('a body with more JSON values than a tool call needs, or nested deeper, is refused before it is parsed, with or without a session', async (t) => {
+  const server = await serveHttp(t);
+  const client = await connect(server.url);
+  t.teardown(() => client.close());
+  const sessionId = (client.transport as StreamableHTTPClientTransport).sessionId!;
+  const call = (junk: unknown) => ({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'mcp_fx_echo', arguments: { text: 'x', junk } } });
+  const bodies = [
+    JSON.stringify(call(Array.from({ length: 100_000 }, () => ({})))),
+    JSON.stringify(call('@')).replace('"@"', '['.repeat(100) + ']'.repeat(100)),
+  ];
+  for (const body of bodies) {
+    for (const session of [{}, { 'Mcp-Session-Id': sessionId }] as Array<Record<string, string>>) {
+      const response = await fetch(server.url, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...session },
+        body,
+      });
+      t.is(response.status, 400);
+      t.regex(await response.text(), /Parse error: the body must be JSON of at most 4 MB, 50000 values and 64 levels of nesting/);
+    }
+  }
+  t.is(toolResultText(await client.callTool({ name: 'mcp_fx_echo', arguments: { text: 'still here' } })), 'still here');
+});
+
 test('binding a non-loopback address without a token is refused', async (t) => {
   const workspace = await tempWorkspace();
   t.teardown(workspace.cleanup);

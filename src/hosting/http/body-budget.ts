@@ -1,8 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
 import { z } from 'zod';
 import { integerOption, parseOptions } from '../../contracts/parse-options.js';
+import type { WorkBudget } from '../../contracts/work-budget.js';
 import { ToolErrorType } from '../../errors.js';
 import type { HttpRefusal } from '../../mcp/server/serve-http.js';
+import { DEFAULT_MAX_BODY_DEPTH, DEFAULT_MAX_BODY_VALUES, jsonShapeProblem } from '../../mcp/server/json-shape.js';
 import { DEFAULT_MAX_BODY_BYTES } from './read-body.js';
 
 const MiB = 1024 * 1024;
@@ -10,6 +13,13 @@ const MiB = 1024 * 1024;
 export const bodyBudgetOptionsSchema = z.strictObject({
   /** One request body at most; a larger one gets 413 (by its Content-Length, before a byte is read). 4 MiB. */
   maxBodyBytes: integerOption(1024, DEFAULT_MAX_BODY_BYTES, 1024 * MiB),
+  /**
+   * The most JSON values one body may have (objects, arrays and the items
+   * after a comma), and how deep they may nest: a body past either gets 413
+   * before it is parsed (json-shape.ts). 50,000 and 64.
+   */
+  maxBodyValues: integerOption(100, DEFAULT_MAX_BODY_VALUES, 10_000_000),
+  maxBodyDepth: integerOption(8, DEFAULT_MAX_BODY_DEPTH, 100_000),
   /**
    * Body bytes one tenant may hold at once: read, or announced by a
    * Content-Length and being read, until its answer is done. Past it: 503
@@ -32,10 +42,19 @@ export type BodyBudgetOptions = z.input<typeof bodyBudgetOptionsSchema>;
 export interface BodyOwner {
   tenant?: string | undefined;
   source: string;
+  /**
+   * What parsing its bodies is charged to (a tenant's serverCpu share): a
+   * large body waits until its owner may start more work before it is read,
+   * and the event loop's time parsing it is charged after.
+   */
+  budget?: WorkBudget | undefined;
 }
 
 /** Why a body was refused, as the limit names it. */
-export type BodyRefusal = 'requestBodyBytes' | 'bufferedBodyBytes' | 'serverBufferedBodyBytes' | 'bodyReadTimeout';
+export type BodyRefusal = 'requestBodyBytes' | 'requestBodyValues' | 'requestBodyDepth' | 'bufferedBodyBytes' | 'serverBufferedBodyBytes' | 'bodyReadTimeout';
+
+/** A body over this (or of unknown length) waits for its owner's budget before it is read; a smaller one costs microseconds to parse. */
+const WAIT_FOR_BUDGET_OVER_BYTES = 64 * 1024;
 
 /**
  * Reads request bodies within a memory budget, so that no flood of requests,
@@ -44,7 +63,11 @@ export type BodyRefusal = 'requestBodyBytes' | 'bufferedBodyBytes' | 'serverBuff
  * and the server from the moment they are announced (Content-Length) or
  * arrive (chunked) until its answer is done; a body that does not fit is
  * refused before it is read (503 with Retry-After), one over `maxBodyBytes`
- * with 413, and one that does not arrive within `readTimeoutMs` with 408. A
+ * with 413, and one that does not arrive within `readTimeoutMs` with 408.
+ * What parsing a body would build is bounded as well (`maxBodyValues`,
+ * `maxBodyDepth`: 413 before it is parsed), and the event loop's time on a
+ * tenant's bodies is charged to its share of the server's CPU: a large body
+ * waits for that share before it is read. A
  * refused request's connection is closed, and what it still sends is
  * discarded, never kept.
  */
@@ -71,7 +94,7 @@ export class BodyBudget {
    * The request's body as JSON, or the refusal to send. `onRefusal` hears
    * which limit refused it (for the audit log and the metrics).
    */
-  read(
+  async read(
     req: IncomingMessage,
     res: ServerResponse,
     owner: BodyOwner,
@@ -109,10 +132,16 @@ export class BodyBudget {
 
     const length = req.headers['content-length'];
     const declared = length !== undefined && /^\d+$/.test(length) ? Number(length) : undefined;
-    if (declared !== undefined && declared > options.maxBodyBytes) return Promise.resolve(refuse('requestBodyBytes'));
+    if (declared !== undefined && declared > options.maxBodyBytes) return refuse('requestBodyBytes');
     if (declared !== undefined) {
       const full = reserve(declared);
-      if (full) return Promise.resolve(refuse(full));
+      if (full) return refuse(full);
+    }
+    const budget = owner.budget;
+    // Its reservation is held meanwhile, so a tenant's waiting bodies count against its bufferedBodyBytes.
+    if (budget && (declared === undefined || declared > WAIT_FOR_BUDGET_OVER_BYTES) && !(await admitted(req, budget))) {
+      release();
+      return { refusal: { status: 400, message: 'The request was aborted' } };
     }
     return new Promise((resolve) => {
       let chunks: Buffer[] = [];
@@ -135,12 +164,19 @@ export class BodyBudget {
         chunks.push(chunk);
       };
       const onEnd = (): void => {
-        const text = Buffer.concat(chunks).toString('utf8');
+        // The event loop's own work on the body, charged to its owner: a tenant that sends large bodies faster
+        // than its share waits before the next is read, instead of taking the event loop from everyone.
+        const started = performance.now();
         try {
-          finish({ body: JSON.parse(text) });
+          const bytes = Buffer.concat(chunks);
+          const shape = jsonShapeProblem(bytes, { maxValues: options.maxBodyValues, maxDepth: options.maxBodyDepth });
+          if (shape) return finish(refuse(shape === 'values' ? 'requestBodyValues' : 'requestBodyDepth'));
+          finish({ body: JSON.parse(bytes.toString('utf8')) });
         } catch {
           release();
           finish({ refusal: { status: 400, code: -32700, message: `Parse error: the body must be JSON of at most ${options.maxBodyBytes} bytes` } });
+        } finally {
+          budget?.charge(performance.now() - started);
         }
       };
       const onGone = (): void => {
@@ -152,12 +188,24 @@ export class BodyBudget {
   }
 
   #refusal(limit: BodyRefusal, owner: BodyOwner): HttpRefusal {
-    const { maxBodyBytes, readTimeoutMs, retryAfterSeconds, tenantBytes, sourceBytes, serverBytes } = this.#options;
+    const { maxBodyBytes, maxBodyValues, maxBodyDepth, readTimeoutMs, retryAfterSeconds, tenantBytes, sourceBytes, serverBytes } = this.#options;
     const close = { Connection: 'close' };
     const busy = { ...close, 'Retry-After': String(retryAfterSeconds) };
     switch (limit) {
       case 'requestBodyBytes':
         return { status: 413, headers: close, type: ToolErrorType.REQUEST_TOO_LARGE, message: `The request body is over the limit of ${maxBodyBytes} bytes` };
+      case 'requestBodyValues':
+      case 'requestBodyDepth':
+        return {
+          status: 413,
+          headers: close,
+          type: ToolErrorType.REQUEST_TOO_LARGE,
+          data: { limit: limit },
+          message:
+            limit === 'requestBodyValues'
+              ? `The request body has more than ${maxBodyValues} JSON values (objects, arrays and list items); no tool call needs that many`
+              : `The request body nests objects and arrays deeper than ${maxBodyDepth} levels; no tool call needs that`,
+        };
       case 'bodyReadTimeout':
         return { status: 408, headers: close, message: `The request body did not arrive within ${Math.ceil(readTimeoutMs / 1000)} s` };
       case 'bufferedBodyBytes': {
@@ -184,4 +232,19 @@ export class BodyBudget {
 
 function scopeOf(owner: BodyOwner): string {
   return owner.tenant !== undefined ? `tenant:${owner.tenant}` : `source:${owner.source}`;
+}
+
+/** Resolves true once `budget` admits more work, false if the request ends first. */
+async function admitted(req: IncomingMessage, budget: WorkBudget): Promise<boolean> {
+  const gone = new AbortController();
+  const onGone = (): void => gone.abort();
+  req.once('close', onGone);
+  try {
+    await budget.admit(gone.signal);
+    return true;
+  } catch {
+    return false;
+  } finally {
+    req.off('close', onGone);
+  }
 }

@@ -270,8 +270,16 @@ export class HostingServer {
       admitMessage: (caller, body) => (caller ? this.#admitMessage(caller, body) : undefined),
       // Only after authenticate: a request without a tenant's credentials never gets a byte of its body buffered.
       readBody: (req, res, caller) =>
-        this.#bodies.read(req, res, { tenant: caller?.tenant, source: req.socket.remoteAddress ?? 'unknown' }, (limit) =>
-          this.#note({ event: 'quota_refusal', tenant: caller?.tenant ?? '', limit }),
+        this.#bodies.read(
+          req,
+          res,
+          {
+            tenant: caller?.tenant,
+            source: req.socket.remoteAddress ?? 'unknown',
+            // Parsing a tenant's bodies is the server's work for it, charged to its serverCpu share as its file tools are.
+            budget: caller ? this.#serverCpu.budgetFor(caller.tenant) : undefined,
+          },
+          (limit) => this.#note({ event: 'quota_refusal', tenant: caller?.tenant ?? '', limit }),
         ),
       createSession: (id, caller) => this.#openSession(id, caller),
       // No confirm handler: nobody can be asked, so a policy ask_user is refused naming its rule.

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { DEFAULT_MAX_BODY_DEPTH, DEFAULT_MAX_BODY_VALUES, jsonShapeProblem } from './json-shape.js';
 
 /** The largest JSON body the MCP endpoint reads. */
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;
@@ -32,7 +33,7 @@ export function sendError(res: ServerResponse, status: number, code: number, mes
   res.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
 }
 
-/** The body as JSON, or undefined when it is not JSON or passes MAX_BODY_BYTES. */
+/** The body as JSON, or undefined when it is not JSON, passes MAX_BODY_BYTES or has more values or depth than json-shape.ts allows. */
 export async function readJsonBody(req: IncomingMessage): Promise<unknown> {
   const chunks: Buffer[] = [];
   let size = 0;
@@ -42,7 +43,10 @@ export async function readJsonBody(req: IncomingMessage): Promise<unknown> {
     chunks.push(chunk);
   }
   try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    const bytes = Buffer.concat(chunks);
+    // What the parse would build is bounded too, not only the bytes (json-shape.ts).
+    if (jsonShapeProblem(bytes, { maxValues: DEFAULT_MAX_BODY_VALUES, maxDepth: DEFAULT_MAX_BODY_DEPTH })) return undefined;
+    return JSON.parse(bytes.toString('utf8'));
   } catch {
     return undefined;
   }

@@ -11,6 +11,7 @@ import type { AroundToolCall, ToolServerOptions } from './create-tool-server.js'
 import { createToolServer } from './create-tool-server.js';
 import { createHttpGuard, isAcceptableToken, isLoopbackHost, TOKEN_RULE, type Refusal } from './http-guard.js';
 import { readJsonBody, sendError, sendRefusal, type HttpRefusal } from './http-replies.js';
+import { DEFAULT_MAX_BODY_DEPTH, DEFAULT_MAX_BODY_VALUES } from './json-shape.js';
 import type { ServeSession, ServeSessionFactory } from './session.js';
 
 export type { HttpRefusal } from './http-replies.js';
@@ -93,7 +94,7 @@ export interface ServeHttpOptions<Caller = unknown> {
    * Reads a POST's JSON body, after `authenticate` (so nobody unknown makes
    * the server buffer anything): a hosting server's budget of buffered bytes
    * per tenant and server-wide, its read timeout. A refusal is sent as is.
-   * Default: `readJsonBody` (at most 4 MB, nothing else bounded).
+   * Default: `readJsonBody` (at most 4 MB, 50,000 JSON values and 64 levels of nesting; nothing else bounded).
    */
   readBody?: (req: IncomingMessage, res: ServerResponse, caller: Caller | undefined) => Promise<{ body: unknown } | { refusal: HttpRefusal }>;
   /**
@@ -353,14 +354,15 @@ class McpHttpServer<Caller> implements RunningHttpServer<Caller> {
         await this.#closeSession(sessionId, 'client');
         return void res.writeHead(200).end();
       }
-      if (req.method !== 'POST' || !this.#options.admitMessage) {
+      if (req.method !== 'POST') {
         track(entry, req, res);
         return entry.transport.handleRequest(req, res);
       }
+      // Read here, not by the SDK, so that every body is bounded the same way (json-shape.ts) before it is parsed.
       const read = await this.#readBody(req, res, caller);
       if ('refusal' in read) return sendRefusal(res, read.refusal);
       const { body } = read;
-      const refused = this.#options.admitMessage(caller, body);
+      const refused = this.#options.admitMessage?.(caller, body);
       if (refused) return sendRefusal(res, refused);
       track(entry, req, res);
       return entry.transport.handleRequest(req, res, body);
@@ -377,7 +379,15 @@ class McpHttpServer<Caller> implements RunningHttpServer<Caller> {
   async #readBody(req: IncomingMessage, res: ServerResponse, caller: Caller | undefined): Promise<{ body: unknown } | { refusal: HttpRefusal }> {
     if (this.#options.readBody) return this.#options.readBody(req, res, caller);
     const body = await readJsonBody(req);
-    return body === undefined ? { refusal: { status: 400, message: 'Parse error: the body must be JSON of at most 4 MB', code: -32700 } } : { body };
+    return body === undefined
+      ? {
+          refusal: {
+            status: 400,
+            message: `Parse error: the body must be JSON of at most 4 MB, ${DEFAULT_MAX_BODY_VALUES} values and ${DEFAULT_MAX_BODY_DEPTH} levels of nesting`,
+            code: -32700,
+          },
+        }
+      : { body };
   }
 
   /**
