@@ -13,6 +13,10 @@ import { sendJson } from '../../src/hosting/http/request-handler.js';
 import { hasOpenssl, makeSelfSignedCertificate } from '../helpers/tls.js';
 
 async function listen(t: { teardown(fn: () => void): void }, options: HostingHttpServerOptions): Promise<number> {
+  return (await listenServer(t, options)).port;
+}
+
+async function listenServer(t: { teardown(fn: () => void): void }, options: HostingHttpServerOptions): Promise<{ server: Server; port: number }> {
   const server = createHostingHttpServer(options) as Server;
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
@@ -20,7 +24,7 @@ async function listen(t: { teardown(fn: () => void): void }, options: HostingHtt
     server.closeAllConnections();
     server.close();
   });
-  return (server.address() as AddressInfo).port;
+  return { server, port: (server.address() as AddressInfo).port };
 }
 
 const echoLength = async (req: Parameters<HostingHttpServerOptions['handler']>[0], res: Parameters<HostingHttpServerOptions['handler']>[1]) =>
@@ -69,6 +73,42 @@ test('a client trickling its body is cut off by the request timeout', async (t) 
   const received = await trickle(port, 'POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 900\r\n\r\n', 'b');
   // The handler already has the request, so there is no status to send: the connection is closed.
   t.notRegex(received, /^HTTP\/1\.1 200/);
+});
+
+/** Sockets the server holds open now. */
+function openConnections(server: Server): Promise<number> {
+  return new Promise((resolve, reject) => server.getConnections((error, count) => (error ? reject(error) : resolve(count))));
+}
+
+test('a client that never reads the answer and never closes does not keep its connection: after a 408, 431, 413 or an idle keep-alive, the server lets the socket go', async (t) => {
+  const { server, port } = await listenServer(t, {
+    handler: echoLength,
+    limits: { headersTimeoutMs: 500, requestTimeoutMs: 1000, keepAliveTimeoutMs: 1000, maxHeaderSize: 2048, checkIntervalMs: 100 },
+  });
+  // Each sends its bytes and then neither reads nor closes: what a slowloris client does once it has been answered.
+  const heads = {
+    'nothing at all (408)': '',
+    'half its headers (408)': 'POST /mcp HTTP/1.1\r\nHost: x\r\n',
+    'headers over the size (431)': `GET / HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(4000)}\r\n\r\n`,
+    'a body over the limit (413)': 'POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\n\r\n',
+    'one answered request, then idle': 'POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}',
+  };
+  let accepted = 0;
+  server.on('connection', () => accepted++);
+  const sockets = Object.values(heads).map((head) => {
+    const socket = connect({ port, host: '127.0.0.1' });
+    socket.on('error', () => {});
+    socket.pause(); // never reads: the server's answer and its FIN stay unread
+    if (head !== '') socket.write(head);
+    return socket;
+  });
+  t.teardown(() => sockets.forEach((socket) => socket.destroy()));
+  const sleep = () => new Promise((resolve) => setTimeout(resolve, 100));
+  // Backstops only: a server that keeps any of them fails here, not by a duration.
+  for (let waited = 0; waited < 10_000 && accepted < sockets.length; waited += 100) await sleep();
+  t.is(accepted, sockets.length);
+  for (let waited = 0; waited < 60_000 && (await openConnections(server)) > 0; waited += 100) await sleep();
+  t.is(await openConnections(server), 0, 'every socket the server answered and ended is closed on its side, though the client never closed');
 });
 
 test('headers over maxHeaderSize get 431', async (t) => {

@@ -14,7 +14,7 @@ import { sendJson, type RequestHandler } from './request-handler.js';
  * 30 s) let a few thousand trickling clients hold every socket for minutes.
  */
 const LimitsSchema = z.strictObject({
-  /** All request headers must arrive within this; a client trickling them is cut off (408). */
+  /** All request headers must arrive within this; a client trickling them is cut off (408). Over TLS, the handshake too. */
   headersTimeoutMs: integerOption(100, 10_000),
   /** The whole request (headers and body) must arrive within this. Responses (a long call's stream) are not limited. */
   requestTimeoutMs: integerOption(100, 30_000),
@@ -93,6 +93,8 @@ export function createHostingHttpServer(options: HostingHttpServerOptions): Http
           cert: readPem(parsed.tls.certFile, 'certificate'),
           key: readPem(parsed.tls.keyFile, 'key'),
           minVersion: 'TLSv1.2',
+          // A connection that never finishes its handshake is cut off as one that never finishes its headers (Node: 120 s).
+          handshakeTimeout: limits.headersTimeoutMs,
           ...(parsed.tls.requestCert ? { requestCert: true, rejectUnauthorized: false } : {}),
         },
         listener,
@@ -112,8 +114,19 @@ export function createHostingHttpServer(options: HostingHttpServerOptions): Http
 function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
   if (!socket.writable || (socket as Duplex & { _httpMessage?: unknown })._httpMessage) return void socket.destroy();
   const status = CLIENT_ERROR_STATUS[error.code ?? ''] ?? '400 Bad Request';
-  socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+  // Closed once the answer is handed to the kernel, not when the client closes its side: `end` alone
+  // waits for that (the server's sockets are half-open), and a slowloris client that never reads
+  // kept every socket it was answered on, each a file descriptor, for good. The timer is for an
+  // answer that cannot even be handed over (a send buffer the client keeps full).
+  const timer = setTimeout(() => socket.destroy(), CLIENT_ERROR_GRACE_MS).unref();
+  socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`, () => {
+    clearTimeout(timer);
+    socket.destroy();
+  });
 }
+
+/** The longest a socket answered with a client error waits for its answer to be written out. */
+const CLIENT_ERROR_GRACE_MS = 5_000;
 
 const CLIENT_ERROR_STATUS: Record<string, string> = {
   ERR_HTTP_REQUEST_TIMEOUT: '408 Request Timeout',
