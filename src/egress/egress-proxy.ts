@@ -14,7 +14,21 @@ export interface EgressProxyOptions extends EgressGateOptions {
   onEvent?: (event: EgressEvent) => void;
   /** A tunnel or request idle this long is closed. Default 120 s. */
   idleTimeoutMs?: number;
+  /**
+   * Connections from sandboxes open at once; past it a new one is closed as
+   * it is accepted. Default DEFAULT_MAX_PROXY_CONNECTIONS.
+   */
+  maxConnections?: number;
 }
+
+/**
+ * The proxy runs in the server's process, so each connection a sandbox opens
+ * to it (and each tunnel's upstream) is one of the server's file
+ * descriptors: without a cap, one tenant's commands could open them until
+ * the server could open no file and accept no connection for anyone. Far
+ * more than package managers open in parallel.
+ */
+export const DEFAULT_MAX_PROXY_CONNECTIONS = 256;
 
 // Hop-by-hop headers (RFC 9110 §7.6.1) and the proxy's own: never forwarded.
 const HOP_BY_HOP = new Set([
@@ -55,6 +69,7 @@ export class EgressProxy {
     this.#server = createServer({ requestTimeout: 30_000, headersTimeout: 15_000 }, (req, res) => void this.#forward(req, res));
     this.#server.on('connect', (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.#tunnel(req, socket, head));
     this.#server.on('connection', (socket: Socket) => this.#track(socket));
+    this.#server.maxConnections = options.maxConnections ?? DEFAULT_MAX_PROXY_CONNECTIONS;
   }
 
   static async start(options: EgressProxyOptions): Promise<EgressProxy> {

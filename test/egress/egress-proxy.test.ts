@@ -131,3 +131,43 @@ test('malformed requests are refused without any upstream connection', async (t)
   t.is(relative, 400);
   t.is((await proxiedGet(`https://allowed.test:${secure.port}/`)).status, 400, 'https:// in absolute form must use CONNECT');
 });
+
+test("connections past maxConnections are closed as they are accepted, so a sandbox cannot take the server's file descriptors; those under it are served", async (t) => {
+  const capped = await EgressProxy.start({ host: '127.0.0.1', allow: [`127.0.0.1:${web.port}`], maxConnections: 20 });
+  t.teardown(() => capped.close());
+  // Fifty connections that send nothing and wait, as a command holding sockets open would.
+  const sockets = Array.from({ length: 50 }, () => {
+    const socket = connect(capped.port, '127.0.0.1');
+    socket.on('error', () => {});
+    return socket;
+  });
+  t.teardown(() => sockets.forEach((socket) => socket.destroy()));
+  const closed = await Promise.all(
+    sockets.map(
+      (socket) =>
+        new Promise<boolean>((resolve) => {
+          socket.once('close', () => resolve(true));
+          // Backstop only: those the proxy kept are still open once the others have all been closed.
+          setTimeout(() => resolve(false), 5_000).unref();
+        }),
+    ),
+  );
+  t.is(closed.filter((wasClosed) => !wasClosed).length, 20, 'the proxy kept 20 and closed the other 30');
+  sockets.forEach((socket) => socket.destroy());
+  // Given back: a request goes through once the proxy has seen them close.
+  const get = () =>
+    new Promise<number>((resolve) => {
+      const req = httpRequest({ host: '127.0.0.1', port: capped.port, method: 'GET', path: `http://127.0.0.1:${web.port}/`, headers: { host: `127.0.0.1:${web.port}` } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', () => resolve(0));
+      req.end();
+    });
+  let served = 0;
+  for (let tries = 0; tries < 100 && served === 0; tries++) {
+    served = await get();
+    if (served === 0) await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  t.is(served, 200);
+});
