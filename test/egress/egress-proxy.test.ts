@@ -157,10 +157,13 @@ test("connections past maxConnections are closed as they are accepted, so a sand
   // Given back: a request goes through once the proxy has seen them close.
   const get = () =>
     new Promise<number>((resolve) => {
-      const req = httpRequest({ host: '127.0.0.1', port: capped.port, method: 'GET', path: `http://127.0.0.1:${web.port}/`, headers: { host: `127.0.0.1:${web.port}` } }, (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      });
+      const req = httpRequest(
+        { host: '127.0.0.1', port: capped.port, method: 'GET', path: `http://127.0.0.1:${web.port}/`, headers: { host: `127.0.0.1:${web.port}` } },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
       req.on('error', () => resolve(0));
       req.end();
     });
