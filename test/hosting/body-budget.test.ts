@@ -39,11 +39,17 @@ function chunked(port: number, chunks: string[], localAddress = '127.0.0.1'): Pr
   });
 }
 
-/** A POST with a Content-Length; resolves with the status. */
+/** A POST with a Content-Length; resolves with the status (and the answer, for `sizedAnswer`). */
 function sized(port: number, body: string): Promise<number> {
+  return sizedAnswer(port, body).then((answer) => answer.status);
+}
+
+function sizedAnswer(port: number, body: string): Promise<{ status: number; body: string; retryAfter?: string | undefined }> {
   return new Promise((resolve, reject) => {
     const req = request({ port, host: '127.0.0.1', method: 'POST', headers: { 'Content-Length': Buffer.byteLength(body) } }, (res) => {
-      res.resume().on('end', () => resolve(res.statusCode ?? 0));
+      let text = '';
+      res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text, retryAfter: res.headers['retry-after'] }));
     });
     req.on('error', reject);
     req.end(body);
@@ -109,6 +115,23 @@ test("the event loop's time on a body is charged to its owner's budget; past it,
   t.is(await sized(port, '{"method":"notifications/cancelled"}'), 200);
   t.is(usage().waitedSeconds, waited);
   t.is(ledger.waiting, 0);
+});
+
+test('a large body whose owner is further in debt than maxBudgetWaitMs is refused with 429 and Retry-After, its bytes given back; a small one is still read', async (t) => {
+  const ledger = new ServerCpuLedger({ rateOf: () => 0.01 });
+  // A second of CPU charged at a hundredth of a CPU a second: about 96 s of debt.
+  ledger.budgetFor('greedy').charge(1000);
+  const refusals: BodyRefusal[] = [];
+  const budget = new BodyBudget({ maxBudgetWaitMs: 300 });
+  const port = await serve(t, budget, refusals, ledger.budgetFor('greedy'));
+  const answer = await sizedAnswer(port, JSON.stringify({ content: 'x'.repeat(1024 * 1024) }));
+  t.is(answer.status, 429);
+  t.is(answer.retryAfter, '1');
+  t.regex(answer.body, /serverCpu/);
+  t.deepEqual(refusals, ['serverCpu']);
+  t.is(budget.bufferedBytes, 0);
+  t.is(ledger.waiting, 0, 'the wait was given up');
+  t.is(await sized(port, '{"method":"notifications/cancelled"}'), 200);
 });
 
 test('options are checked, naming the bad one', (t) => {

@@ -34,6 +34,13 @@ export const bodyBudgetOptionsSchema = z.strictObject({
   readTimeoutMs: integerOption(10, 30_000, 3_600_000),
   /** The Retry-After of a 503 when a budget is full. 2 s. */
   retryAfterSeconds: integerOption(1, 2, 3600),
+  /**
+   * The longest a large body waits for its owner's share (`BodyOwner.budget`)
+   * before it is refused with 429 and Retry-After: under the HTTP server's
+   * 30 s request timeout, which would cut the connection without an answer.
+   * 20 s.
+   */
+  maxBudgetWaitMs: integerOption(10, 20_000, 3_600_000),
 });
 
 export type BodyBudgetOptions = z.input<typeof bodyBudgetOptionsSchema>;
@@ -51,7 +58,8 @@ export interface BodyOwner {
 }
 
 /** Why a body was refused, as the limit names it. */
-export type BodyRefusal = 'requestBodyBytes' | 'requestBodyValues' | 'requestBodyDepth' | 'bufferedBodyBytes' | 'serverBufferedBodyBytes' | 'bodyReadTimeout';
+export type BodyRefusal =
+  'requestBodyBytes' | 'requestBodyValues' | 'requestBodyDepth' | 'bufferedBodyBytes' | 'serverBufferedBodyBytes' | 'bodyReadTimeout' | 'serverCpu';
 
 /** A body over this (or of unknown length) waits for its owner's budget before it is read; a smaller one costs microseconds to parse. */
 const WAIT_FOR_BUDGET_OVER_BYTES = 64 * 1024;
@@ -139,9 +147,13 @@ export class BodyBudget {
     }
     const budget = owner.budget;
     // Its reservation is held meanwhile, so a tenant's waiting bodies count against its bufferedBodyBytes.
-    if (budget && (declared === undefined || declared > WAIT_FOR_BUDGET_OVER_BYTES) && !(await admitted(req, budget))) {
-      release();
-      return { refusal: { status: 400, message: 'The request was aborted' } };
+    if (budget && (declared === undefined || declared > WAIT_FOR_BUDGET_OVER_BYTES)) {
+      const admission = await admitted(req, budget, options.maxBudgetWaitMs);
+      if (admission === 'waited too long') return refuse('serverCpu');
+      if (admission === 'gone') {
+        release();
+        return { refusal: { status: 400, message: 'The request was aborted' } };
+      }
     }
     return new Promise((resolve) => {
       let chunks: Buffer[] = [];
@@ -188,6 +200,7 @@ export class BodyBudget {
   }
 
   #refusal(limit: BodyRefusal, owner: BodyOwner): HttpRefusal {
+    const options = this.#options;
     const { maxBodyBytes, maxBodyValues, maxBodyDepth, readTimeoutMs, retryAfterSeconds, tenantBytes, sourceBytes, serverBytes } = this.#options;
     const close = { Connection: 'close' };
     const busy = { ...close, 'Retry-After': String(retryAfterSeconds) };
@@ -205,6 +218,14 @@ export class BodyBudget {
             limit === 'requestBodyValues'
               ? `The request body has more than ${maxBodyValues} JSON values (objects, arrays and list items); no tool call needs that many`
               : `The request body nests objects and arrays deeper than ${maxBodyDepth} levels; no tool call needs that`,
+        };
+      case 'serverCpu':
+        return {
+          status: 429,
+          headers: { ...close, 'Retry-After': String(Math.ceil(options.maxBudgetWaitMs / 1000)) },
+          type: ToolErrorType.QUOTA_EXCEEDED,
+          data: { limit: limit },
+          message: `quota_exceeded: your tenant's share of the server's CPU (serverCpu) is used up for the next ${Math.ceil(options.maxBudgetWaitMs / 1000)} s or more; retry after that`,
         };
       case 'bodyReadTimeout':
         return { status: 408, headers: close, message: `The request body did not arrive within ${Math.ceil(readTimeoutMs / 1000)} s` };
@@ -234,17 +255,19 @@ function scopeOf(owner: BodyOwner): string {
   return owner.tenant !== undefined ? `tenant:${owner.tenant}` : `source:${owner.source}`;
 }
 
-/** Resolves true once `budget` admits more work, false if the request ends first. */
-async function admitted(req: IncomingMessage, budget: WorkBudget): Promise<boolean> {
-  const gone = new AbortController();
-  const onGone = (): void => gone.abort();
+/** Once `budget` admits more work: 'admitted'; or the request ended first, or `maxWaitMs` passed (the wait is given up). */
+async function admitted(req: IncomingMessage, budget: WorkBudget, maxWaitMs: number): Promise<'admitted' | 'gone' | 'waited too long'> {
+  const stop = new AbortController();
+  const onGone = (): void => stop.abort('gone');
   req.once('close', onGone);
+  const timer = setTimeout(() => stop.abort('waited too long'), maxWaitMs);
   try {
-    await budget.admit(gone.signal);
-    return true;
+    await budget.admit(stop.signal);
+    return 'admitted';
   } catch {
-    return false;
+    return stop.signal.reason === 'waited too long' ? 'waited too long' : 'gone';
   } finally {
+    clearTimeout(timer);
     req.off('close', onGone);
   }
 }
