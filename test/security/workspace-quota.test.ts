@@ -82,10 +82,13 @@ except OSError as e:
 });
 
 test('a background job cannot fill the host disk through the workspace either', async (t) => {
+  // Writing the first GiB takes seconds under runc, and over a minute under gVisor on a loaded CI machine (seen).
+  t.timeout(420_000);
   // 12 × 256 MiB in the background, then a marker file once done (or stopped).
   const started = await session.shell('for i in $(seq 1 12); do head -c 256M /dev/zero > fill.bg.$i || break; done; touch bg-done', { background: true });
   t.is(started.status, 'success', started.text);
-  const deadline = Date.now() + 60_000;
+  // Backstop only: a job never stopped fails here, however long the machine takes to write the GiB it may.
+  const deadline = Date.now() + 360_000;
   let finished = false;
   while (Date.now() < deadline) {
     const left = await commandProcesses(containerId);
@@ -95,7 +98,7 @@ test('a background job cannot fill the host disk through the workspace either', 
   }
   const { bytes } = await usage(session.workspace);
   await session.shell('rm -f fill.bg.* bg-done');
-  t.true(finished, 'the background job ended (or was stopped) within a minute');
+  t.true(finished, 'the background job ended (or was stopped)');
   t.true(bytes <= 1 * GiB + OVERSHOOT, `a background job grew the host's disk use by ${(bytes / GiB).toFixed(2)} GiB through the workspace`);
   await session.assertAlive(t);
 });
