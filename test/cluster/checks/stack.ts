@@ -130,14 +130,24 @@ export const stackChecks: ClusterCheck[] = [
         assert.equal(host.NetworkMode, 'host');
         assert.deepEqual(host.CapAdd.map((cap) => cap.replace(/^CAP_/, '')).sort(), ['NET_ADMIN', 'NET_RAW', 'SYS_ADMIN', 'SYS_NICE']);
         // SYS_NICE: the server's event loop at nice -5 (field 19 of its main thread's stat); the pattern does not match this script.
-        const nice = await context.cluster.docker(node, [
-          'exec',
-          SERVER,
-          'sh',
-          '-c',
-          'for p in /proc/[0-9]*; do tr "\\0" " " 2>/dev/null < $p/cmdline | grep -q "cli/bi[n].js serve" && cut -d" " -f19 $p/stat; done; true',
-        ]);
-        assert.match(nice.stdout, /^-5$/m, `the server's nice on ${node}: ${nice.stdout}`);
+        // Waited for: right after the deploy the run found no server process in the container once (the launcher was still
+        // starting it), and the nice is only set once it runs.
+        const nice = await waitFor(
+          `the server's nice -5 on ${node.hostname}`,
+          async () => {
+            const { stdout } = await context.cluster.docker(node, [
+              'exec',
+              SERVER,
+              'sh',
+              '-c',
+              'for p in /proc/[0-9]*; do tr "\\0" " " 2>/dev/null < $p/cmdline | grep -q "cli/bi[n].js serve" && cut -d" " -f19 $p/stat; done; true',
+            ]);
+            return /^-?\d+$/m.test(stdout) ? stdout : undefined;
+          },
+          60_000,
+          1000,
+        );
+        assert.match(nice, /^-5$/m, `the server's nice on ${node.hostname}: ${nice}`);
         assert.ok(host.Binds.includes('/var/lib/toolcell:/var/lib/toolcell:rshared'), host.Binds.join(' '));
       }
       const node = manager(context);
