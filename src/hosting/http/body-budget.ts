@@ -200,8 +200,8 @@ export class BodyBudget {
   }
 
   #refusal(limit: BodyRefusal, owner: BodyOwner): HttpRefusal {
-    const options = this.#options;
-    const { maxBodyBytes, maxBodyValues, maxBodyDepth, readTimeoutMs, retryAfterSeconds, tenantBytes, sourceBytes, serverBytes } = this.#options;
+    const { maxBodyBytes, maxBodyValues, maxBodyDepth, maxBudgetWaitMs, readTimeoutMs, retryAfterSeconds, tenantBytes, sourceBytes, serverBytes } =
+      this.#options;
     const close = { Connection: 'close' };
     const busy = { ...close, 'Retry-After': String(retryAfterSeconds) };
     switch (limit) {
@@ -219,14 +219,16 @@ export class BodyBudget {
               ? `The request body has more than ${maxBodyValues} JSON values (objects, arrays and list items); no tool call needs that many`
               : `The request body nests objects and arrays deeper than ${maxBodyDepth} levels; no tool call needs that`,
         };
-      case 'serverCpu':
+      case 'serverCpu': {
+        const seconds = Math.ceil(maxBudgetWaitMs / 1000);
         return {
           status: 429,
-          headers: { ...close, 'Retry-After': String(Math.ceil(options.maxBudgetWaitMs / 1000)) },
+          headers: { ...close, 'Retry-After': String(seconds) },
           type: ToolErrorType.QUOTA_EXCEEDED,
           data: { limit: limit },
-          message: `quota_exceeded: your tenant's share of the server's CPU (serverCpu) is used up for the next ${Math.ceil(options.maxBudgetWaitMs / 1000)} s or more; retry after that`,
+          message: `quota_exceeded: your tenant's share of the server's CPU (serverCpu) is used up for the next ${seconds} s or more; retry after that`,
         };
+      }
       case 'bodyReadTimeout':
         return { status: 408, headers: close, message: `The request body did not arrive within ${Math.ceil(readTimeoutMs / 1000)} s` };
       case 'bufferedBodyBytes': {
