@@ -4,8 +4,10 @@
  * a crashed server's mount adopted, release freeing the loop device, the
  * cap grown and refused below usage.
  */
-import anyTest from 'ava';
-import { execFile, spawn } from 'node:child_process';
+import anyTest, { type ExecutionContext } from 'ava';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -175,6 +177,49 @@ test.serial('lowering diskBytes below what is used is refused with a clear error
   t.true((shrunk.limitBytes ?? 0) < 32 * MiB && (shrunk.limitBytes ?? 0) > 16 * MiB, `shrunk to ${shrunk.limitBytes}`);
   t.is(await readFile(join(shrunk.path, 'data'), 'utf8'), 'small now');
 });
+
+/** A process in a mount namespace of its own, copied from this one (unshare's default propagation is private): it holds every mount it copied. */
+async function holdMountsFor(t: ExecutionContext, seconds: number, path: string): Promise<ChildProcess> {
+  const holder = spawn('unshare', ['--mount', 'sleep', String(seconds)], { stdio: 'ignore' });
+  t.teardown(() => holder.kill('SIGKILL'));
+  // Until its copy of the mount table has `path` (unshare has run).
+  for (;;) {
+    const table = await readFile(`/proc/${holder.pid}/mountinfo`, 'utf8').catch(() => '');
+    if (table.split('\n').some((line) => line.split(' ')[4] === path)) break;
+    if (holder.exitCode !== null) throw new Error('unshare ended before it held the mounts');
+    await sleep(10);
+  }
+  return holder;
+}
+
+test.serial(
+  'a shrink waits out another mount namespace that holds the workspace for a moment (a sandbox starting elsewhere); one that keeps holding it leaves the cap as it was',
+  async (t) => {
+    if (!canMount(t)) return;
+    const disks = await useTenantDisks(t);
+    const workspace = await disks.prepare('acme', { diskBytes: 64 * MiB });
+    await writeFile(join(workspace.path, 'data'), 'small');
+
+    // runc and bwrap copy every mount of the host into the namespace they make, and drop them once their root is set up.
+    const brief = await holdMountsFor(t, 0.5, workspace.path);
+    const shrunk = await disks.prepare('acme', { diskBytes: 32 * MiB });
+    t.true((shrunk.limitBytes ?? 0) < 32 * MiB, `shrunk to ${shrunk.limitBytes}`);
+    t.not(brief.exitCode, null, 'applied once the holder had let go');
+
+    // A holder that stays (a running container of this tenant's): the old cap is kept, the data and the mount stay.
+    const lasting = await holdMountsFor(t, 60, workspace.path);
+    const kept = await disks.prepare('acme', { diskBytes: 24 * MiB });
+    t.is(kept.limitBytes, shrunk.limitBytes, 'the cap is unchanged while held');
+    t.is(await readFile(join(kept.path, 'data'), 'utf8'), 'small');
+    t.is(await mountCount(kept.path), 1);
+    lasting.kill('SIGKILL');
+    await once(lasting, 'exit');
+    const applied = await disks.prepare('acme', { diskBytes: 24 * MiB });
+    t.true((applied.limitBytes ?? 0) < 24 * MiB, `applied at the next prepare: ${applied.limitBytes}`);
+    t.is(await readFile(join(applied.path, 'data'), 'utf8'), 'small');
+    for (const handle of [workspace, shrunk, kept, applied]) await handle.release();
+  },
+);
 
 test.serial('a workspace folder that already holds another filesystem or files is never mounted over', async (t) => {
   if (!canMount(t)) return;

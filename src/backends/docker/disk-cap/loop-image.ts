@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { parseOptions } from '../../../contracts/parse-options.js';
 import { ToolErrorType, ToolcellError, errorMessage } from '../../../errors.js';
 import type { DiskCap, DiskUsage } from './disk-cap.js';
-import { loopDevicesOf, mountsAt } from './mount-table.js';
+import { loopDevicesOf, mountedElsewhere, mountsAt } from './mount-table.js';
 
 const run = promisify(execFile);
 
@@ -101,6 +101,30 @@ async function mountDevice(device: string, mountPoint: string): Promise<void> {
   await run('mount', ['-o', MOUNT_OPTIONS, device, mountPoint]).catch((error: unknown) => {
     throw failed(`mounting ${device} at ${mountPoint}`, error);
   });
+}
+
+/**
+ * How long a resize that needs the filesystem unmounted waits for other
+ * mount namespaces to let go of it first. A sandbox starting anywhere on the
+ * host (runc, bwrap) holds a copy of every mount for a moment, tens of ms
+ * when quiet and more under load: a shrink asked for then would otherwise be
+ * put off to the next prepare though no container of this tenant holds the
+ * workspace. A running container holds it for good; the resize then costs
+ * this wait before it is put off.
+ */
+const OTHER_NAMESPACES_WAIT_MS = 3000;
+
+/**
+ * Waits, with the filesystem still mounted here, until no other mount
+ * namespace holds it or `waitMs` has passed. Only a hint: the exclusive open
+ * after the unmount decides.
+ */
+async function otherNamespacesLetGo(device: string, mountPoint: string, waitMs: number): Promise<void> {
+  const name = /^\/dev\/(loop\d+)$/.exec(device)?.[1];
+  const deviceNumber = name === undefined ? undefined : (await readFile(`/sys/block/${name}/dev`, 'utf8').catch(() => undefined))?.trim();
+  if (deviceNumber === undefined) return;
+  const deadline = Date.now() + waitMs;
+  while ((await mountedElsewhere(deviceNumber, mountPoint)) && Date.now() < deadline) await sleep(25);
 }
 
 /** True when no filesystem has the block device mounted anywhere (a mounted one is claimed exclusively: EBUSY). */
@@ -206,6 +230,7 @@ class LoopImageCap implements DiskCap {
     const device = (await mountsAt(this.root)).at(-1)?.source;
     if (device === undefined || !device.startsWith('/dev/loop'))
       throw failed(`resizing ${this.image}`, new Error(`${this.root} is not mounted from a loop device`));
+    await otherNamespacesLetGo(device, this.root, OTHER_NAMESPACES_WAIT_MS);
     // An open descriptor keeps the device attached: `mount -o loop` set it to detach at its last close.
     const hold = await open(device, constants.O_RDONLY);
     try {

@@ -1,4 +1,4 @@
-import { readFile, readdir, realpath } from 'node:fs/promises';
+import { readFile, readdir, readlink, realpath } from 'node:fs/promises';
 
 /** One line of /proc/self/mountinfo that matters here. */
 export interface MountEntry {
@@ -44,4 +44,44 @@ export async function loopDevicesOf(image: string): Promise<string[]> {
     if (backing?.trimEnd() === target) devices.push(`/dev/${name}`);
   }
   return devices;
+}
+
+/** The fields of a mountinfo line: mount ID, parent, major:minor, root, mount point, options, optional fields up to '-'. */
+function optionalFields(fields: string[]): string[] {
+  const separator = fields.indexOf('-');
+  return separator < 6 ? [] : fields.slice(6, separator);
+}
+
+/**
+ * True when a mount namespace other than this process's has the filesystem
+ * of block device `deviceNumber` ("7:3") mounted where an unmount of `path`
+ * here does not reach it. Processes that made a namespace of their own copy
+ * every mount into it: a container keeps its copy of a workspace for as long
+ * as it runs, and one starting anywhere on the host holds all of them until
+ * it has set up its root. Copies in this mount's peer group (`shared:N`, or
+ * `master:N` below it) are unmounted along with it, so they do not count.
+ */
+export async function mountedElsewhere(deviceNumber: string, path: string): Promise<boolean> {
+  const own = await readFile('/proc/self/mountinfo', 'utf8');
+  const ownLine = own.split('\n').find((line) => unescape(line.split(' ')[4] ?? '') === path);
+  const group =
+    ownLine === undefined
+      ? undefined
+      : optionalFields(ownLine.split(' '))
+          .find((field) => field.startsWith('shared:'))
+          ?.slice('shared:'.length);
+  const seen = new Set([await readlink('/proc/self/ns/mnt').catch(() => '')]);
+  for (const pid of (await readdir('/proc')).filter((name) => /^\d+$/.test(name))) {
+    const namespace = await readlink(`/proc/${pid}/ns/mnt`).catch(() => undefined);
+    if (namespace === undefined || seen.has(namespace)) continue;
+    seen.add(namespace);
+    const table = await readFile(`/proc/${pid}/mountinfo`, 'utf8').catch(() => '');
+    for (const line of table.split('\n')) {
+      const fields = line.split(' ');
+      if (fields[2] !== deviceNumber) continue;
+      const propagated = group !== undefined && optionalFields(fields).some((field) => field === `shared:${group}` || field === `master:${group}`);
+      if (!propagated) return true;
+    }
+  }
+  return false;
 }

@@ -127,7 +127,8 @@ export class TenantDisks {
    * the filesystem unmounted (any shrink; growth where the server lacks
    * CAP_SYS_RESOURCE) waits while the tenant's containers hold it: the old
    * cap stays (`limitBytes` says which) and the next `prepare` after they
-   * are gone applies it. Other failures throw `disk_cap_failed`. With
+   * are gone applies it (other mount namespaces that hold it for a moment,
+   * sandboxes starting elsewhere, are waited for up to 3 s first). Other failures throw `disk_cap_failed`. With
    * `owner` (the tenant's uid and gid), the workspace is given to it
    * (giveWorkspaceTo: at once when it already is).
    */
