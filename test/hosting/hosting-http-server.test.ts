@@ -6,6 +6,7 @@ import { request as httpRequest, type Server } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { connect, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
+import { connect as tlsConnect } from 'node:tls';
 import { join } from 'node:path';
 import { createHostingHttpServer, type HostingHttpServerOptions } from '../../src/hosting/http/hosting-http-server.js';
 import { readBody } from '../../src/hosting/http/read-body.js';
@@ -111,6 +112,44 @@ test('a client that never reads the answer and never closes does not keep its co
   t.is(await openConnections(server), 0, 'every socket the server answered and ended is closed on its side, though the client never closed');
 });
 
+const LARGE_ANSWER = 32 * 1024 * 1024;
+/** Answers every request with LARGE_ANSWER bytes in one write, as the MCP SDK writes a tool's result. */
+const largeAnswer: HostingHttpServerOptions['handler'] = (_req, res) => void res.end(Buffer.alloc(LARGE_ANSWER, 'x'));
+
+/** Resolves once `server` has no connection left (backstop only: a server that keeps one fails here, not by a duration). */
+async function untilNoConnections(server: Server, backstopMs = 60_000): Promise<number> {
+  for (let waited = 0; waited < backstopMs && (await openConnections(server)) > 0; waited += 100) await new Promise((resolve) => setTimeout(resolve, 100));
+  return openConnections(server);
+}
+
+test('a client that stops reading a large answer has its connection reset, freeing what waited for it; one that reads slowly but steadily gets all of it', async (t) => {
+  const { server, port } = await listenServer(t, { handler: largeAnswer, limits: { writeStallMs: 1000, checkIntervalMs: 100 } });
+  const stalled = connect({ port, host: '127.0.0.1' });
+  stalled.on('error', () => {});
+  stalled.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+  stalled.pause(); // takes what the kernel holds for it, then nothing
+  t.teardown(() => stalled.destroy());
+  await once(server, 'request');
+  t.is(await untilNoConnections(server), 0, 'the server let go of the connection whose client stopped reading');
+
+  // About 6 MB/s, in bursts: its answer takes several windows of writeStallMs, and output waits throughout.
+  const steady = connect({ port, host: '127.0.0.1' });
+  t.teardown(() => steady.destroy());
+  const received = await new Promise<number>((resolve, reject) => {
+    let bytes = 0;
+    steady.on('error', reject);
+    steady.on('close', () => resolve(bytes));
+    steady.on('data', (chunk: Buffer) => {
+      bytes += chunk.length;
+      if (bytes >= LARGE_ANSWER) return resolve(bytes);
+      steady.pause();
+      setTimeout(() => steady.resume(), 10);
+    });
+    steady.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+  });
+  t.true(received >= LARGE_ANSWER, `received ${received} of ${LARGE_ANSWER}`);
+});
+
 test('headers over maxHeaderSize get 431', async (t) => {
   const port = await listen(t, { handler: echoLength, limits: { maxHeaderSize: 2048 } });
   const response = await fetch(`http://127.0.0.1:${port}/`, { headers: { 'X-Big': 'a'.repeat(4000) } });
@@ -186,6 +225,23 @@ tlsTest('TLS: a self-signed certificate made here serves HTTPS to a client that 
     });
   t.deepEqual(JSON.parse(await get(readFileSync(certFile))), { secure: true });
   await t.throwsAsync(get(), { message: /self[- ]signed/i });
+});
+
+tlsTest('TLS: a client that stops reading a large answer has its connection closed', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'toolcell-tls-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const certFile = join(dir, 'cert.pem');
+  const keyFile = join(dir, 'key.pem');
+  makeSelfSignedCertificate(certFile, keyFile);
+  const { server, port } = await listenServer(t, { handler: largeAnswer, tls: { certFile, keyFile }, limits: { writeStallMs: 1000, checkIntervalMs: 100 } });
+  const stalled = tlsConnect({ port, host: '127.0.0.1', ca: readFileSync(certFile) });
+  stalled.on('error', () => {});
+  t.teardown(() => stalled.destroy());
+  await once(stalled, 'secureConnect');
+  stalled.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+  stalled.pause();
+  await once(server, 'request');
+  t.is(await untilNoConnections(server), 0);
 });
 
 test('a large chunked body over the limit still gets its 413 answer, not a reset', async (t) => {

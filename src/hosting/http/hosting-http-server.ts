@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { integerOption, parseOptions } from '../../contracts/parse-options.js';
 import { ToolcellError, ToolErrorType, errorMessage, isToolcellError } from '../../errors.js';
 import { sendJson, type RequestHandler } from './request-handler.js';
+import { resetStalledWrites } from './stalled-writes.js';
 
 /**
  * Limits for a server facing the internet, each against one way to hold a
@@ -26,7 +27,14 @@ const LimitsSchema = z.strictObject({
   keepAliveTimeoutMs: integerOption(1000, 5_000),
   /** Total size of the request line and headers; over it the answer is 431. */
   maxHeaderSize: integerOption(1024, 16 * 1024, 1024 * 1024),
-  /** How often Node checks the two timeouts above; the cut-off lands within this after them. */
+  /**
+   * While a response's output waits in the server, its client must take at
+   * least 16 KiB a second of it over each window this long, or the
+   * connection is reset (stalled-writes.ts): a client that stops reading
+   * holds neither the memory nor the socket.
+   */
+  writeStallMs: integerOption(1000, 30_000),
+  /** How often Node checks the two timeouts above, and the server checks for stalled writes; the cut-off lands within this after them. */
   checkIntervalMs: integerOption(50, 1_000),
 });
 
@@ -71,7 +79,7 @@ export type HostingHttpLimits = z.input<typeof LimitsSchema>;
 /**
  * An HTTP or HTTPS server (not yet listening) that runs `handler` with the
  * hygiene an exposed server needs: header, request and keep-alive timeouts,
- * a header size cap, and a handler failure answered with a 500 (or 413 for
+ * connections reset whose client stops reading, a header size cap, and a handler failure answered with a 500 (or 413 for
  * `request_too_large` from `readBody`) instead of a hung request. TLS files
  * that cannot be read throw `invalid_input` naming the file.
  */
@@ -103,6 +111,7 @@ export function createHostingHttpServer(options: HostingHttpServerOptions): Http
   // The keep-alive timeout is applied after construction too: older Node releases read it only from the property.
   server.keepAliveTimeout = limits.keepAliveTimeoutMs + KEEP_ALIVE_GRACE_MS;
   server.on('clientError', answerClientError);
+  resetStalledWrites(server, { stallMs: limits.writeStallMs, checkIntervalMs: limits.checkIntervalMs });
   return server;
 }
 
