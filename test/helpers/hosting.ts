@@ -181,6 +181,25 @@ export function post(url: string, body: unknown, headers: Record<string, string>
   });
 }
 
+/**
+ * The request line and headers of a POST to /mcp, for a raw socket: a client
+ * that controls when (or whether) it sends its body and reads its answer.
+ */
+export function rawMcpPostHead(options: { port: number; key: string; contentLength: number; sessionId?: string }): string {
+  const { port, key, contentLength, sessionId } = options;
+  return [
+    'POST /mcp HTTP/1.1',
+    `Host: 127.0.0.1:${port}`,
+    `Authorization: Bearer ${key}`,
+    'Content-Type: application/json',
+    'Accept: application/json, text/event-stream',
+    ...(sessionId !== undefined ? [`Mcp-Session-Id: ${sessionId}`] : []),
+    `Content-Length: ${contentLength}`,
+    '',
+    '',
+  ].join('\r\n');
+}
+
 /** A tools/list request, the smallest call a session answers; its id is unique, so it never shares a stream with the SDK client's own requests. */
 export function listToolsMessage(): Record<string, unknown> {
   return { jsonrpc: '2.0', id: `probe-${randomUUID()}`, method: 'tools/list', params: {} };

@@ -10,7 +10,7 @@ import anyTest, { type TestFn } from 'ava';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { requireDocker } from '../helpers/docker.js';
-import { addTenant, call, connectTenant, hostingFolder, post, startHosting } from '../helpers/hosting.js';
+import { addTenant, call, connectTenant, hostingFolder, post, rawMcpPostHead, startHosting } from '../helpers/hosting.js';
 
 const test = await requireDocker(anyTest as TestFn<unknown>, 'hosting/request-floods');
 
@@ -34,18 +34,7 @@ interface RawPost {
 function rawPost(port: number, key: string, contentLength: number): RawPost {
   const socket = connect(port, '127.0.0.1');
   socket.on('error', () => {});
-  socket.write(
-    [
-      'POST /mcp HTTP/1.1',
-      `Host: 127.0.0.1:${port}`,
-      `Authorization: Bearer ${key}`,
-      'Content-Type: application/json',
-      'Accept: application/json, text/event-stream',
-      `Content-Length: ${contentLength}`,
-      '',
-      '',
-    ].join('\r\n'),
-  );
+  socket.write(rawMcpPostHead({ port, key, contentLength }));
   const answer = new Promise<Answer>((resolve, reject) => {
     let text = '';
     const done = (): void => {

@@ -153,6 +153,38 @@ test('a body with more JSON values than a tool call needs, or nested deeper, is 
   t.is(toolResultText(await client.callTool({ name: 'mcp_fx_echo', arguments: { text: 'still here' } })), 'still here');
 });
 
+test('a request whose id is still being answered in its session is refused; the first keeps its answer, and the id is free again once it has it', async (t) => {
+  const server = await serveHttp(t);
+  const client = await connect(server.url);
+  t.teardown(() => client.close());
+  const sessionId = (client.transport as StreamableHTTPClientTransport).sessionId!;
+  const send = (id: string | number, ms: number) =>
+    fetch(server.url, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'Mcp-Session-Id': sessionId },
+      body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'mcp_fx_slow', arguments: { ms } } }),
+    });
+  // The SDK sends the event stream's headers at once: the first request is being answered from here on.
+  const first = await send('same', 1500);
+  t.is(first.status, 200);
+  const second = await send('same', 10);
+  t.is(second.status, 400);
+  // Its error has no id: the client's running request with that id must not read it as its own answer.
+  const refusal = (await second.json()) as { error: { code: number; message: string }; id: unknown };
+  t.is(refusal.id, null);
+  t.is(refusal.error.code, -32600);
+  t.regex(refusal.error.message, /^Invalid Request: a request with id "same" is still being answered in this session/);
+  // 7 and "7" are different ids, as they are to the SDK.
+  const numbered = await send(7, 10);
+  const stringed = await send('7', 10);
+  t.deepEqual([numbered.status, stringed.status], [200, 200]);
+  await Promise.all([numbered.text(), stringed.text()]);
+  t.regex(await first.text(), /"id":"same"/);
+  const again = await send('same', 10);
+  t.is(again.status, 200);
+  t.regex(await again.text(), /"result".*"id":"same"/s);
+});
+
 test('binding a non-loopback address without a token is refused', async (t) => {
   const workspace = await tempWorkspace();
   t.teardown(workspace.cleanup);

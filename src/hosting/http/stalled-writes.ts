@@ -72,7 +72,7 @@ interface TcpHandle {
  * counts one write as waiting, whole, until the last of it is taken, and a
  * response's 27 MB are one write.
  */
-function outputOf(socket: Socket): { waiting: number; taken: number } {
+export function outputOf(socket: Socket): { waiting: number; taken: number } {
   const tcp = ((socket as Socket & { _parent?: Socket })._parent ?? socket) as Socket & { _handle?: TcpHandle | null };
   const handle = tcp._handle;
   if (typeof handle?.bytesWritten === 'number' && typeof handle.writeQueueSize === 'number')

@@ -1,5 +1,6 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { rm } from 'node:fs/promises';
+import type { ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { createEngineClient, engineUnavailableError } from '../../backends/docker/engine.js';
 import { removeLeftovers } from '../../backends/docker/leftovers.js';
@@ -10,6 +11,7 @@ import { errorMessage, isToolcellError, ToolErrorType } from '../../errors.js';
 import { RuntimeCatalog } from '../../backends/docker/runtimes.js';
 import type { AroundToolCall } from '../../mcp/server/create-tool-server.js';
 import { serveHttp, SessionRefusal, type HttpRefusal, type LiveHttpSession, type RunningHttpServer } from '../../mcp/server/serve-http.js';
+import { requestIds } from '../../mcp/server/running-requests.js';
 import type { ServeSession } from '../../mcp/server/session.js';
 import { shellSessionIdOf } from '../../runtime/mcp-session-sandbox.js';
 import { ShellService } from '../../shell/shell-service.js';
@@ -20,6 +22,7 @@ import { toolCallEvent, toolErrorResult } from '../operations/call-record.js';
 import { FairGate } from '../admission/fair-gate.js';
 import { ServerCpuLedger, type ServerCpuUsage } from '../admission/server-cpu.js';
 import { BodyBudget } from '../http/body-budget.js';
+import { OpenResponses } from '../http/open-responses.js';
 import type { HostingEvent, SessionCloseReason } from '../operations/hosting-events.js';
 import type { TenantLimits } from '../admission/limits.js';
 import { sameIdentity, type Principal } from '../auth/principal.js';
@@ -71,6 +74,7 @@ export class HostingServer {
   readonly #sessionGate: FairGate;
   readonly #callGate: FairGate;
   readonly #bodies: BodyBudget;
+  readonly #openResponses = new OpenResponses();
   readonly #policies: TenantPolicies;
   readonly #secrets: TenantSecretOpener;
   readonly #onTenantRemoved = (name: string) => void this.#tenantRemoved(name);
@@ -267,7 +271,7 @@ export class HostingServer {
       authenticate,
       // Tenant, kind of credential and name within it: a token whose `sub` is a key id is not that key.
       sameOwner: sameIdentity,
-      admitMessage: (caller, body) => (caller ? this.#admitMessage(caller, body) : undefined),
+      admitMessage: (caller, body, res) => (caller ? this.#admitMessage(caller, body, res) : undefined),
       // Only after authenticate: a request without a tenant's credentials never gets a byte of its body buffered.
       readBody: (req, res, caller) =>
         this.#bodies.read(
@@ -292,10 +296,22 @@ export class HostingServer {
     });
   }
 
-  /** The request-rate limit: each tools/call in the body takes a token of the tenant's bucket. */
-  #admitMessage(caller: Principal, body: unknown): HttpRefusal | undefined {
+  /**
+   * How many answers the tenant may have open (a body of notifications or
+   * responses alone, a cancellation, is never refused: it has no answer),
+   * then the request-rate limit: each tools/call in the body takes a token
+   * of the tenant's bucket.
+   */
+  #admitMessage(caller: Principal, body: unknown, res: ServerResponse): HttpRefusal | undefined {
     const limits = this.#limits(caller.tenant);
     if (!limits) return undefined;
+    if (requestIds(body).length > 0) {
+      const open = this.#openResponses.admit(caller.tenant, limits.concurrentCalls, res);
+      if (open) {
+        this.#note({ event: 'quota_refusal', tenant: caller.tenant, limit: open.limit });
+        return open.refusal;
+      }
+    }
     const messages = Array.isArray(body) ? body : [body];
     const calls = messages.filter((message) => (message as { method?: unknown } | null)?.method === 'tools/call').length;
     for (let i = 0; i < calls; i++) {

@@ -11,6 +11,7 @@ import type { AroundToolCall, ToolServerOptions } from './create-tool-server.js'
 import { createToolServer } from './create-tool-server.js';
 import { createHttpGuard, isAcceptableToken, isLoopbackHost, TOKEN_RULE, type Refusal } from './http-guard.js';
 import { readJsonBody, sendError, sendRefusal, type HttpRefusal } from './http-replies.js';
+import { requestIds, RunningRequests } from './running-requests.js';
 import { DEFAULT_MAX_BODY_DEPTH, DEFAULT_MAX_BODY_VALUES } from './json-shape.js';
 import type { ServeSession, ServeSessionFactory } from './session.js';
 
@@ -88,8 +89,12 @@ export interface ServeHttpOptions<Caller = unknown> {
    * is worth nothing with another caller's credentials. Default: always.
    */
   sameOwner?: (owner: Caller, caller: Caller) => boolean;
-  /** Checks a POST's JSON-RPC message(s) before MCP sees them (a rate limit); a refusal is sent as is. */
-  admitMessage?: (caller: Caller | undefined, body: unknown) => HttpRefusal | undefined;
+  /**
+   * Checks a POST's JSON-RPC message(s) before MCP sees them (a rate limit,
+   * how many answers a caller may have open: `res` closes when its answer is
+   * taken or its connection ends); a refusal is sent as is.
+   */
+  admitMessage?: (caller: Caller | undefined, body: unknown, res: ServerResponse) => HttpRefusal | undefined;
   /**
    * Reads a POST's JSON body, after `authenticate` (so nobody unknown makes
    * the server buffer anything): a hosting server's budget of buffered bytes
@@ -181,6 +186,8 @@ interface SessionEntry<Caller> {
   openResponses: number;
   /** Event streams (GET) its client holds open: its client is there, though it may be idle. */
   openStreams: number;
+  /** Its requests being answered, by id: a second with the same id is refused. */
+  running: RunningRequests;
 }
 
 /**
@@ -362,7 +369,15 @@ class McpHttpServer<Caller> implements RunningHttpServer<Caller> {
       const read = await this.#readBody(req, res, caller);
       if ('refusal' in read) return sendRefusal(res, read.refusal);
       const { body } = read;
-      const refused = this.#options.admitMessage?.(caller, body);
+      const clash = entry.running.claim(requestIds(body), res);
+      if (clash !== undefined)
+        return sendError(
+          res,
+          400,
+          -32600,
+          `Invalid Request: a request with id ${JSON.stringify(clash)} is still being answered in this session; each request the client has outstanding needs an id of its own`,
+        );
+      const refused = this.#options.admitMessage?.(caller, body, res);
       if (refused) return sendRefusal(res, refused);
       track(entry, req, res);
       return entry.transport.handleRequest(req, res, body);
@@ -438,6 +453,7 @@ class McpHttpServer<Caller> implements RunningHttpServer<Caller> {
       abandonedMs: session.abandonedMs ?? this.#abandonedMs,
       openResponses: 0,
       openStreams: 0,
+      running: new RunningRequests(),
     };
     entry = opened;
     const transport = new StreamableHTTPServerTransport({
