@@ -19,6 +19,7 @@ const test = (await requireDocker(anyTest as TestFn<Context>, 'hosting/limits'))
 
 const TENANTS: Record<string, string[]> = {
   rate: ['--limit', 'callsPerMinute=2'],
+  chatty: ['--limit', 'requestsPerMinute=8'],
   solo: ['--limit', 'sessions=1', '--limit', 'concurrentCalls=1'],
   small: ['--limit', 'memory=256m', '--limit', 'pids=64', '--limit', 'cpus=0.5', '--limit', 'commandTimeoutSeconds=2'],
   idle: ['--limit', 'idleSeconds=1'],
@@ -64,6 +65,46 @@ test('calls past callsPerMinute get 429 with Retry-After, naming the limit', asy
   t.truthy(hosting.observer.events.find((event) => event.event === 'quota_refusal' && event.tenant === 'rate' && event.limit === 'callsPerMinute'));
   // Requests that are not calls still pass.
   t.is((await post(hosting.server.url, listToolsMessage(), { ...auth(keys['rate']!), 'Mcp-Session-Id': rate.sessionId })).status, 200);
+});
+
+test('requests of any kind past requestsPerMinute get 429 with Retry-After before anything is done for them; another tenant is served', async (t) => {
+  const { hosting, keys } = t.context;
+  const chatty = await connectAs(hosting.server.url, keys['chatty']!);
+  t.teardown(() => chatty.close().catch(() => {}));
+  const url = hosting.server.url;
+  const headers = { ...auth(keys['chatty']!), 'Mcp-Session-Id': chatty.sessionId };
+  // Pings, notifications and session listings, none of them a tool call, until the bucket (8, less the handshake's) is empty.
+  const kinds = [
+    () => post(url, { jsonrpc: '2.0', id: `ping-${Math.random()}`, method: 'ping' }, headers),
+    () => post(url, { jsonrpc: '2.0', method: 'notifications/initialized' }, headers),
+    () => fetch(new URL('/sessions', url), { headers: auth(keys['chatty']!) }),
+  ];
+  let refused: Response | undefined;
+  const statuses: number[] = [];
+  for (let i = 0; i < 20 && refused === undefined; i++) {
+    const answer = await kinds[i % kinds.length]!();
+    statuses.push(answer.status);
+    if (answer.status === 429) refused = answer;
+    else await answer.text();
+  }
+  t.truthy(refused, `statuses ${statuses.join(', ')}`);
+  t.true(statuses.length <= 9, `refused after ${statuses.length - 1} requests, the handshake's included`);
+  t.true(Number(refused!.headers.get('retry-after')) >= 1);
+  const text = await refused!.text();
+  t.regex(text, /quota_exceeded: the limit requestsPerMinute \(8 requests a minute, of any kind\) is reached; retry after \d+ s/);
+  // Every kind is refused alike, /sessions under the same code, and the refusal is audited once per interval.
+  for (const kind of kinds) {
+    const answer = await kind();
+    t.is(answer.status, 429);
+    await answer.text();
+  }
+  const sessions = await fetch(new URL('/sessions', url), { headers: auth(keys['chatty']!) });
+  t.like(await sessions.json(), { error: 'quota_exceeded' });
+  t.truthy(hosting.observer.events.find((event) => event.event === 'quota_refusal' && event.tenant === 'chatty' && event.limit === 'requestsPerMinute'));
+  // Another tenant's requests are its own bucket's.
+  const good = await connectAs(url, keys['good']!);
+  t.teardown(() => good.close().catch(() => {}));
+  t.is((await post(url, listToolsMessage(), { ...auth(keys['good']!), 'Mcp-Session-Id': good.sessionId })).status, 200);
 });
 
 test('a session past the sessions limit is refused with quota_exceeded', async (t) => {

@@ -27,6 +27,13 @@ test('a tenant limit wins over the defaults, which win over the built-in ones', 
   t.is(limits.concurrentCalls, 4);
 });
 
+test('requestsPerMinute defaults to 1200, or twice callsPerMinute where that is more; a value of its own wins', (t) => {
+  t.is(resolveLimits(undefined, undefined).requestsPerMinute, 1200);
+  t.is(resolveLimits(undefined, { callsPerMinute: 2 }).requestsPerMinute, 1200, "room for a session's own requests however few its calls");
+  t.is(resolveLimits({ callsPerMinute: 5000 }, undefined).requestsPerMinute, 10_000);
+  t.is(resolveLimits({ callsPerMinute: 5000 }, { requestsPerMinute: 30 }).requestsPerMinute, 30);
+});
+
 test('--limit KEY=VALUE names an unknown limit and a non-number', (t) => {
   t.deepEqual(parseLimitAssignment('memory=512m'), ['memory', '512m']);
   t.deepEqual(parseLimitAssignment('cpus=0.5'), ['cpus', 0.5]);

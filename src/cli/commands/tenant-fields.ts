@@ -55,7 +55,7 @@ const limits: TenantField = {
   option: () =>
     new Option(
       '--limit <key=value>',
-      "a limit for this tenant, repeatable: sessions, sessionsPerMinute, concurrentCalls, callsPerMinute, memory (512m), cpus, totalCpus (all sessions together), pids, diskBytes (1g), commandTimeoutSeconds, fileToolTimeoutSeconds, serverCpu (0.25), idleSeconds, abandonedSeconds, maxSessionSeconds; key=default drops the tenant's own value",
+      "a limit for this tenant, repeatable: sessions, sessionsPerMinute, concurrentCalls, callsPerMinute, requestsPerMinute (all requests), memory (512m), cpus, totalCpus (all sessions together), pids, diskBytes (1g), commandTimeoutSeconds, fileToolTimeoutSeconds, serverCpu (0.25), idleSeconds, abandonedSeconds, maxSessionSeconds; key=default drops the tenant's own value",
     ).argParser(collectLimit),
   apply(entry, value) {
     const merged: Record<string, unknown> = { ...entry.limits };

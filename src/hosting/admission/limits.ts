@@ -21,6 +21,11 @@ export const limitsSchema = z.strictObject({
   concurrentCalls: count(10_000).optional(),
   /** Tool calls per minute: a token bucket holding this many tokens, refilled evenly over a minute. */
   callsPerMinute: count(1_000_000).optional(),
+  /**
+   * Authenticated HTTP requests per minute, of any kind (a ping, tools/list, a notification, an event
+   * stream, listing sessions): a token bucket as callsPerMinute's; default 1200, or twice its callsPerMinute where that is more.
+   */
+  requestsPerMinute: count(10_000_000).optional(),
   /** Memory of each session's container (swap off): the bounds of the container's own (backends/session-limits.ts). */
   memory: writtenSize(memorySchema).optional(),
   /** CPUs each session's container may use. */
@@ -58,6 +63,7 @@ export interface TenantLimits {
   sessionsPerMinute: number;
   concurrentCalls: number;
   callsPerMinute: number;
+  requestsPerMinute: number;
   /** Bytes. */
   memory: number;
   cpus: number;
@@ -77,7 +83,10 @@ export interface TenantLimits {
  * sessions, a build's worth of memory) but not hold a shared 2-core machine
  * alone. Sessions 4 and concurrent calls 4: an agent rarely runs more in
  * parallel. 600 calls a minute: ten a second, far above a model's pace,
- * low enough to stop a script hammering the server. Memory 512 MiB, 1 CPU,
+ * low enough to stop a script hammering the server; twice that of requests
+ * of any kind (a call is one, its client's other requests are few), since
+ * each costs the event loop every tenant shares, whatever it asks for.
+ * Memory 512 MiB, 1 CPU,
  * 256 pids: the sandbox's own defaults made a little tighter for sharing;
  * 1 CPU for all the tenant's sandboxes together (its `cpus` when that is
  * set): each session may use it, four busy ones share it.
@@ -99,6 +108,7 @@ export const DEFAULT_TENANT_LIMITS: Readonly<TenantLimits> = Object.freeze({
   sessionsPerMinute: 30,
   concurrentCalls: 4,
   callsPerMinute: 600,
+  requestsPerMinute: 1200,
   memory: 512 * 1024 ** 2,
   cpus: 1,
   totalCpus: 1,
@@ -121,6 +131,8 @@ export function resolveLimits(defaults: LimitsInput | undefined, own: LimitsInpu
     sessionsPerMinute: merged.sessionsPerMinute ?? base.sessionsPerMinute,
     concurrentCalls: merged.concurrentCalls ?? base.concurrentCalls,
     callsPerMinute: merged.callsPerMinute ?? base.callsPerMinute,
+    // Room for each call and as many other requests unless said: a tenant allowed more calls may make them.
+    requestsPerMinute: merged.requestsPerMinute ?? Math.max(base.requestsPerMinute, 2 * (merged.callsPerMinute ?? base.callsPerMinute)),
     memory: sizeBytes(merged.memory) ?? base.memory,
     cpus: merged.cpus ?? base.cpus,
     // One sandbox's worth unless said: a tenant running four sessions gets its CPUs, not four times them.

@@ -10,6 +10,7 @@ export class TenantUsage {
   readonly #calls = new Map<string, number>();
   readonly #buckets = new Map<string, TokenBucket>();
   readonly #sessionBuckets = new Map<string, TokenBucket>();
+  readonly #requestBuckets = new Map<string, TokenBucket>();
 
   /** Counts a session in when the tenant is under `limit`. */
   countSessionIn(tenant: string, limit: number): boolean {
@@ -34,6 +35,11 @@ export class TenantUsage {
     return take(this.#buckets, tenant, perMinute);
   }
 
+  /** One token of the tenant's request bucket (every authenticated request); a changed limit starts a new, full bucket. */
+  takeRequestToken(tenant: string, perMinute: number): ReturnType<TokenBucket['take']> {
+    return take(this.#requestBuckets, tenant, perMinute);
+  }
+
   /** One token of the tenant's session-open bucket; a changed limit starts a new, full bucket. */
   takeSessionToken(tenant: string, perMinute: number): ReturnType<TokenBucket['take']> {
     return take(this.#sessionBuckets, tenant, perMinute);
@@ -43,6 +49,7 @@ export class TenantUsage {
   forget(tenant: string): void {
     this.#buckets.delete(tenant);
     this.#sessionBuckets.delete(tenant);
+    this.#requestBuckets.delete(tenant);
   }
 }
 

@@ -43,8 +43,11 @@ export function createTenantSessionsHandler(options: TenantSessionsOptions): Req
   return async (req, res) => {
     // Credentials first: without them, nothing about the path is answered.
     const admission = await options.authenticate(req);
-    if ('refusal' in admission)
-      return sendJson(res, admission.refusal.status, { error: 'unauthorized', message: admission.refusal.message }, admission.refusal.headers);
+    if ('refusal' in admission) {
+      const { status, message, headers, type } = admission.refusal;
+      // A 401, or a limit of the tenant's (requestsPerMinute: 429) under its stable code.
+      return sendJson(res, status, { error: status === 401 ? 'unauthorized' : (type ?? 'refused'), message }, headers);
+    }
     const { tenant } = admission.caller;
     const path = requestPath(req);
     const one = path.startsWith(`${TENANT_SESSIONS_PATH}/`) ? path.slice(TENANT_SESSIONS_PATH.length + 1) : undefined;

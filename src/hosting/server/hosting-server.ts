@@ -1,6 +1,6 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { rm } from 'node:fs/promises';
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { createEngineClient, engineUnavailableError } from '../../backends/docker/engine.js';
 import { removeLeftovers } from '../../backends/docker/leftovers.js';
@@ -10,7 +10,7 @@ import { parseOptions } from '../../contracts/parse-options.js';
 import { errorMessage, isToolcellError, ToolErrorType } from '../../errors.js';
 import { RuntimeCatalog } from '../../backends/docker/runtimes.js';
 import type { AroundToolCall } from '../../mcp/server/create-tool-server.js';
-import { serveHttp, SessionRefusal, type HttpRefusal, type LiveHttpSession, type RunningHttpServer } from '../../mcp/server/serve-http.js';
+import { serveHttp, SessionRefusal, type Admission, type HttpRefusal, type LiveHttpSession, type RunningHttpServer } from '../../mcp/server/serve-http.js';
 import { requestIds } from '../../mcp/server/running-requests.js';
 import type { ServeSession } from '../../mcp/server/session.js';
 import { shellSessionIdOf } from '../../runtime/mcp-session-sandbox.js';
@@ -242,12 +242,19 @@ export class HostingServer {
     });
     options.store.on('tenant-removed', this.#onTenantRemoved);
     options.store.on('keys-revoked', this.#onKeysRevoked);
-    const authenticate = requestAuthenticator({
+    const authenticated = requestAuthenticator({
       authenticators: options.authenticators,
       tenantExists: (tenant) => options.store.tenant(tenant) !== undefined,
       ...(options.observer ? { observer: options.observer } : {}),
       ...(options.challenge !== undefined ? { challenge: options.challenge } : {}),
     });
+    // Every request a tenant's credentials admit takes a token of its request bucket first, whatever it asks for.
+    const authenticate = async (req: IncomingMessage): Promise<Admission<Principal>> => {
+      const admission = await authenticated(req);
+      if ('refusal' in admission) return admission;
+      const refusal = this.#takeRequestToken(admission.caller.tenant);
+      return refusal ? { refusal } : admission;
+    };
     const tenantSessions = createTenantSessionsHandler({
       authenticate,
       list: (tenant) => this.#http.listSessions().flatMap((session) => (session.caller?.tenant === tenant ? [tenantSessionInfo(session)] : [])),
@@ -294,6 +301,22 @@ export class HostingServer {
       onSessionClose: (session, reason) =>
         this.#note({ event: 'session_close', tenant: session.caller!.tenant, session: session.id, reason: reason as SessionCloseReason }),
     });
+  }
+
+  /** requestsPerMinute: a refusal when the tenant's request bucket is empty. */
+  #takeRequestToken(tenant: string): HttpRefusal | undefined {
+    const limits = this.#limits(tenant);
+    if (!limits) return undefined;
+    const taken = this.#usage.takeRequestToken(tenant, limits.requestsPerMinute);
+    if (taken.ok) return undefined;
+    this.#note({ event: 'quota_refusal', tenant, limit: 'requestsPerMinute' });
+    return {
+      status: 429,
+      message: `quota_exceeded: the limit requestsPerMinute (${limits.requestsPerMinute} requests a minute, of any kind) is reached; retry after ${taken.retryAfterSeconds} s`,
+      headers: { 'Retry-After': String(taken.retryAfterSeconds) },
+      type: ToolErrorType.QUOTA_EXCEEDED,
+      data: { limit: 'requestsPerMinute' },
+    };
   }
 
   /**
