@@ -27,7 +27,12 @@
  *   byte, 100 open at a time;
  * - bad-keys: requests with made-up keys as fast as they are answered (the
  *   audit log's flood);
- * - session-churn: initialize then DELETE, in a loop, four at a time.
+ * - session-churn: initialize then DELETE, in a loop, four at a time;
+ * - pings: pings with its own key as fast as they are answered, eight at a
+ *   time (requests that are not calls: requestsPerMinute);
+ * - unread-answers: read_file of a 19 MB image (a 25 MB answer) over
+ *   connections of its own that it never reads, one after another (the
+ *   answers the server holds: openResponses, unreadBytes, stalled writes).
  */
 import { connect as connectSocket } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -185,6 +190,63 @@ async function sessionChurn(): Promise<void> {
   await Promise.all(Array.from({ length: 4 }, churn));
 }
 
+async function pings(): Promise<void> {
+  const { transport } = await session();
+  const flood = async (loop: number): Promise<void> => {
+    for (let i = 0; !stopping; i++) {
+      requests++;
+      await fetch(url, {
+        method: 'POST',
+        headers: {
+          Authorization: `Bearer ${key}`,
+          'Content-Type': 'application/json',
+          Accept: 'application/json, text/event-stream',
+          'Mcp-Session-Id': transport.sessionId ?? '',
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: `ping-${loop}-${i}`, method: 'ping' }),
+      })
+        .then(async (response) => {
+          if (!response.ok) errors++;
+          await response.arrayBuffer();
+        })
+        .catch(() => errors++);
+    }
+  };
+  ready();
+  await Promise.all(Array.from({ length: 8 }, (_, loop) => flood(loop)));
+}
+
+async function unreadAnswers(): Promise<void> {
+  const { client, transport } = await session();
+  // A PNG's signature, then zeros: read_file answers it whole, base64.
+  await client.callTool({
+    name: 'run_shell_command',
+    arguments: { command: "printf '\\211PNG\\r\\n\\032\\n' > big.png && head -c 19000000 /dev/zero >> big.png" },
+  });
+  const target = new URL(url);
+  const held: Array<ReturnType<typeof connectSocket>> = [];
+  ready();
+  for (let id = 0; !stopping; id++) {
+    const body = JSON.stringify({
+      jsonrpc: '2.0',
+      id: `unread-${id}`,
+      method: 'tools/call',
+      params: { name: 'read_file', arguments: { file_path: 'big.png' } },
+    });
+    const socket = connectSocket(Number(target.port), target.hostname);
+    socket.on('error', () => {});
+    socket.on('close', () => held.splice(held.indexOf(socket), 1));
+    socket.pause();
+    requests++;
+    socket.write(
+      `POST /mcp HTTP/1.1\r\nHost: ${target.host}\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Session-Id: ${transport.sessionId ?? ''}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+    held.push(socket);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  held.forEach((socket) => socket.destroy());
+}
+
 switch (mode) {
   case 'shell': {
     if (shellCommand === undefined) {
@@ -221,6 +283,12 @@ switch (mode) {
     break;
   case 'session-churn':
     await sessionChurn();
+    break;
+  case 'pings':
+    await pings();
+    break;
+  case 'unread-answers':
+    await unreadAnswers();
     break;
   default:
     process.stderr.write(`hosting-attacker: unknown mode ${mode}\n`);

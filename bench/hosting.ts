@@ -365,8 +365,10 @@ try {
   // attacker is a child process (bench/hosting-attacker.ts), so that none of its client work is done on
   // the server's event loop, which shares this process, and runs at nice ATTACKER_NICE: its client's CPU
   // is the bench's load on this machine, not the server's (a real attacker's client runs elsewhere).
-  // The first four are commands in A's sandbox; the others (issue 22) are what A sends the server itself.
+  // Four are commands in A's sandbox (fork bomb to disk fill); the others (issue 22) are what A sends the server itself.
   const attacks: Array<[string, string, string?]> = [
+    // First: it writes its 19 MB image before the disk fill takes the cap.
+    ['answers it never reads (25 MB each)', 'unread-answers'],
     ['fork bomb', 'shell', ':(){ :|:& };:'],
     ['CPU spin', 'shell', 'while :; do :; done'],
     ['1 GB output flood', 'shell', 'head -c 1073741824 /dev/zero | tr "\\0" x'],
@@ -375,6 +377,7 @@ try {
     ['catastrophic regexes and globs', 'regexes'],
     ['stalled 4 MiB bodies (100 open)', 'stalled-bodies'],
     ['log flood: bad keys', 'bad-keys'],
+    ['pings with its own key', 'pings'],
     // Last: it spends A's sessionsPerMinute, which the others need to open their sessions.
     ['session churn', 'session-churn'],
   ];
@@ -456,7 +459,7 @@ try {
   const load = (run: Phase & { requests?: number; errors?: number }): string =>
     `${run.requests !== undefined ? `${run.requests} attacker requests (${run.errors} refused or failed); ` : ''}CPU s/s: ${describeShares(run.shares)}`;
   console.log(
-    `\nnoisy neighbour (B runs \`echo hello\`, ${NOISY_SAMPLES} calls a figure; A, under a policy, attacks with every attack below at once: in its sandbox a fork bomb, a CPU spin, a 1 GB output flood and a fill of its 256 MB disk cap; at the server huge commands, catastrophic regexes, stalled bodies, bad keys and session churn; A's clients at nice ${ATTACKER_NICE}; file-tool threads at nice ${toolThreadNice})`,
+    `\nnoisy neighbour (B runs \`echo hello\`, ${NOISY_SAMPLES} calls a figure; A, under a policy, attacks with every attack below at once: in its sandbox a fork bomb, a CPU spin, a 1 GB output flood and a fill of its 256 MB disk cap; at the server huge commands, catastrophic regexes, stalled bodies, bad keys, pings, answers it never reads and session churn; A's clients at nice ${ATTACKER_NICE}; file-tool threads at nice ${toolThreadNice})`,
   );
   line('B alone', figures(idle));
   line('', load(idle));
