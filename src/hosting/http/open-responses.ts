@@ -1,7 +1,10 @@
 import type { ServerResponse } from 'node:http';
-import { ToolErrorType } from '../../errors.js';
 import type { HttpRefusal } from '../../mcp/server/http-replies.js';
+import { quotaRefusal } from '../admission/quota-refusal.js';
 import { outputOf } from './stalled-writes.js';
+
+/** The names a refusal of OpenResponses gives its limit. */
+type OpenResponsesLimit = 'openResponses' | 'unreadBytes';
 
 /**
  * Output of a tenant's answers its clients have not taken, beyond which its
@@ -24,16 +27,11 @@ const RETRY_AFTER_SECONDS = 1;
 export class OpenResponses {
   readonly #byTenant = new Map<string, Set<ServerResponse>>();
 
-  /** How many of the tenant's answers are open now. */
-  count(tenant: string): number {
-    return this.#byTenant.get(tenant)?.size ?? 0;
-  }
-
   /**
    * Counts `res` in for `tenant` until it closes, or says why not: twice
    * `concurrentCalls` open already, or too much of its output unread.
    */
-  admit(tenant: string, concurrentCalls: number, res: ServerResponse): { refusal: HttpRefusal; limit: 'openResponses' | 'unreadBytes' } | undefined {
+  admit(tenant: string, concurrentCalls: number, res: ServerResponse): { refusal: HttpRefusal; limit: OpenResponsesLimit } | undefined {
     const open = this.#byTenant.get(tenant) ?? new Set<ServerResponse>();
     const limit = 2 * concurrentCalls;
     if (open.size >= limit)
@@ -57,15 +55,6 @@ export class OpenResponses {
   }
 }
 
-function refused(limit: 'openResponses' | 'unreadBytes', message: string): { refusal: HttpRefusal; limit: 'openResponses' | 'unreadBytes' } {
-  return {
-    limit,
-    refusal: {
-      status: 429,
-      message,
-      headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) },
-      type: ToolErrorType.QUOTA_EXCEEDED,
-      data: { limit },
-    },
-  };
+function refused(limit: OpenResponsesLimit, message: string): { refusal: HttpRefusal; limit: OpenResponsesLimit } {
+  return { limit, refusal: quotaRefusal(limit, message, RETRY_AFTER_SECONDS) };
 }

@@ -20,6 +20,7 @@ import { inCallerTerms } from '../../fs/workspace-paths.js';
 import { requestAuthenticator } from '../auth/authenticate-request.js';
 import { toolCallEvent, toolErrorResult } from '../operations/call-record.js';
 import { FairGate } from '../admission/fair-gate.js';
+import { quotaRefusal } from '../admission/quota-refusal.js';
 import { ServerCpuLedger, type ServerCpuUsage } from '../admission/server-cpu.js';
 import { BodyBudget } from '../http/body-budget.js';
 import { OpenResponses } from '../http/open-responses.js';
@@ -310,13 +311,11 @@ export class HostingServer {
     const taken = this.#usage.takeRequestToken(tenant, limits.requestsPerMinute);
     if (taken.ok) return undefined;
     this.#note({ event: 'quota_refusal', tenant, limit: 'requestsPerMinute' });
-    return {
-      status: 429,
-      message: `quota_exceeded: the limit requestsPerMinute (${limits.requestsPerMinute} requests a minute, of any kind) is reached; retry after ${taken.retryAfterSeconds} s`,
-      headers: { 'Retry-After': String(taken.retryAfterSeconds) },
-      type: ToolErrorType.QUOTA_EXCEEDED,
-      data: { limit: 'requestsPerMinute' },
-    };
+    return quotaRefusal(
+      'requestsPerMinute',
+      `quota_exceeded: the limit requestsPerMinute (${limits.requestsPerMinute} requests a minute, of any kind) is reached; retry after ${taken.retryAfterSeconds} s`,
+      taken.retryAfterSeconds,
+    );
   }
 
   /**
@@ -341,13 +340,11 @@ export class HostingServer {
       const taken = this.#usage.takeCallToken(caller.tenant, limits.callsPerMinute);
       if (taken.ok) continue;
       this.#note({ event: 'quota_refusal', tenant: caller.tenant, limit: 'callsPerMinute' });
-      return {
-        status: 429,
-        message: `quota_exceeded: the limit callsPerMinute (${limits.callsPerMinute} calls a minute) is reached; retry after ${taken.retryAfterSeconds} s`,
-        headers: { 'Retry-After': String(taken.retryAfterSeconds) },
-        type: ToolErrorType.QUOTA_EXCEEDED,
-        data: { limit: 'callsPerMinute' },
-      };
+      return quotaRefusal(
+        'callsPerMinute',
+        `quota_exceeded: the limit callsPerMinute (${limits.callsPerMinute} calls a minute) is reached; retry after ${taken.retryAfterSeconds} s`,
+        taken.retryAfterSeconds,
+      );
     }
     return undefined;
   }
@@ -390,13 +387,13 @@ export class HostingServer {
     if (!opened.ok) {
       this.#usage.countSessionOut(tenant);
       this.#note({ event: 'quota_refusal', tenant, limit: 'sessionsPerMinute', session: id });
-      throw new SessionRefusal({
-        status: 429,
-        message: `quota_exceeded: the limit sessionsPerMinute (${limits.sessionsPerMinute} new sessions a minute) is reached; retry after ${opened.retryAfterSeconds} s`,
-        headers: { 'Retry-After': String(opened.retryAfterSeconds) },
-        type: ToolErrorType.QUOTA_EXCEEDED,
-        data: { limit: 'sessionsPerMinute' },
-      });
+      throw new SessionRefusal(
+        quotaRefusal(
+          'sessionsPerMinute',
+          `quota_exceeded: the limit sessionsPerMinute (${limits.sessionsPerMinute} new sessions a minute) is reached; retry after ${opened.retryAfterSeconds} s`,
+          opened.retryAfterSeconds,
+        ),
+      );
     }
     const rollback = async () => {
       while (undo.length > 0) await undo.pop()!();
