@@ -7,6 +7,8 @@ export interface MountEntry {
   /** The mounted device or source (`/dev/loop3`), unescaped. */
   source: string;
   fsType: string;
+  /** Its peer group (`shared:N`) where it propagates mounts and unmounts to copies elsewhere. */
+  peerGroup: string | undefined;
 }
 
 /** mountinfo writes space, tab, newline and backslash in paths as `\040`-style octal escapes. */
@@ -24,7 +26,10 @@ export async function mountsAt(path: string): Promise<MountEntry[]> {
     if (separator < 0 || fields[4] === undefined) continue;
     const mountPoint = unescape(fields[4]);
     if (mountPoint !== path) continue;
-    entries.push({ mountPoint, fsType: fields[separator + 1] ?? '', source: unescape(fields[separator + 2] ?? '') });
+    const peerGroup = optionalFields(fields)
+      .find((field) => field.startsWith('shared:'))
+      ?.slice('shared:'.length);
+    entries.push({ mountPoint, fsType: fields[separator + 1] ?? '', source: unescape(fields[separator + 2] ?? ''), peerGroup });
   }
   return entries;
 }
@@ -62,14 +67,7 @@ function optionalFields(fields: string[]): string[] {
  * `master:N` below it) are unmounted along with it, so they do not count.
  */
 export async function mountedElsewhere(deviceNumber: string, path: string): Promise<boolean> {
-  const own = await readFile('/proc/self/mountinfo', 'utf8');
-  const ownLine = own.split('\n').find((line) => unescape(line.split(' ')[4] ?? '') === path);
-  const group =
-    ownLine === undefined
-      ? undefined
-      : optionalFields(ownLine.split(' '))
-          .find((field) => field.startsWith('shared:'))
-          ?.slice('shared:'.length);
+  const group = (await mountsAt(path)).at(-1)?.peerGroup;
   const seen = new Set([await readlink('/proc/self/ns/mnt').catch(() => '')]);
   for (const pid of (await readdir('/proc')).filter((name) => /^\d+$/.test(name))) {
     const namespace = await readlink(`/proc/${pid}/ns/mnt`).catch(() => undefined);
