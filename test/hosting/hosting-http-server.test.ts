@@ -203,12 +203,17 @@ test('unreadable TLS files are refused with invalid_input naming the file', (t) 
 const tlsTest = hasOpenssl() || process.env['CI'] === 'true' ? test : test.skip;
 if (!hasOpenssl() && process.env['CI'] !== 'true') console.warn('hosting-http-server: TLS test skipped: openssl is not installed');
 
-tlsTest('TLS: a self-signed certificate made here serves HTTPS to a client that trusts it, and only to one', async (t) => {
+/** A self-signed certificate and its key in a folder of their own, removed at teardown. */
+async function selfSignedPair(t: { teardown(fn: () => Promise<void>): void }): Promise<{ certFile: string; keyFile: string }> {
   const dir = await mkdtemp(join(tmpdir(), 'toolcell-tls-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
-  const certFile = join(dir, 'cert.pem');
-  const keyFile = join(dir, 'key.pem');
-  makeSelfSignedCertificate(certFile, keyFile);
+  const pair = { certFile: join(dir, 'cert.pem'), keyFile: join(dir, 'key.pem') };
+  makeSelfSignedCertificate(pair.certFile, pair.keyFile);
+  return pair;
+}
+
+tlsTest('TLS: a self-signed certificate made here serves HTTPS to a client that trusts it, and only to one', async (t) => {
+  const { certFile, keyFile } = await selfSignedPair(t);
   const port = await listen(t, {
     handler: (req, res) => sendJson(res, 200, { secure: (req.socket as { encrypted?: boolean }).encrypted === true }),
     tls: { certFile, keyFile },
@@ -228,11 +233,7 @@ tlsTest('TLS: a self-signed certificate made here serves HTTPS to a client that 
 });
 
 tlsTest('TLS: a client that stops reading a large answer has its connection closed', async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'toolcell-tls-'));
-  t.teardown(() => rm(dir, { recursive: true, force: true }));
-  const certFile = join(dir, 'cert.pem');
-  const keyFile = join(dir, 'key.pem');
-  makeSelfSignedCertificate(certFile, keyFile);
+  const { certFile, keyFile } = await selfSignedPair(t);
   const { server, port } = await listenServer(t, { handler: largeAnswer, tls: { certFile, keyFile }, limits: { writeStallMs: 1000, checkIntervalMs: 100 } });
   const stalled = tlsConnect({ port, host: '127.0.0.1', ca: readFileSync(certFile) });
   stalled.on('error', () => {});
