@@ -119,17 +119,47 @@ test('idle sessions are closed', async (t) => {
   t.is(server.sessionCount, 0);
 });
 
-test('closing the server aborts in-flight calls and closes every session', async (t) => {
+/** A call that waits until aborted, with a request timeout far past the test's: only an answer from the server ends it in time. */
+function callThatWaits(client: Client): Promise<unknown> {
+  return client.callTool({ name: 'whoami', arguments: { wait: true } }, undefined, { timeout: 600_000 }).catch((error: unknown) => error);
+}
+
+async function untilWaiting(waiting: string[]): Promise<void> {
+  for (let i = 0; i < 500 && waiting.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+}
+
+test('closing the server aborts in-flight calls, tells their clients why at once, and closes every session', async (t) => {
   const { server, opened, closed, aborted, waiting } = await start(t);
   const a = await connect(server.url);
-  const pending = a.client.callTool({ name: 'whoami', arguments: { wait: true } }).catch(() => 'rejected');
-  for (let i = 0; i < 500 && waiting.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+  t.teardown(() => a.client.close());
+  const pending = callThatWaits(a.client);
+  await untilWaiting(waiting);
   t.is(waiting.length, 1);
   await server.close();
   t.deepEqual(aborted, opened);
   t.deepEqual(closed, opened);
-  await pending;
-  await a.client.close();
+  // Without an answer the client would wait out its request timeout (here ten minutes, past the test's own).
+  const error = (await pending) as { code?: number; message?: string; data?: { type?: string } };
+  t.is(error.code, -32001);
+  t.is(error.data?.type, 'session_ended');
+  t.regex(error.message ?? '', /The session was closed because the server is shutting down: this request was stopped/);
+});
+
+test('an operator closing a session with a running call answers that call with the reason, and other sessions go on', async (t) => {
+  const { server, opened, closed, aborted, waiting } = await start(t);
+  const a = await connect(server.url);
+  const b = await connect(server.url);
+  t.teardown(() => Promise.all([a.client.close(), b.client.close()]).then(() => undefined));
+  const pending = callThatWaits(a.client);
+  await untilWaiting(waiting);
+  t.true(await server.closeSession(a.transport.sessionId ?? '', 'admin'));
+  const error = (await pending) as { code?: number; message?: string; data?: { type?: string } };
+  t.is(error.code, -32001);
+  t.is(error.data?.type, 'session_ended');
+  t.regex(error.message ?? '', /The session was closed by an operator: this request was stopped/);
+  t.deepEqual(aborted, [opened[0]]);
+  t.deepEqual(closed, [opened[0]]);
+  t.is(text(await b.client.callTool({ name: 'whoami', arguments: {} })), b.transport.sessionId ?? 'none');
 });
 
 test('a session with a running call is not idle', async (t) => {

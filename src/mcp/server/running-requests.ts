@@ -38,4 +38,9 @@ export class RunningRequests {
     res.once('close', () => ids.forEach((id) => this.#ids.delete(id)));
     return undefined;
   }
+
+  /** The ids still being answered. */
+  ids(): RequestId[] {
+    return [...this.#ids];
+  }
 }

@@ -326,6 +326,7 @@ class McpHttpServer<Caller> implements RunningHttpServer<Caller> {
       // On the standalone SSE stream if the client keeps one open (the SDK drops it otherwise): the client learns why before its next request fails.
       await entry.server.sendLoggingMessage({ level: 'warning', logger: 'toolcell', data: `The session ${why}.` }, id).catch(() => {});
     }
+    await answerRunningRequests(entry, why);
     await entry.transport.close().catch(() => {});
     await entry.session.close().catch((error: unknown) => this.#log(`closing session ${id}: ${String(error)}`));
     this.#options.onSessionClose?.(live(id, entry), reason);
@@ -505,6 +506,19 @@ class EndedSessions<Caller> {
   }
 }
 
+/**
+ * Answers every request of a closing session that is still running with a
+ * `session_ended` error (its call is stopped right after, with the session).
+ * Closing the transport alone ends a request's event stream with no answer,
+ * and the SDK's client then waits out its request timeout (60 s by default,
+ * as long as a caller set for a long call) for an answer that cannot come.
+ */
+async function answerRunningRequests(entry: SessionEntry<unknown>, why: string): Promise<void> {
+  const error = { code: -32001, message: `The session ${why}: this request was stopped.`, data: { type: 'session_ended' } };
+  // A request that finishes meanwhile has its stream gone: send throws, and its own answer went out.
+  await Promise.all(entry.running.ids().map((id) => entry.transport.send({ jsonrpc: '2.0', id, error }).catch(() => {})));
+}
+
 /** The end of "The session …": why it closed, in the words of the limit that closed it. */
 function endedBecause(reason: HttpSessionCloseReason, entry: SessionEntry<unknown>): string {
   const seconds = (ms: number | undefined) => Math.round((ms ?? 0) / 1000);
@@ -523,8 +537,12 @@ function endedBecause(reason: HttpSessionCloseReason, entry: SessionEntry<unknow
       return 'was closed because the API key that opened it was revoked';
     case 'tenant_removed':
       return 'was closed because its tenant was removed';
+    case 'tenant_moved':
+      return 'was closed because its tenant moved to another node (open a new session)';
     case 'admin':
       return 'was closed by an operator';
+    case 'shutdown':
+      return 'was closed because the server is shutting down';
     default:
       return `was closed (${reason})`;
   }
