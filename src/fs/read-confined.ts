@@ -38,7 +38,7 @@ export async function readConfinedFile(workspace: WorkspaceInfo, path: string | 
   const { handle, stats, root } = await openConfinedFile(workspace, path);
   try {
     if (stats.size > options.maxBytes) throw tooLarge(path, stats.size, options.maxBytes);
-    const bytes = await readAll(handle, options.maxBytes, options.signal);
+    const bytes = await readAll(handle, { maxBytes: options.maxBytes, expectedBytes: stats.size }, options.signal);
     if (bytes.length > options.maxBytes) throw tooLarge(path, bytes.length, options.maxBytes);
     return { bytes, mode: stats.mode & 0o7777, mtimeMs: stats.mtimeMs, root };
   } finally {
@@ -46,13 +46,22 @@ export async function readConfinedFile(workspace: WorkspaceInfo, path: string | 
   }
 }
 
-/** Reads until EOF, but at most `maxBytes + 1` bytes so growth past the limit is seen. */
-async function readAll(handle: FileHandle, maxBytes: number, signal: AbortSignal | undefined): Promise<Buffer> {
+/** Smallest read: what a file that grew since its fstat may have gained is found by the next one. */
+const MIN_READ_BYTES = 4096;
+
+/**
+ * Reads until EOF, but at most `maxBytes + 1` bytes so growth past the limit
+ * is seen. Reads are sized by the size fstat gave (plus one byte, to see
+ * growth), not a whole chunk each: a search opens thousands of small files,
+ * and a 1 MiB buffer for each cost more than its read.
+ */
+async function readAll(handle: FileHandle, sizes: { maxBytes: number; expectedBytes: number }, signal: AbortSignal | undefined): Promise<Buffer> {
+  const { maxBytes, expectedBytes } = sizes;
   const chunks: Buffer[] = [];
   let total = 0;
   for (;;) {
     signal?.throwIfAborted();
-    const want = Math.min(CHUNK_BYTES, maxBytes + 1 - total);
+    const want = Math.min(CHUNK_BYTES, maxBytes + 1 - total, Math.max(MIN_READ_BYTES, expectedBytes + 1 - total));
     if (want <= 0) break;
     const chunk = Buffer.allocUnsafe(want);
     const { bytesRead } = await handle.read(chunk, 0, want, null);

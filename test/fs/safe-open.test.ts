@@ -1,6 +1,6 @@
 import test from 'ava';
 import { execFileSync, spawn } from 'node:child_process';
-import { renameSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isToolcellError } from '../../src/errors.js';
 import { readConfinedDirectory } from '../../src/fs/read-directory.js';
@@ -70,6 +70,19 @@ test('a file over the limit is file_too_large before it is read', async (t) => {
   const ws = useTempWorkspace(t, { files: { 'big.bin': '' } });
   truncateSync(ws.path('big.bin'), 64 * 1024 * 1024);
   t.is(await codeOf(readConfinedFile(ws.info, ws.path('big.bin'), LIMIT)), 'file_too_large');
+});
+
+test('the size fstat gives is only a hint: a file with more content than it says is read to its end, and still held to the limit', async (t) => {
+  // /proc files say size 0 and hold more: as a file that grew after its fstat. maps passes one 4 KiB read.
+  const root = `/proc/${process.pid}`;
+  const info = { roots: [root], stateDir: `${root}/.toolcell` };
+  const expected = readFileSync(`${root}/maps`);
+  t.true(expected.length > 4096, `maps is ${expected.length} bytes`);
+  const { bytes } = await readConfinedFile(info, `${root}/maps`, { maxBytes: expected.length + 65536 });
+  // The mappings change as the process runs; their start is stable.
+  t.is(bytes.subarray(0, 200).toString(), expected.subarray(0, 200).toString());
+  t.true(bytes.length > 4096);
+  t.is(await codeOf(readConfinedFile(info, `${root}/maps`, { maxBytes: 100 })), 'file_too_large');
 });
 
 test('a file with a non-UTF-8 name can be read by its bytes', async (t) => {

@@ -3,9 +3,17 @@ import { GitignoreFilter } from '../../../fs/gitignore.js';
 import { linearGlob } from '../../../fs/linear-glob.js';
 import { readConfinedFile } from '../../../fs/read-confined.js';
 import { decodeText } from '../../../fs/text-encoding.js';
-import { walkFiles } from '../../../fs/walk-files.js';
+import { mapAhead } from '../../../fs/map-ahead.js';
+import { walkFiles, type WalkedFile } from '../../../fs/walk-files.js';
 import { GREP_MAX_FILE_BYTES, type GrepMatch, type GrepOutcome, type GrepRequest } from './grep-types.js';
 import type { LineRegex } from './line-regex.js';
+
+/**
+ * Files read while the one before is searched: libuv's thread pool has four
+ * threads (shared by the process's workers), and each file read waits on it
+ * several times. At most this many times GREP_MAX_FILE_BYTES is held.
+ */
+const READ_AHEAD_FILES = 4;
 
 /**
  * Searches in this thread, line by line and case-insensitively, with the
@@ -25,16 +33,17 @@ export async function searchWithJavaScript(request: GrepRequest & { regex: LineR
     gitignore: new GitignoreFilter({ workspace: request.workspace, root: request.directory.root }),
     signal: request.signal,
   });
-  for await (const file of files) {
-    if (!included(file.relativePath)) continue;
-    let bytes: Buffer;
+  const read = async (file: WalkedFile): Promise<{ file: WalkedFile; bytes?: Buffer }> => {
+    if (!included(file.relativePath)) return { file };
     try {
-      bytes = (await readConfinedFile(request.workspace, file.path, { maxBytes: GREP_MAX_FILE_BYTES, signal: request.signal })).bytes;
+      return { file, bytes: (await readConfinedFile(request.workspace, file.path, { maxBytes: GREP_MAX_FILE_BYTES, signal: request.signal })).bytes };
     } catch (error) {
       if ((error as Error).name === 'AbortError') throw error;
-      continue;
+      return { file };
     }
-    if (looksBinary(bytes)) continue;
+  };
+  for await (const { file, bytes } of mapAhead(files, READ_AHEAD_FILES, read)) {
+    if (bytes === undefined || looksBinary(bytes)) continue;
     const text = utf8Lines(bytes);
     let truncated = false;
     // Line numbers are counted up to each match only, so a file is walked once.
