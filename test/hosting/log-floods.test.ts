@@ -139,10 +139,10 @@ async function badKeys(url: string, count: number, options: { localAddress?: str
   }
 }
 
-test('40,000 bad keys from one address, and bad keys from 300 addresses, write a bounded number of lines; every one is counted', async (t) => {
+test('10,000 bad keys from one address, and bad keys from 300 addresses, write a bounded number of lines; every one is counted', async (t) => {
   const { hosting, audit, auditFile, metrics, keys } = await loggedServer(t, { acme: [] });
   const acme = await connectTenant(t, hosting.server.url, keys['acme']!);
-  const flood = await badKeys(hosting.server.url, 40_000, { parallel: 32 });
+  const flood = await badKeys(hosting.server.url, 10_000, { parallel: 32 });
   // 300 source addresses (127.0.0.0/8 all reaches this host), 5 bad keys each: more sources than the log counts one by one (100).
   const sources = Array.from({ length: 300 }, (_, i) => `127.0.${1 + Math.floor(i / 250)}.${1 + (i % 250)}`);
   const spread = (await mapLimited(sources, 8, (localAddress) => badKeys(hosting.server.url, 5, { localAddress, parallel: 1 }))).flat();
@@ -152,31 +152,32 @@ test('40,000 bad keys from one address, and bad keys from 300 addresses, write a
   await audit.close();
   const lines = await readAuditLines(auditFile);
   const failures = lines.filter((line) => line['event'] === 'auth_failure' || (line['event'] === 'log_summary' && line['of'] === 'auth_failure'));
-  t.is(events(failures), 41_500, 'every refused request is written or counted');
+  t.is(events(failures), 11_500, 'every refused request is written or counted');
   // One address, three reasons: three first lines and three count records.
   const fromFlood = failures.filter((line) => line['remoteAddress'] === '127.0.0.1');
   t.is(fromFlood.length, 6, JSON.stringify(fromFlood.slice(0, 3)));
-  t.is(events(fromFlood), 40_000);
+  t.is(events(fromFlood), 10_000);
   // 300 addresses: the first 100 keys one by one (first line and count), the rest in a log_summary.
   t.true(failures.length <= 2 * 100 + 1, `${failures.length} lines`);
   t.like(
     failures.find((line) => line['event'] === 'log_summary'),
     { of: 'auth_failure', tenant: null },
   );
-  t.true((await stat(auditFile)).size < 200_000, `${(await stat(auditFile)).size} bytes for 41,500 refusals`);
+  t.true((await stat(auditFile)).size < 200_000, `${(await stat(auditFile)).size} bytes for 11,500 refusals`);
   // The log-volume metric says what was written, and how much was folded into counts.
   const scraped = (await metrics.text()).body;
   const metric = (name: string) => Number(new RegExp(`^${name}\\{log="audit"\\} (\\d+)$`, 'm').exec(scraped)?.[1]);
   t.is(metric('toolcell_log_bytes_total'), (await stat(auditFile)).size);
   t.is(metric('toolcell_log_lines_total'), lines.length);
-  t.true(metric('toolcell_log_counted_events_total') >= 41_500 - failures.length);
+  t.true(metric('toolcell_log_counted_events_total') >= 11_500 - failures.length);
 });
 
-test('50,000 refused CONNECTs from a sandbox add a few egress lines to the audit log and to the egress log, each connection counted', async (t) => {
+test('12,000 refused CONNECTs from a sandbox add a few egress lines to the audit log and to the egress log, each connection counted', async (t) => {
   t.timeout(400_000);
   const { hosting, audit, auditFile, keys } = await loggedServer(t, { acme: ['--network-allow', 'allowed.test:443', '--limit', 'commandTimeoutSeconds=600'] });
   const acme = await connectTenant(t, hosting.server.url, keys['acme']!);
-  // 8 threads of raw CONNECTs to the tenant's proxy: 49,700 to one refused host, then one each to 300 others.
+  // 8 threads of raw CONNECTs to the tenant's proxy: 11,700 to one refused host, then one each to 300 others
+  // (sixty times the lines allowed: enough to show the bound).
   const script = [
     'import os, socket, threading, urllib.parse',
     'proxy = urllib.parse.urlparse(os.environ["HTTPS_PROXY"])',
@@ -191,7 +192,7 @@ test('50,000 refused CONNECTs from a sandbox add a few egress lines to the audit
     '        with lock: refused[0] += 1',
     'def flood(n):',
     '    for _ in range(n): connect("blocked.test")',
-    'threads = [threading.Thread(target=flood, args=(49700 // 8 + (1 if i < 49700 % 8 else 0),)) for i in range(8)]',
+    'threads = [threading.Thread(target=flood, args=(11700 // 8 + (1 if i < 11700 % 8 else 0),)) for i in range(8)]',
     '[thread.start() for thread in threads]',
     '[thread.join() for thread in threads]',
     'for i in range(300): connect(f"h{i}.blocked.test")',
@@ -202,12 +203,12 @@ test('50,000 refused CONNECTs from a sandbox add a few egress lines to the audit
     timeout: 300_000,
   })) as { content: Array<{ type: string; text?: string }> };
   const text = result.content.map((block) => block.text ?? '').join('\n');
-  t.regex(text, /refused 50000/, text.slice(0, 400));
+  t.regex(text, /refused 12000/, text.slice(0, 400));
   const before = hosting.server.egressLogVolume;
   await hosting.close();
   await audit.close();
   const egress = (await readAuditLines(auditFile)).filter((line) => line['event'] === 'egress' || (line['event'] === 'log_summary' && line['of'] === 'egress'));
-  t.is(events(egress), 50_000, 'every refused connection is written or counted');
+  t.is(events(egress), 12_000, 'every refused connection is written or counted');
   t.true(egress.length <= 2 * 100 + 2, `${egress.length} audit lines`);
   t.like(
     egress.find((line) => line['host'] === 'blocked.test' && typeof line['count'] === 'number'),
@@ -217,5 +218,5 @@ test('50,000 refused CONNECTs from a sandbox add a few egress lines to the audit
   const after = hosting.server.egressLogVolume;
   t.true(after.lines <= 2 * 100 + 2, `${after.lines} egress log lines`);
   t.true(after.bytes < 100_000, `${after.bytes} egress log bytes`);
-  t.true(after.lines + after.counted >= 50_000, JSON.stringify({ before, after }));
+  t.true(after.lines + after.counted >= 12_000, JSON.stringify({ before, after }));
 });

@@ -5,9 +5,10 @@ import { makeWorkspace, requireDocker, useSandboxBackend } from '../helpers/dock
 import { BashCorpus } from '../fixtures/policy/bash-corpus.js';
 
 const test = await requireDocker(anyTest, 'policy/differential');
-const sandbox = useSandboxBackend(test, { warmPool: 0 });
+// Two CPUs: the three lanes of bash-differential's driver are bound by forks.
+const sandbox = useSandboxBackend(test, { warmPool: 0, limits: { cpus: 2 } });
 
-/** Thousands of generated lines, batched in one container: well under a minute on a loaded 2-core machine. */
+/** Thousands of generated lines, batched in one container, three at a time (about a minute on a quiet 2-core machine). */
 const COUNT = 2_000;
 
 test(`the splitter accounts for every command bash runs, over ${COUNT} generated command lines`, async (t) => {
