@@ -1,5 +1,6 @@
 import test from 'ava';
 import { runCli } from '../helpers/cli.js';
+import { helpTree } from '../helpers/cli-help.js';
 import { documents } from '../helpers/documents.js';
 import { useTempWorkspace } from '../helpers/workspace.js';
 
@@ -60,32 +61,6 @@ async function registeredTools(workspace: string): Promise<RegisteredTool[]> {
     });
 }
 
-/** `toolcell … --help` for the program and every command and subcommand, keyed by command path. */
-async function allHelpTexts(): Promise<Map<string, string>> {
-  const texts = new Map<string, string>();
-  const visit = async (path: string[]): Promise<void> => {
-    const result = await runCli([...path, '--help']);
-    if (result.code !== 0) throw new Error(`toolcell ${path.join(' ')} --help exited ${result.code}: ${result.stderr}`);
-    texts.set(['toolcell', ...path].join(' '), result.stdout);
-    for (const name of subcommands(result.stdout)) await visit([...path, name]);
-  };
-  await visit([]);
-  return texts;
-}
-
-/** Command names listed under `Commands:` (commander's layout), without `help`. */
-function subcommands(help: string): string[] {
-  const section = help.split(/^Commands:\n/m)[1];
-  if (section === undefined) return [];
-  const names: string[] = [];
-  for (const line of section.split('\n')) {
-    if (!line.startsWith(' ')) break;
-    const match = /^ {2}([a-z][a-z-]*)\b/.exec(line);
-    if (match && match[1] !== 'help') names.push(match[1]!);
-  }
-  return names;
-}
-
 /** What `toolcell chat` prints without a terminal: its banner, /help, and every approval mode's description. */
 async function chatTexts(workspace: string): Promise<string> {
   const result = await runCli(['chat', '-w', workspace, '--sandbox', 'none'], {
@@ -131,7 +106,8 @@ test('help texts, the chat banner and the docs promise only tools the registry h
     'the tool list was read',
   );
 
-  const helpTexts = await allHelpTexts();
+  // Every command's --help, a few at a time.
+  const helpTexts = new Map([...(await helpTree()).values()].map((help) => [['toolcell', ...help.path].join(' '), help.text]));
   for (const command of ['toolcell run', 'toolcell chat', 'toolcell sandbox build']) t.true(helpTexts.has(command), `${command} --help is checked`);
 
   const problems: string[] = [];

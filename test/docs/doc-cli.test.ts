@@ -1,5 +1,5 @@
 import test from 'ava';
-import { helpTree, type CommandHelp } from './cli-help.js';
+import { helpTree, type CommandHelp } from '../helpers/cli-help.js';
 import { codeSpans, documents, lines, type Document } from '../helpers/documents.js';
 import { invocations, type Word } from './invocations.js';
 

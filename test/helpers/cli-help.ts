@@ -1,4 +1,4 @@
-import { runCli } from '../helpers/cli.js';
+import { runCli } from './cli.js';
 
 /**
  * What the built CLI says about itself: every command's `--help`, walked
@@ -13,6 +13,8 @@ export interface CommandHelp {
   flags: Set<string>;
   /** Its subcommands, without commander's `help`. */
   subcommands: string[];
+  /** The whole text `--help` printed. */
+  text: string;
 }
 
 /** Every command's help, keyed by its path joined with spaces (`''` for the program). */
@@ -30,7 +32,7 @@ export async function helpTree(concurrency = 4): Promise<Map<string, CommandHelp
 async function readHelp(path: string[]): Promise<CommandHelp> {
   const result = await runCli([...path, '--help']);
   if (result.code !== 0) throw new Error(`toolcell ${path.join(' ')} --help exited ${result.code}: ${result.stderr}`);
-  return { path, flags: optionFlags(result.stdout), subcommands: commandNames(result.stdout) };
+  return { path, flags: optionFlags(result.stdout), subcommands: commandNames(result.stdout), text: result.stdout };
 }
 
 /** The flags of commander's `Options:` section: `  -w, --workspace <dir>  …` gives `-w` and `--workspace`. */
