@@ -19,8 +19,13 @@ const docker = await requireDocker(anyTest, 'security/workspace-quota');
 const test = docker.serial;
 
 const GiB = 1024 ** 3;
-/** The per-call quota is enforced by sampling every few ms: allow what is written between two samples. */
-const OVERSHOOT = 64 * 1024 ** 2;
+/**
+ * The per-call quota is enforced by sampling every few ms: allow what is written between two samples.
+ * Under gVisor each system call of a sample costs ~84 µs and, under the suite's load, samples come
+ * far apart: a background job's writes reached 1.09 GiB against the 1 GiB limit there (CI's gVisor
+ * run). Still a bound far below filling the disk, which is the claim.
+ */
+const OVERSHOOT = (UNDER_GVISOR ? 256 : 64) * 1024 ** 2;
 let session: SandboxSession;
 let containerId: string;
 
