@@ -50,6 +50,8 @@ async function usage(dir: string): Promise<{ bytes: number; entries: number }> {
 }
 
 test('one call cannot grow the workspace past the file-size limit by writing many files', async (t) => {
+  // Writing the GiB takes up to a minute and a half under gVisor on a loaded machine (seen in CI).
+  t.timeout(420_000);
   // 12 files of 256 MiB: each is under the 1 GiB RLIMIT_FSIZE; together 3 GiB.
   const outcome = await session.shell('for i in $(seq 1 12); do head -c 256M /dev/zero > fill.$i || break; done; echo wrote');
   const { bytes } = await usage(session.workspace);
@@ -62,6 +64,8 @@ test('one call cannot grow the workspace past the file-size limit by writing man
 });
 
 test('one call cannot exhaust the host filesystem inodes through the workspace', async (t) => {
+  // Creating 100,000 files takes about 2 minutes under gVisor (each system call ~84 µs), past ava's default.
+  t.timeout(420_000);
   const outcome = await session.shell(`python3 -c 'import os
 os.makedirs("inodes", exist_ok=True)
 n = 0
