@@ -414,7 +414,7 @@ class McpHttpServer<Caller> implements RunningHttpServer<Caller> {
     const ended = this.#ended.get(id);
     const owned = ended !== undefined && (this.#options.sameOwner === undefined || this.#options.sameOwner(ended.caller as Caller, caller as Caller));
     if (!owned) return sendError(res, 404, -32001, 'Session not found');
-    const error = { code: -32001, message: `Session not found: the session ${ended.why}`, data: { type: 'session_ended' } };
+    const error = sessionEndedError(`Session not found: the session ${ended.why}`);
     res.writeHead(404, { 'Content-Type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error, id: null }));
   }
 
@@ -506,6 +506,11 @@ class EndedSessions<Caller> {
   }
 }
 
+/** The JSON-RPC error of a request whose session has ended (closed while it ran, or before it came). */
+function sessionEndedError(message: string): { code: number; message: string; data: { type: 'session_ended' } } {
+  return { code: -32001, message, data: { type: 'session_ended' } };
+}
+
 /**
  * Answers every request of a closing session that is still running with a
  * `session_ended` error (its call is stopped right after, with the session).
@@ -514,7 +519,7 @@ class EndedSessions<Caller> {
  * as long as a caller set for a long call) for an answer that cannot come.
  */
 async function answerRunningRequests(entry: SessionEntry<unknown>, why: string): Promise<void> {
-  const error = { code: -32001, message: `The session ${why}: this request was stopped.`, data: { type: 'session_ended' } };
+  const error = sessionEndedError(`The session ${why}: this request was stopped.`);
   // A request that finishes meanwhile has its stream gone: send throws, and its own answer went out.
   await Promise.all(entry.running.ids().map((id) => entry.transport.send({ jsonrpc: '2.0', id, error }).catch(() => {})));
 }
