@@ -1,4 +1,5 @@
 import { runCli } from './cli.js';
+import { mapLimited } from './map-limited.js';
 
 /**
  * What the built CLI says about itself: every command's `--help`, walked
@@ -66,17 +67,4 @@ function section(help: string, title: string): string[] {
     lines.push(line);
   }
   return lines;
-}
-
-async function mapLimited<T, R>(items: T[], limit: number, run: (item: T) => Promise<R>): Promise<R[]> {
-  const results: R[] = new Array<R>(items.length);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const index = next++;
-      results[index] = await run(items[index]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return results;
 }

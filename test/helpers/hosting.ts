@@ -230,20 +230,6 @@ export async function runningContainersUnder(dir: string): Promise<string[]> {
   return (await toolcellContainersUnder(dir)).filter((id) => running.has(id));
 }
 
-/** Runs `task` on every item with at most `limit` running at once; resolves with the results in order. */
-export async function mapLimited<T, R>(items: readonly T[], limit: number, task: (item: T, index: number) => Promise<R>): Promise<R[]> {
-  const results: R[] = new Array<R>(items.length);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const index = next++;
-      results[index] = await task(items[index]!, index);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return results;
-}
-
 /**
  * A client that leaves without ending its session, as the MCP Inspector's
  * CLI does: another process connects with the SDK client as the holder of

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { requireDocker } from '../helpers/docker.js';
 import { generateApiKey } from '../../src/hosting/auth/api-key.js';
 import { readTenantsFile, writeTenantsFile } from '../../src/hosting/tenants/tenants-file.js';
-import { addTenant, call, connectAs, hostingFolder, mapLimited, startHosting, toolcellContainersUnder, type Connection } from '../helpers/hosting.js';
+import { mapLimited } from '../helpers/map-limited.js';
+import { addTenant, call, connectAs, hostingFolder, startHosting, toolcellContainersUnder, type Connection } from '../helpers/hosting.js';
 
 /**
  * Load: 20 tenants × 3 sessions, all 60 open at once, each session running a

@@ -16,7 +16,8 @@ import { combineObservers } from '../../src/hosting/operations/combine-observers
 import { HostingMetrics } from '../../src/hosting/metrics/hosting-metrics.js';
 import { readAuditLines } from '../helpers/audit-log.js';
 import { requireDocker } from '../helpers/docker.js';
-import { addTenant, call, connectTenant, hostingFolder, mapLimited, startHosting, type Hosting } from '../helpers/hosting.js';
+import { mapLimited } from '../helpers/map-limited.js';
+import { addTenant, call, connectTenant, hostingFolder, startHosting, type Hosting } from '../helpers/hosting.js';
 
 const test = await requireDocker(anyTest as TestFn<unknown>, 'hosting/log-floods');
 
