@@ -1,11 +1,11 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult, Tool as McpToolInfo } from '@modelcontextprotocol/sdk/types.js';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { McpServerSettings } from '../config/settings-schema.js';
 import { ToolcellError, ToolErrorType } from '../errors.js';
 import { VERSION } from '../version.js';
+import { loadClientSdk } from './client-sdk.js';
 import type { ClientTransport } from './create-transport.js';
-import { createClientTransport } from './create-transport.js';
+import { deliverInSentOrder } from './sent-order-delivery.js';
 
 /** Default limit of one tool call (Gemini CLI's: 10 minutes). */
 export const DEFAULT_MCP_CALL_TIMEOUT_MS = 600_000;
@@ -133,8 +133,9 @@ export class McpServerConnection {
   async #open(): Promise<Client> {
     await this.#disconnect();
     this.#state = 'connecting';
-    const transport = createClientTransport(this.settings, { workspace: this.#workspace });
-    const client = new Client({ name: 'toolcell', version: VERSION }, { capabilities: {} });
+    const sdk = await loadClientSdk();
+    const transport = sdk.createClientTransport(this.settings, { workspace: this.#workspace });
+    const client = new sdk.Client({ name: 'toolcell', version: VERSION }, { capabilities: {} });
     this.#transport = transport;
     try {
       await client.connect(transport.transport, { timeout: this.#connectTimeoutMs() });
@@ -145,6 +146,7 @@ export class McpServerConnection {
       this.#state = 'failed';
       throw new ToolcellError(ToolErrorType.MCP_SERVER_UNAVAILABLE, `MCP server "${this.name}" ${this.#lastError}`, { cause: error });
     }
+    deliverInSentOrder(transport.transport);
     client.onclose = () => {
       // The server went away (process exited, or the HTTP session ended): the next use reconnects.
       if (this.#client !== client) return;
@@ -174,6 +176,7 @@ export class McpServerConnection {
       return await request();
     } catch (error) {
       if (signal?.aborted) throw error;
+      const { McpError, ErrorCode } = await loadClientSdk();
       if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
         throw new ToolcellError(ToolErrorType.EXECUTION_TIMEOUT, `MCP server "${this.name}" did not answer within ${this.callTimeoutMs} ms.`, { cause: error });
       }

@@ -111,10 +111,7 @@ test('the schema the model sees is cleaned for Gemini', async (t) => {
 test('progress notifications become live output while the call runs', async (t) => {
   const env = await discover({ fixture: fixtureStdioSettings() });
   t.teardown(env.close);
-  // The call runs until the first update has arrived, then is cancelled: a
-  // short call's notifications can reach a loaded client in one read with
-  // its result, and the SDK handles a notification a microtask later, when
-  // the result has already removed the call's progress handler.
+  // The call runs until the first update has arrived, then is cancelled.
   const controller = new AbortController();
   const updates: string[] = [];
   const tool = env.tool('mcp_fixture_slow');
@@ -126,6 +123,18 @@ test('progress notifications become live output while the call runs', async (t) 
   });
   t.is(result.error?.type, 'cancelled');
   t.regex(updates[0] ?? '', /^step 1\/12000$/);
+});
+
+test('progress sent just before the answer reaches the live output even when it arrives in one read with the answer', async (t) => {
+  const env = await discover({ fixture: fixtureStdioSettings() });
+  t.teardown(env.close);
+  // The server writes the five notifications and the answer at once, as a
+  // loaded host's client reads them. The SDK alone retires the call's
+  // progress handler with the answer and drops the notifications.
+  const updates: string[] = [];
+  const result = await call(env.tool('mcp_fixture_burst'), { steps: 5 }, new AbortController().signal, updates);
+  t.is(result.llmContent, 'burst of 5');
+  t.deepEqual(updates, ['step 1/5', 'step 2/5', 'step 3/5', 'step 4/5', 'step 5/5']);
 });
 
 test('aborting a call sends MCP cancellation to the server', async (t) => {
