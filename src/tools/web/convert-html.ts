@@ -1,5 +1,6 @@
 import { convert } from 'html-to-text';
-import { capHtmlDepth, MAX_HTML_DEPTH } from './html-depth.js';
+import { capHtmlDepth } from './html-depth.js';
+import { MAX_HTML_DEPTH } from './max-html-depth.js';
 
 /** A page's text, and how many of its tags were dropped for nesting deeper than MAX_HTML_DEPTH. */
 export interface ConvertedHtml {

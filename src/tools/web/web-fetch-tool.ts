@@ -11,7 +11,7 @@ import { validateWithZod, zodToParametersJsonSchema } from '../parameters.js';
 import { toolErrorResult } from '../results.js';
 import type { ToolConfirmationDetails, ToolResult, ValidationResult } from '../tool.js';
 import { DEFAULT_FETCH_LIMITS, fetchPage, type FetchedPage, type FetchLimits, type PageConversion } from './fetch-page.js';
-import { MAX_HTML_DEPTH } from './html-depth.js';
+import { MAX_HTML_DEPTH } from './max-html-depth.js';
 import { sharedHtmlTextPool, type HtmlToText } from './html-text-pool.js';
 import { extractUrls, MAX_URLS } from './prompt-urls.js';
 

@@ -3,7 +3,8 @@ import { readFile } from 'node:fs/promises';
 import { parseDocument } from 'htmlparser2';
 import type { ChildNode } from 'domhandler';
 import { convertHtml } from '../../../src/tools/web/convert-html.js';
-import { capHtmlDepth, MAX_HTML_DEPTH } from '../../../src/tools/web/html-depth.js';
+import { capHtmlDepth } from '../../../src/tools/web/html-depth.js';
+import { MAX_HTML_DEPTH } from '../../../src/tools/web/max-html-depth.js';
 import { HtmlTextPool } from '../../../src/tools/web/html-text-pool.js';
 import { eventually } from '../../helpers/docker.js';
 
