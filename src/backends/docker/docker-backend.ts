@@ -18,7 +18,7 @@ import { removeLeftovers } from './leftovers.js';
 import { resolveDockerBackendOptions, type DockerBackendOptions, type ResolvedDockerBackendOptions } from './options.js';
 import type { PinnedDirectory } from './pinned-dir.js';
 import { PRIVATE_MOUNT_ROOT, PrivateMounts } from './private-mounts.js';
-import { probeDocker } from './probe.js';
+import { awaitEngine } from './probe.js';
 import { cpuGroupCgroup, sessionLimitsSchema, type SessionLimits } from '../session-limits.js';
 import { parseOptions } from '../../contracts/parse-options.js';
 
@@ -382,7 +382,8 @@ function gvisorRefusal(prepared: PreparedWorkspace): string | undefined {
 export async function createDockerBackend(options: DockerBackendOptions = {}): Promise<DockerShellBackend> {
   const resolved = resolveDockerBackendOptions(options);
   const engine: EngineOptions = resolved.socketPath !== undefined ? { socketPath: resolved.socketPath } : {};
-  const probe = await probeDocker({ ...engine, timeoutMs: 5000 });
+  // stderr, as the image build's lines below: stdout may be a protocol (serve --stdio) or JSON (exec --json).
+  const probe = await awaitEngine({ ...engine, onSlow: (reason) => process.stderr.write(`toolcell: ${reason}\n`) });
   if (!probe.available) throw engineUnavailableError(probe.reason ?? 'The Docker engine does not answer');
   // A first-use build reports on stderr as plain lines: this runs in the
   // shell thread, whose stderr is never a terminal, and stdout may be a

@@ -14,6 +14,8 @@ export interface DockerProbe {
   minApiVersion?: string;
   /** Why it is not available (for messages). */
   reason?: string;
+  /** The engine took the connection but did not answer in time: there, but busy or hung (not absent). */
+  timedOut?: boolean;
 }
 
 /** Loose: callers pass their wider engine options (a build's, a backend's) as they are. */
@@ -37,11 +39,33 @@ export async function probeDocker(options: EngineOptions & { timeoutMs?: number 
     const version = await versionWithSignal.call(docker, { abortSignal: abort.signal });
     return { available: true, version: version.Version, apiVersion: version.ApiVersion, minApiVersion: version.MinAPIVersion };
   } catch (error) {
-    const reason = abort.signal.aborted
-      ? `The Docker engine at ${engineAddress(options)} did not answer within ${timeoutMs} ms`
-      : unreachableReason(error, options);
-    return { available: false, reason };
+    if (abort.signal.aborted)
+      return { available: false, timedOut: true, reason: `The Docker engine at ${engineAddress(options)} did not answer within ${timeoutMs} ms` };
+    return { available: false, reason: unreachableReason(error, options) };
   } finally {
     clearTimeout(timer);
+  }
+}
+
+/** How long a start waits for an engine that is there but slow, and how long each ask may take. */
+const PATIENCE_MS = 60_000;
+const ASK_MS = 5000;
+
+/**
+ * probeDocker for a start (a backend, a hosting server): an engine that is
+ * absent or refuses fails at once, as before; one that takes the
+ * connection but answers late (a loaded host, dockerd still starting) is
+ * asked again until `patienceMs` (default 60 s) has passed, and `onSlow` is
+ * told once, so a busy machine delays a start instead of failing it (seen:
+ * a hosting server refused to start under CI's load, its engine silent for
+ * 5 s).
+ */
+export async function awaitEngine(options: EngineOptions & { patienceMs?: number; onSlow?: (reason: string) => void } = {}): Promise<DockerProbe> {
+  const { patienceMs = PATIENCE_MS, onSlow, ...engine } = options;
+  const deadline = Date.now() + patienceMs;
+  for (let told = false; ; told = true) {
+    const probe = await probeDocker({ ...engine, timeoutMs: Math.max(1, Math.min(ASK_MS, deadline - Date.now())) });
+    if (probe.available || !probe.timedOut || Date.now() >= deadline) return probe;
+    if (!told) onSlow?.(`${probe.reason}; asking again for up to ${Math.round(patienceMs / 1000)} s`);
   }
 }

@@ -4,7 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { createEngineClient, engineUnavailableError } from '../../backends/docker/engine.js';
 import { removeLeftovers } from '../../backends/docker/leftovers.js';
-import { probeDocker } from '../../backends/docker/probe.js';
+import { awaitEngine } from '../../backends/docker/probe.js';
 import { sessionMemory } from '../../backends/docker/session-memory.js';
 import { parseOptions } from '../../contracts/parse-options.js';
 import { errorMessage, isToolcellError, ToolErrorType } from '../../errors.js';
@@ -221,7 +221,7 @@ export class HostingServer {
   async #start(): Promise<void> {
     const options = this.#options;
     // Said now, as `exec` says it, rather than as a socket error from the first engine call below.
-    const engine = await probeDocker({ timeoutMs: 5000 });
+    const engine = await awaitEngine({ onSlow: (reason) => this.#log(reason) });
     if (!engine.available) throw engineUnavailableError(engine.reason ?? 'The Docker engine does not answer');
     if (options.removeLeftovers) {
       const result = await removeLeftovers(createEngineClient());
