@@ -242,7 +242,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     const shellSession = new LazyShellSession({
       sandbox,
       workspaceRoot: root,
-      service: shellServiceOptions(settings, { dockerfile: sandboxDockerfile, cpuSet: sandboxCpus }),
+      // No spare container: this runtime's one session is the only one its workspace gets.
+      service: shellServiceOptions(settings, { dockerfile: sandboxDockerfile, cpuSet: sandboxCpus, warmPool: 0 }),
       ...(redactor ? { secrets: secrets.values } : {}),
     });
     closers.push(() => shellSession.close());

@@ -33,6 +33,13 @@ export interface SandboxExtras {
   dockerfile?: string | undefined;
   /** The CPUs every sandbox container may run on (`serve --sandbox-cpus`; the Docker backend's `cpuSet`). */
   cpuSet?: string | undefined;
+  /**
+   * Spare containers kept started per workspace (the Docker backend's
+   * `warmPool`; default its own, 1). A runtime opens one session for its
+   * workspace and replaces a dead container without the pool, so it passes 0:
+   * a spare would cost every run a container start and removal and never be used.
+   */
+  warmPool?: number | undefined;
 }
 
 /**
@@ -51,6 +58,7 @@ export function shellServiceOptions(settings: Settings, extras: SandboxExtras = 
       ...(settings.sandbox.runtime !== undefined ? { runtime: settings.sandbox.runtime } : {}),
       ...(extras.dockerfile !== undefined ? { dockerfile: extras.dockerfile, buildIfMissing: true } : {}),
       ...(extras.cpuSet !== undefined ? { cpuSet: extras.cpuSet } : {}),
+      ...(extras.warmPool !== undefined ? { warmPool: extras.warmPool } : {}),
       ...(allow !== undefined ? { egress: { allow: [...allow], logFile: localEgressLogFile() } } : {}),
     },
   };

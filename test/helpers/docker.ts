@@ -25,7 +25,7 @@ import type { DockerSession } from '../../src/backends/docker/docker-session.js'
 import { createEngineClient } from '../../src/backends/docker/engine.js';
 import { imageExists, sandboxImageTag } from '../../src/backends/docker/image.js';
 import type { DockerBackendOptions } from '../../src/backends/docker/options.js';
-import { probeDocker } from '../../src/backends/docker/probe.js';
+import { awaitEngine } from '../../src/backends/docker/probe.js';
 import { SANDBOX_PATHS } from '../../src/backends/docker/sandbox-paths.js';
 import { missingRequirement } from './missing-requirement.js';
 import { giveWorkspaceToSandboxUser, testRuntimeOption } from './test-runtime.js';
@@ -40,13 +40,14 @@ let readiness: Promise<SandboxReadiness> | undefined;
 
 /** True when the Docker engine answers (the image may still be missing). */
 export async function dockerAvailable(): Promise<boolean> {
-  return (await probeDocker({ timeoutMs: 5000 })).available;
+  return (await awaitEngine()).available;
 }
 
 /** Engine answers AND the current recipe's image is built. Memoized per process. */
 export function sandboxReadiness(): Promise<SandboxReadiness> {
   readiness ??= (async () => {
-    const probe = await probeDocker({ timeoutMs: 5000 });
+    // Patient with an engine that is there but busy (the suite loads the machine): only an absent one is "not ready".
+    const probe = await awaitEngine();
     if (!probe.available) return { ready: false, reason: probe.reason ?? 'the Docker engine does not answer' };
     const tag = sandboxImageTag();
     if (!(await imageExists({}, tag))) return { ready: false, reason: `the sandbox image ${tag} is not built (run \`toolcell sandbox build --offline\`)` };
@@ -111,11 +112,13 @@ export interface SandboxFixture {
 /**
  * Creates one Docker backend for the test file (`before`) and removes all of
  * its containers at the end (`after.always`), so no test leaves one behind.
+ * No spare containers unless `options` asks (`warmPool`): each test's session
+ * has a workspace of its own, so a spare started for it would never be taken.
  */
 export function useSandboxBackend<Context>(test: TestFn<Context>, options: DockerBackendOptions = {}): SandboxFixture {
   let backend: DockerShellBackend | undefined;
   test.before(async () => {
-    backend = await createTestBackend({ warmPool: 1, ...options });
+    backend = await createTestBackend({ warmPool: 0, ...options });
   });
   test.after.always(async () => {
     await backend?.close();

@@ -1,14 +1,16 @@
 import anyTest from 'ava';
-import { stat } from 'node:fs/promises';
+import { realpath, stat } from 'node:fs/promises';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { requireDocker } from '../helpers/docker.js';
+import { LABELS } from '../../src/backends/docker/labels.js';
+import { containersWithLabel, requireDocker } from '../helpers/docker.js';
 import { connectServeStdio, serveWorkspace, startServeHttp, toolResultText } from '../helpers/mcp.js';
 
 /**
  * `toolcell serve` with the real Docker sandbox, driven by the SDK client:
  * commands run in a container, MCP cancellation ends the command inside it,
- * and HTTP sessions do not share their sandbox.
+ * over stdio the one session has one container (no spare), and HTTP
+ * sessions do not share their sandbox.
  */
 const test = await requireDocker(anyTest, 'serve in the docker sandbox');
 
@@ -40,6 +42,9 @@ test('commands run in the container, and MCP cancellation ends the command insid
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   t.false(ps.includes('sleep 1000'), ps);
+  // Over stdio there is one session: its container, and no spare beside it that nobody would take.
+  const containers = await containersWithLabel(LABELS.workspace, await realpath(dir));
+  t.is(containers.length, 1, `containers of the workspace: ${containers.join(', ')}`);
 });
 
 test('HTTP sessions each get their own sandbox', async (t) => {

@@ -218,10 +218,13 @@ async function runServe(options: ServeOptions): Promise<number> {
 
   // Each MCP session has a registry of its own (its shell tool runs in its own sandbox); the rest is the runtime's.
   const createScheduler: ToolServerOptions['createScheduler'] = ({ registry, onOutput }) => runtime.createScheduler({ registry, onOutput });
-  // Each MCP session gets a shell session of its own (its own container with docker).
+  // Each MCP session gets a shell session of its own (its own container with docker). Over HTTP a
+  // spare container waits for the next client's session; over stdio there is only the one session.
   let shell: ShellService;
   try {
-    shell = await ShellService.create(shellServiceOptions(runtime.settings, { dockerfile: runtime.sandboxDockerfile, cpuSet: runtime.sandboxCpus }));
+    shell = await ShellService.create(
+      shellServiceOptions(runtime.settings, { dockerfile: runtime.sandboxDockerfile, cpuSet: runtime.sandboxCpus, ...(options.stdio ? { warmPool: 0 } : {}) }),
+    );
   } catch (error) {
     await runtime.close();
     return failure(error);
