@@ -39,10 +39,29 @@ async function onlineCpus(): Promise<number[]> {
   return Array.from({ length: availableParallelism() }, (_, cpu) => cpu);
 }
 
-/** Whether the Docker engine is on another machine (DOCKER_HOST over TCP or SSH): its sandboxes take none of these CPUs. */
-function engineIsRemote(): boolean {
-  const host = process.env['DOCKER_HOST'];
-  return host !== undefined && host !== '' && !host.startsWith('unix://');
+/**
+ * Whether the Docker engine that DOCKER_HOST names is on another machine (TCP
+ * or SSH to a host that is not this one): its sandboxes then take none of
+ * this machine's CPUs. A Unix socket, or TCP or SSH to a loopback address
+ * (`tcp://127.0.0.1:2375`, `tcp://localhost:2375`, `tcp://[::1]:2375`), is
+ * an engine here, whose sandboxes share these CPUs.
+ */
+export function engineIsRemote(dockerHost: string | undefined = process.env['DOCKER_HOST']): boolean {
+  if (dockerHost === undefined || dockerHost === '' || dockerHost.startsWith('unix://')) return false;
+  let hostname: string;
+  try {
+    hostname = new URL(dockerHost).hostname.toLowerCase();
+  } catch {
+    return true; // Not a URL the docker client would take either: nothing says the engine is here.
+  }
+  return !isLoopback(hostname);
+}
+
+/** localhost, 127.0.0.0/8 or ::1, as a URL's hostname spells them. */
+function isLoopback(hostname: string): boolean {
+  if (hostname === 'localhost' || hostname.endsWith('.localhost')) return true;
+  if (hostname === '[::1]') return true;
+  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
 }
 
 /** Why the split was not made: a list the machine cannot honour (`usage`), or the move itself failed. */
