@@ -221,6 +221,32 @@ test.serial(
   },
 );
 
+test.serial(
+  'a shrink goes through on a host that starts sandboxes all the time: a copy taken between the wait and the unmount is waited out too',
+  async (t) => {
+    if (!canMount(t)) return;
+    const disks = await useTenantDisks(t);
+    const workspace = await disks.prepare('acme', { diskBytes: 64 * MiB });
+    await writeFile(join(workspace.path, 'data'), 'small');
+    // A namespace copy of every mount, held 30 ms of every 40 ms, as a busy host's sandbox starts do:
+    // one often lands between the moment none is seen and the unmount.
+    const churn = spawn('bash', ['-c', 'while :; do unshare --mount sleep 0.03 & sleep 0.04; done'], { stdio: 'ignore', detached: true });
+    t.teardown(() => {
+      try {
+        process.kill(-churn.pid!, 'SIGKILL');
+      } catch {
+        // Already gone.
+      }
+    });
+    const shrunk = await disks.prepare('acme', { diskBytes: 32 * MiB });
+    process.kill(-churn.pid!, 'SIGKILL');
+    t.true((shrunk.limitBytes ?? 0) < 32 * MiB, `shrunk to ${shrunk.limitBytes}`);
+    t.is(await readFile(join(shrunk.path, 'data'), 'utf8'), 'small');
+    t.is(await mountCount(shrunk.path), 1);
+    for (const handle of [workspace, shrunk]) await handle.release();
+  },
+);
+
 test.serial('a workspace folder that already holds another filesystem or files is never mounted over', async (t) => {
   if (!canMount(t)) return;
   const disks = await useTenantDisks(t);

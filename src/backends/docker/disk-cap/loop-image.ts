@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { parseOptions } from '../../../contracts/parse-options.js';
 import { ToolErrorType, ToolcellError, errorMessage } from '../../../errors.js';
 import type { DiskCap, DiskUsage } from './disk-cap.js';
-import { loopDevicesOf, mountedElsewhere, mountsAt } from './mount-table.js';
+import { loopDevicesOf, mountsAt, namespacesHolding } from './mount-table.js';
 
 const run = promisify(execFile);
 
@@ -104,27 +104,52 @@ async function mountDevice(device: string, mountPoint: string): Promise<void> {
 }
 
 /**
- * How long a resize that needs the filesystem unmounted waits for other
- * mount namespaces to let go of it first. A sandbox starting anywhere on the
- * host (runc, bwrap) holds a copy of every mount for a moment, tens of ms
- * when quiet and more under load: a shrink asked for then would otherwise be
- * put off to the next prepare though no container of this tenant holds the
- * workspace. A running container holds it for good; the resize then costs
+ * How long a resize that needs the filesystem unmounted waits for one other
+ * mount namespace to let go of it. A sandbox starting anywhere on the host
+ * (runc, bwrap) holds a copy of every mount for a moment, tens of ms when
+ * quiet and more under load: a shrink asked for then would otherwise be put
+ * off to the next prepare though no container of this tenant holds the
+ * workspace. A running container holds it for good: the resize then costs
  * this wait before it is put off.
  */
-const OTHER_NAMESPACES_WAIT_MS = 3000;
+const HOLDER_WAIT_MS = 3000;
+
+/**
+ * How long a resize keeps trying while the holders come and go: on a host
+ * that starts sandboxes all the time each one is brief, but there may be no
+ * moment without one, and one can take its copy between the moment none is
+ * seen and the unmount (which is then undone and tried again).
+ */
+const PASSING_HOLDERS_WAIT_MS = 10_000;
 
 /**
  * Waits, with the filesystem still mounted here, until no other mount
- * namespace holds it or `waitMs` has passed. Only a hint: the exclusive open
- * after the unmount decides.
+ * namespace holds it: true then; false when one namespace has held it for
+ * HOLDER_WAIT_MS (a running container's) or `deadline` passed. Only a hint:
+ * the exclusive open after the unmount decides.
  */
-async function otherNamespacesLetGo(device: string, mountPoint: string, waitMs: number): Promise<void> {
+async function otherNamespacesLetGo(input: {
+  deviceNumber: string | undefined;
+  mountPoint: string;
+  firstSeen: Map<string, number>;
+  deadline: number;
+}): Promise<boolean> {
+  if (input.deviceNumber === undefined) return true;
+  for (;;) {
+    const holding = await namespacesHolding(input.deviceNumber, input.mountPoint);
+    if (holding.size === 0) return true;
+    const now = Date.now();
+    for (const namespace of holding) if (!input.firstSeen.has(namespace)) input.firstSeen.set(namespace, now);
+    const longest = Math.min(...[...holding].map((namespace) => input.firstSeen.get(namespace)!));
+    if (now - longest >= HOLDER_WAIT_MS || now >= input.deadline) return false;
+    await sleep(25);
+  }
+}
+
+/** The loop device's number ("7:3", from /sys), or undefined when it cannot be read. */
+async function loopDeviceNumber(device: string): Promise<string | undefined> {
   const name = /^\/dev\/(loop\d+)$/.exec(device)?.[1];
-  const deviceNumber = name === undefined ? undefined : (await readFile(`/sys/block/${name}/dev`, 'utf8').catch(() => undefined))?.trim();
-  if (deviceNumber === undefined) return;
-  const deadline = Date.now() + waitMs;
-  while ((await mountedElsewhere(deviceNumber, mountPoint)) && Date.now() < deadline) await sleep(25);
+  return name === undefined ? undefined : (await readFile(`/sys/block/${name}/dev`, 'utf8').catch(() => undefined))?.trim();
 }
 
 /** True when no filesystem has the block device mounted anywhere (a mounted one is claimed exclusively: EBUSY). */
@@ -230,19 +255,28 @@ class LoopImageCap implements DiskCap {
     const device = (await mountsAt(this.root)).at(-1)?.source;
     if (device === undefined || !device.startsWith('/dev/loop'))
       throw failed(`resizing ${this.image}`, new Error(`${this.root} is not mounted from a loop device`));
-    await otherNamespacesLetGo(device, this.root, OTHER_NAMESPACES_WAIT_MS);
+    const waiting = {
+      deviceNumber: await loopDeviceNumber(device),
+      mountPoint: this.root,
+      firstSeen: new Map<string, number>(),
+      deadline: Date.now() + PASSING_HOLDERS_WAIT_MS,
+    };
     // An open descriptor keeps the device attached: `mount -o loop` set it to detach at its last close.
     const hold = await open(device, constants.O_RDONLY);
     try {
-      try {
-        await unmount(this.root, { lazy: false });
-      } catch (error) {
-        if (/busy/i.test(errorMessage(error))) return 'in_use';
-        throw error;
-      }
-      if (!(await unclaimed(device))) {
+      for (;;) {
+        if (!(await otherNamespacesLetGo(waiting))) return 'in_use';
+        try {
+          await unmount(this.root, { lazy: false });
+        } catch (error) {
+          if (/busy/i.test(errorMessage(error))) return 'in_use';
+          throw error;
+        }
+        if (await unclaimed(device)) break;
+        // Another namespace took a copy meanwhile: put the mount back, and wait for that one too.
         await mountDevice(device, this.root);
-        return 'in_use';
+        if (Date.now() >= waiting.deadline) return 'in_use';
+        await sleep(25);
       }
       try {
         await run('e2fsck', ['-f', '-p', device]).catch((error: unknown) => {

@@ -58,17 +58,19 @@ function optionalFields(fields: string[]): string[] {
 }
 
 /**
- * True when a mount namespace other than this process's has the filesystem
- * of block device `deviceNumber` ("7:3") mounted where an unmount of `path`
- * here does not reach it. Processes that made a namespace of their own copy
- * every mount into it: a container keeps its copy of a workspace for as long
- * as it runs, and one starting anywhere on the host holds all of them until
- * it has set up its root. Copies in this mount's peer group (`shared:N`, or
- * `master:N` below it) are unmounted along with it, so they do not count.
+ * The mount namespaces other than this process's (`mnt:[4026532…]`) that
+ * have the filesystem of block device `deviceNumber` ("7:3") mounted where
+ * an unmount of `path` here does not reach it. Processes that made a
+ * namespace of their own copy every mount into it: a container keeps its
+ * copy of a workspace for as long as it runs, and one starting anywhere on
+ * the host holds all of them until it has set up its root. Copies in this
+ * mount's peer group (`shared:N`, or `master:N` below it) are unmounted
+ * along with it, so they do not count.
  */
-export async function mountedElsewhere(deviceNumber: string, path: string): Promise<boolean> {
+export async function namespacesHolding(deviceNumber: string, path: string): Promise<Set<string>> {
   const group = (await mountsAt(path)).at(-1)?.peerGroup;
   const seen = new Set([await readlink('/proc/self/ns/mnt').catch(() => '')]);
+  const holding = new Set<string>();
   for (const pid of (await readdir('/proc')).filter((name) => /^\d+$/.test(name))) {
     const namespace = await readlink(`/proc/${pid}/ns/mnt`).catch(() => undefined);
     if (namespace === undefined || seen.has(namespace)) continue;
@@ -78,8 +80,8 @@ export async function mountedElsewhere(deviceNumber: string, path: string): Prom
       const fields = line.split(' ');
       if (fields[2] !== deviceNumber) continue;
       const propagated = group !== undefined && optionalFields(fields).some((field) => field === `shared:${group}` || field === `master:${group}`);
-      if (!propagated) return true;
+      if (!propagated) holding.add(namespace);
     }
   }
-  return false;
+  return holding;
 }
