@@ -11,8 +11,7 @@
  * The workspace belongs to an ordinary user (uid 10001), so commands run as
  * that user on both runtimes, as for a user's own checkout.
  */
-import { chown, mkdtemp, open, realpath, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { chown, open, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { ShellService } from '../src/shell/shell-service.js';
@@ -21,6 +20,7 @@ import { hostSpawnTrue } from './host-spawn.js';
 import { measureScaling, openSessions } from './sandbox-concurrency.js';
 import { fmt, percentile, sortNumbers } from './stats.js';
 import { timeEach, timeInterleaved } from './timing.js';
+import { BENCH_USER, userWorkspace } from './user-workspace.js';
 
 const MiB = 1024 * 1024;
 const FLOOD_BYTES = 256 * MiB;
@@ -35,16 +35,10 @@ export interface RuntimeComparisonOptions {
   row: (label: string, figure: string, target?: string) => void;
 }
 
-async function userWorkspace(): Promise<string> {
-  const dir = await realpath(await mkdtemp(join(tmpdir(), 'toolcell-bench-runtimes-')));
-  await chown(dir, 10001, 10001);
-  return dir;
-}
-
 /** Prints the runtime rows; returns false (printing why) when the engine has no runsc. */
 export async function compareRuntimes(options: RuntimeComparisonOptions): Promise<boolean> {
   const { calls, runs, scalingRounds, row } = options;
-  const workspace = await userWorkspace();
+  const workspace = await userWorkspace('toolcell-bench-runtimes-');
   const services = {} as Record<Runtime, ShellService>;
   const warm = {} as Record<Runtime, ShellSessionHandle>;
   try {
@@ -84,7 +78,7 @@ export async function compareRuntimes(options: RuntimeComparisonOptions): Promis
     const flood = await open(join(workspace, 'flood.txt'), 'w');
     for (let written = 0; written < FLOOD_BYTES; written += chunk.length) await flood.write(chunk);
     await flood.close();
-    await chown(join(workspace, 'flood.txt'), 10001, 10001);
+    await chown(join(workspace, 'flood.txt'), BENCH_USER, BENCH_USER);
     const through = {} as Record<Runtime, number[]>;
     for (const runtime of RUNTIMES) through[runtime] = await timeEach(2, () => warm[runtime].run({ command: 'cat flood.txt' }), 0);
     const mbps = (ms: number) => `${(FLOOD_BYTES / MiB / (ms / 1000)).toFixed(0)} MB/s`;

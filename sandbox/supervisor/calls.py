@@ -73,6 +73,7 @@ class Call:
                 os.close(fd)
         if self.sup.quota.enabled:
             self.quota_base = self.quota_last = self.sup.quota.sample()
+            self.sup.quota_started(self)
             if self.spec.get("background"):
                 self.quota_window_end = time.monotonic() + BACKGROUND_QUOTA_WINDOW
         selector = self.sup.selector

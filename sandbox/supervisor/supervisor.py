@@ -34,7 +34,7 @@ import protocol as P
 import reaper
 from calls import BACKGROUND_QUOTA_WINDOW, Call
 from output_budget import OutputBudget
-from quota import POLL_INTERVAL, WorkspaceQuota
+from quota import WorkspaceQuota
 from stdio import open_stdio
 
 SHUTDOWN_TIMEOUT = 5.0
@@ -78,7 +78,7 @@ class Supervisor:
         self.host_gone = False
         self.shutdown_at = None
         self.quota = WorkspaceQuota(args.workspace, [args.log_dir], self.identity, args.workspace_bytes, args.workspace_files)
-        self.quota_checked = 0.0
+        self.quota_due = 0.0  # when the workspace is to be sampled next (quota.py, step 1)
 
     # -- sending -------------------------------------------------------------
     def send(self, kind, call_id, payload=b""):
@@ -225,9 +225,8 @@ class Supervisor:
 
     def check_quota(self, now):
         watched = self.quota_watched()
-        if not watched or now - self.quota_checked < POLL_INTERVAL:
+        if not watched or now < self.quota_due:
             return
-        self.quota_checked = now
         sample = self.quota.sample()
         for call in watched:
             if call.quota_window_end is not None and now >= call.quota_window_end:
@@ -244,12 +243,17 @@ class Supervisor:
                 call.kill_for_quota(message)  # the reaper kills the frozen tree
             else:
                 proctree.thaw(frozen)
+        self.quota_due = now + min(self.quota.interval(call.quota_base, sample) for call in watched)
+
+    def quota_started(self, call):
+        """A call's baseline was just taken: sample again before it could use up its headroom."""
+        self.quota_due = min(self.quota_due, time.monotonic() + self.quota.interval(call.quota_base, call.quota_base))
 
     def next_timeout(self):
         deadlines = [d for c in self.calls.values() for d in (c.drain_deadline, c.kill_deadline, c.next_deadline()) if d is not None]
         watched = self.quota_watched()
         if watched:
-            deadlines.append(self.quota_checked + POLL_INTERVAL)
+            deadlines.append(self.quota_due)
         if self.shutdown_at is not None:
             deadlines.append(self.shutdown_at + SHUTDOWN_TIMEOUT)
         if not deadlines:

@@ -33,6 +33,14 @@ everything a command starts, and filters only ever stack. It refuses:
   would run as its owner (root, for a workspace root owns) for whoever on
   the host can reach it. EPERM. openat2, whose mode sits in a struct, is
   refused as absent (ENOSYS; glibc's open never uses it).
+- fallocate(2) in the modes that reserve space (the default, KEEP_SIZE,
+  ZERO_RANGE, INSERT_RANGE, UNSHARE_RANGE): EOPNOTSUPP, as on a filesystem
+  without it. One call reserves up to the 1 GiB file-size limit in
+  microseconds without writing a byte, so a loop of them grew the workspace
+  by gigabytes between two samples of the per-command growth limit
+  (quota.py). glibc's posix_fallocate then writes the blocks instead, at the
+  pace of writes, which the sampling keeps up with. Modes that free space
+  (PUNCH_HOLE, COLLAPSE_RANGE) pass.
 - Only when commands run as uid 0 (`root`): inotify_init and inotify_init1,
   as absent (ENOSYS, so tools fall back to polling). Without a user
   namespace, uid 0 in the container is the host's root for the kernel's
@@ -94,6 +102,15 @@ _MODE_CALLS = {
 _OPENAT2 = 437  # its mode sits in a struct a filter cannot read: refused as if absent (ENOSYS); glibc's open never uses it
 _SET_ID_BITS = 0o6000  # S_ISUID | S_ISGID
 _CREATE_FLAGS = 0o100 | 0o20000000  # O_CREAT | __O_TMPFILE
+
+# Per architecture: fallocate, whose mode is its second argument.
+_FALLOCATE = {
+    _AUDIT_ARCH_X86_64: 285,
+    _AUDIT_ARCH_I386: 324,
+    _AUDIT_ARCH_AARCH64: 47,
+    _AUDIT_ARCH_ARM: 352,
+}
+_FALLOC_FREEING = 0x02 | 0x08  # FALLOC_FL_PUNCH_HOLE | FALLOC_FL_COLLAPSE_RANGE (the kernel refuses them with a reserving mode)
 
 # Per architecture: inotify_init and inotify_init1 (aarch64 has only the latter).
 _INOTIFY_CALLS = {
@@ -221,6 +238,7 @@ def program(root=False):
         asm.jump(asm.JEQ_K, setns, f"{prefix}_deny", None)
         asm.jump(asm.JEQ_K, _CLONE3, f"{prefix}_absent", None)  # ENOSYS: glibc falls back to clone
         asm.jump(asm.JEQ_K, clone, f"clone_{arch:x}", None)
+        asm.jump(asm.JEQ_K, _FALLOCATE[arch], f"fallocate_{arch:x}", None)
         if root:
             for number in _INOTIFY_CALLS[arch]:
                 asm.jump(asm.JEQ_K, number, f"{prefix}_absent", None)
@@ -230,6 +248,10 @@ def program(root=False):
         asm.label(f"clone_{arch:x}")
         asm.load(_arg_low(0))
         asm.jump(asm.JSET_K, CLONE_NEW_FLAGS, f"{prefix}_deny", f"{prefix}_allow")
+        asm.label(f"fallocate_{arch:x}")
+        asm.load(_arg_low(1))
+        asm.jump(asm.JSET_K, _FALLOC_FREEING, f"{prefix}_allow", None)
+        asm.ret(_errno(errno.EOPNOTSUPP))
         asm.label(f"socket_{arch:x}")
         asm.load(_arg_low(0))
         _family_checks(asm, f"socket_{arch:x}", ALLOWED_FAMILIES, netlink=True, allow=f"{prefix}_allow")

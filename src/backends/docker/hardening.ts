@@ -124,7 +124,9 @@
  *
  * Workspace disk use. RLIMIT_FSIZE bounds single files only, and the
  *   workspace's disk is the host's. While foreground commands run, the
- *   supervisor samples the workspace filesystem (statvfs) every 5 ms; when it
+ *   supervisor samples the workspace filesystem (statvfs) as often as the
+ *   headroom left needs (every 5 ms near the limit, up to 50 ms far from it:
+ *   the time to use it up at 16 GiB/s or 2 million files/s); when it
  *   lost more than 1 GiB or 100,000 inodes since a command started, the
  *   supervisor confirms the growth is in this workspace (scanning as the
  *   command user: files changed since then, by ctime, whoever owns them,

@@ -143,3 +143,33 @@ grep Seccomp_filters /proc/self/status`;
   // gVisor's status shows no filter count; the answers above are the filter's.
   if (!UNDER_GVISOR) t.regex(stdout, /Seccomp_filters:\s+2/, "the engine's filter and ours");
 });
+
+test('fallocate cannot reserve space (EOPNOTSUPP, as on a filesystem without it); freeing modes and posix_fallocate still work', async (t) => {
+  const session = await sandbox.session(t);
+  // posix_fallocate is glibc's: on EOPNOTSUPP it writes the blocks itself, so callers still get their space.
+  const probe = `python3 - <<'PY'
+import ctypes, errno, os
+libc = ctypes.CDLL(None, use_errno=True)
+libc.fallocate.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_long, ctypes.c_long]
+fd = os.open("reserved", os.O_RDWR | os.O_CREAT, 0o600)
+for name, mode in {"default": 0, "keep_size": 1, "zero_range": 0x10, "zero_range_keep_size": 0x11, "insert_range": 0x20, "unshare_range": 0x41}.items():
+    r = libc.fallocate(fd, mode, 0, 1 << 20)
+    code = ctypes.get_errno()
+    print(name, "ok" if r == 0 else "EOPNOTSUPP" if code == errno.EOPNOTSUPP else errno.errorcode.get(code, "?"))
+print("blocks", os.fstat(fd).st_blocks)
+os.posix_fallocate(fd, 0, 1 << 20)
+print("posix_fallocate", os.fstat(fd).st_size, os.fstat(fd).st_blocks * 512 >= 1 << 20)
+r = libc.fallocate(fd, 0x03, 0, 1 << 19)
+print("punch_hole", "ok" if r == 0 else "EOPNOTSUPP" if ctypes.get_errno() == errno.EOPNOTSUPP else "?", os.fstat(fd).st_blocks * 512 < 1 << 20)
+PY
+rm -f reserved`;
+  const { stdout, stderr } = await runCommand(session, probe, { mode: 'pipes' });
+  for (const mode of ['default', 'keep_size', 'zero_range', 'zero_range_keep_size', 'insert_range', 'unshare_range']) {
+    t.regex(stdout, new RegExp(`^${mode} EOPNOTSUPP$`, 'm'), `${mode}: ${stdout}${stderr}`);
+  }
+  t.regex(stdout, /^blocks 0$/m, 'nothing was reserved');
+  t.regex(stdout, /^posix_fallocate 1048576 True$/m, 'posix_fallocate still gives the space, by writing it');
+  // gVisor's own file system has only the default mode (it answers EOPNOTSUPP to the rest, filter or not).
+  const punched = UNDER_GVISOR ? /^punch_hole EOPNOTSUPP False$/m : /^punch_hole ok True$/m;
+  t.regex(stdout, punched, `punching a hole (freeing space) is the runtime's answer, not the filter's: ${stdout}`);
+});
