@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { waitFor } from '../../helpers/cluster/run-command.js';
 import type { ClusterNode } from '../../helpers/cluster/layout.js';
 import { hubServerGet, manager, STACK, type ClusterCheck, type ClusterContext } from '../context.js';
+import { followServiceLog } from './service-log.js';
 
 const SERVER = 'toolcell-server';
 
@@ -33,10 +34,10 @@ async function newServerReady(context: ClusterContext, node: ClusterNode, old: s
   );
 }
 
-/** How many times the launchers have said `text` so far (their logs, from every node). */
-async function said(context: ClusterContext, text: string): Promise<number> {
-  const { stdout } = await context.cluster.docker(manager(context), ['service', 'logs', '--raw', `${STACK}_server`]);
-  return stdout.split('\n').filter((line) => line.includes(text)).length;
+/** Whether the launchers (their logs, from every node) say `text` after `since`, within `ms`. */
+async function saysSince(context: ClusterContext, text: string, since: Date, ms: number): Promise<boolean> {
+  const says = (lines: string[]): boolean => lines.some((line) => line.includes(text));
+  return says(await followServiceLog(context, 'server', since, says, ms));
 }
 
 async function launcherContainer(context: ClusterContext, node: ClusterNode): Promise<string> {
@@ -106,15 +107,11 @@ export const launcherChecks: ClusterCheck[] = [
       const oldServer = await serverId(context, node);
       const oldLauncher = await launcherContainer(context, node);
       const adoption = `${node.hostname}: a server from an earlier launcher is still there: draining and removing it`;
-      const before = await said(context, adoption);
+      // Followed from before the kill, so the line is read as it is said.
+      const saying = saysSince(context, adoption, new Date(), 150_000);
       await context.cluster.docker(node, ['kill', oldLauncher]);
       await newServerReady(context, node, oldServer);
-      await waitFor(
-        'the new launcher to say it adopted the old server',
-        async () => ((await said(context, adoption)) > before ? true : undefined),
-        30_000,
-        500,
-      );
+      assert.ok(await saying, `the new launcher says: ${adoption}`);
       const { stdout: usage } = await context.cluster.docker(node, [
         'stats',
         '--no-stream',
@@ -131,11 +128,12 @@ export const launcherChecks: ClusterCheck[] = [
       const node = context.cluster.nodes[2]!;
       const old = await serverId(context, node);
       const drained = `${node.hostname}: server drained and removed`;
-      const before = await said(context, drained);
+      // Followed from before the drain: the drained launcher's task ends soon after it says so.
+      const saying = saysSince(context, drained, new Date(), 150_000);
       await context.cluster.docker(manager(context), ['node', 'update', '--availability', 'drain', node.hostname]);
       try {
         await waitFor(`${node.hostname}'s server gone`, async () => ((await serverId(context, node)) === undefined ? true : undefined), 120_000, 500);
-        await waitFor('its launcher to say it drained the server', async () => ((await said(context, drained)) > before ? true : undefined), 30_000, 500);
+        assert.ok(await saying, `its launcher says: ${drained}`);
       } finally {
         await context.cluster.docker(manager(context), ['node', 'update', '--availability', 'active', node.hostname]);
       }

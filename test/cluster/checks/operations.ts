@@ -6,42 +6,14 @@
  * without losing a session or a running call.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { runCommand, waitFor } from '../../helpers/cluster/run-command.js';
 import type { ClusterNode } from '../../helpers/cluster/layout.js';
 import { hubGet, hubServerGet, manager, STACK, type ClusterCheck, type ClusterContext } from '../context.js';
+import { followServiceLog } from './service-log.js';
 import { METRICS_PORT, placedTenants } from './toolcell.js';
 import { readStep, runScript, shell, sleep, succeeded, writeStep, type ScriptOutcome } from './sessions.js';
 
 const SERVER = 'toolcell-server';
-
-/**
- * The service's log lines since `since`, read with --follow until `enough` says so or `ms` pass.
- * Without --follow, `docker service logs` on engine 20.10 has waited past a minute here for tasks
- * whose containers were gone (the task history of earlier checks); following streams every
- * running task's lines at once.
- */
-function followServiceLog(context: ClusterContext, service: string, since: Date, enough: (lines: string[]) => boolean, ms: number): Promise<string[]> {
-  return new Promise((resolve) => {
-    const child = spawn(
-      'docker',
-      ['-H', `unix://${manager(context).socket}`, 'service', 'logs', '--raw', '--follow', '--since', since.toISOString(), `${STACK}_${service}`],
-      { stdio: ['ignore', 'pipe', 'ignore'] },
-    );
-    let text = '';
-    const finish = () => {
-      clearTimeout(timer);
-      child.kill('SIGKILL');
-      resolve(text.split('\n'));
-    };
-    const timer = setTimeout(finish, ms);
-    child.stdout.on('data', (chunk: Buffer) => {
-      text += chunk.toString();
-      if (enough(text.split('\n'))) finish();
-    });
-    child.on('close', finish);
-  });
-}
 
 function nodeNamed(context: ClusterContext, hostname: string): ClusterNode {
   return context.cluster.nodes.find((node) => node.hostname === hostname)!;
