@@ -168,6 +168,8 @@ test('a 10 MB command line fails cleanly (or runs) and the session goes on', asy
 });
 
 test('a batch of 300 parallel calls (beyond the pids limit) is contained to the session and the next call works', async (t) => {
+  // A backstop, past ava's 120 s without a result: 300 sandboxed starts take about 2 minutes under gVisor.
+  t.timeout(420_000);
   const outcomes = await session.batch(Array.from({ length: 300 }, (_, i) => ({ name: 'run_shell_command', args: { command: `sleep 1; echo call-${i}` } })));
   t.is(outcomes.length, 300);
   const done = outcomes.filter((o) => /call-\d+/.test(o.output)).length;
