@@ -18,7 +18,10 @@ function findPackageRoot(start: string): string {
   }
 }
 
-/** The compiled worker entry files (workers/*.ts compile to dist/workers/*.js). */
-export function workerEntry(name: string): URL {
-  return new URL(`file://${join(packageRoot, 'dist', 'workers', `${name}.js`)}`);
+/**
+ * A compiled worker entry file, named as compiled: workers/<name>.ts is
+ * dist/workers/<name>.js, workers/<name>.cts is dist/workers/<name>.cjs.
+ */
+export function workerEntry(file: string): URL {
+  return new URL(`file://${join(packageRoot, 'dist', 'workers', file)}`);
 }

@@ -139,7 +139,7 @@ export class SplitThread {
   #ensureWorker(): Worker {
     if (this.#worker) return this.#worker;
     // The heap cap keeps a pathological parse from growing the process; hitting it ends the thread like the budget.
-    const worker = new Worker(workerEntry('policy-split'), { resourceLimits: { maxOldGenerationSizeMb: 256 }, workerData: { nice: this.#nice } });
+    const worker = new Worker(workerEntry('policy-split.js'), { resourceLimits: { maxOldGenerationSizeMb: 256 }, workerData: { nice: this.#nice } });
     worker.on('message', (response: ThreadResponse) => {
       if (worker !== this.#worker || response.id !== this.#current?.id) return;
       this.#finish(response);

@@ -31,7 +31,7 @@ export class ShellThreadClient {
 
   /** Starts the thread and resolves once it runs. */
   static start(settings: ShellThreadSettings): Promise<ShellThreadClient> {
-    const worker = new Worker(workerEntry('shell'), { workerData: settings, name: 'toolcell-shell' });
+    const worker = new Worker(workerEntry('shell.js'), { workerData: settings, name: 'toolcell-shell' });
     return new Promise((resolve, reject) => {
       const onError = (error: Error): void =>
         reject(new ToolcellError(ToolErrorType.SHELL_EXECUTE_ERROR, `The shell thread could not start: ${error.message}`));

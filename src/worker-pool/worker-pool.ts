@@ -136,7 +136,8 @@ export class WorkerPool implements ToolRunner {
     this.#fair = new FairShare(threads);
     this.#toolModules = [builtinToolModuleUrl, ...toolModules.map(String)];
     this.#piscina = new Piscina<WorkerMessage, ToolTaskResult | ToolTaskResult[]>({
-      filename: workerEntry('tools').href,
+      // CommonJS, which loads workers/tools.ts with import(): Piscina require()s its file (see tools-entry.cts).
+      filename: workerEntry('tools-entry.cjs').href,
       minThreads: threads,
       maxThreads: threads,
       idleTimeout: Number.POSITIVE_INFINITY,

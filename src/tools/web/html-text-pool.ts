@@ -138,7 +138,7 @@ export class HtmlTextPool {
       idle.child.channel?.ref();
       return idle;
     }
-    const child = fork(fileURLToPath(workerEntry('html-text-process')), [], {
+    const child = fork(fileURLToPath(workerEntry('html-text-process.js')), [], {
       // Nothing of the server's environment (keys, tokens) in a process that reads hostile input.
       env: {},
       execArgv: [`--max-old-space-size=${this.#maxHeapMb}`],
