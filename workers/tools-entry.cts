@@ -13,15 +13,24 @@
  *
  * The handler is exported as a promise: Piscina awaits it before it calls
  * the thread ready, so the worker and its tool modules are loaded at start
- * as before (not at the first call: between calls Piscina blocks the thread
- * in Atomics.wait, where an import started here would not progress), and a
- * tool module that fails to load fails the thread's start.
+ * (not at the first call: between calls Piscina blocks the thread in
+ * Atomics.wait, where an import started here would not progress). When they
+ * fail to load (a tool module that throws in a worker thread), the thread
+ * still starts and each call fails at once with the reason: a failed start
+ * would have Piscina start another thread, which fails the same way, while
+ * the call waits for ever.
  */
 import type { ToolTaskResult, WorkerMessage } from '../src/worker-pool/worker-protocol.js' with { 'resolution-mode': 'import' };
 
 type RunToolTask = (message: WorkerMessage) => Promise<ToolTaskResult | ToolTaskResult[]>;
 
-const runToolTask: Promise<RunToolTask> = import('./tools.js').then((worker) => worker.default);
+const runToolTask: Promise<RunToolTask> = import('./tools.js').then(
+  (worker) => worker.default,
+  (error: unknown) => {
+    const reason = new Error(`the file-tool worker could not load: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    return () => Promise.reject(reason);
+  },
+);
 
 // `__esModule` makes Piscina's require() wrapper take `default` as it is.
 export = { __esModule: true, default: runToolTask };

@@ -175,3 +175,15 @@ test('createTools refuses bad options naming the field', async (t) => {
   });
   await t.throwsAsync(pool.createTools({ workspace: undefined as never }), { instanceOf: TypeError, message: /options\.workspace must be a WorkspaceInfo/ });
 });
+
+test('a tool module that fails to load in the worker threads fails each call at once, with its reason', async (t) => {
+  // A backstop: before, the thread's start failed, Piscina started another that failed the same way, and the call waited for ever.
+  t.timeout(60_000);
+  const pool = createTestPool(t, { threads: 1, toolModules: [new URL('../fixtures/tools/worker-refusing-tools.js', import.meta.url).href] });
+  const listDirectory = byName(await pool.createTools({ workspace }), 'list_directory');
+  for (const attempt of [1, 2]) {
+    const result = await listDirectory.execute(params(listDirectory, { dir_path: '.' }), new AbortController().signal);
+    t.is(result.error?.type, 'worker_crashed', `call ${attempt}`);
+    t.regex(String(result.llmContent), /the file-tool worker could not load: this module refuses worker threads/, `call ${attempt}`);
+  }
+});
