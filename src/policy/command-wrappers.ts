@@ -1,4 +1,5 @@
 import type { ShellWord } from './shell-words.js';
+import { programOptionRisk } from './program-options.js';
 import { BASH_LIKE_SHELLS, OPAQUE_RUNNERS, OTHER_SHELLS, WRAPPERS, type WrapperSpec } from './wrapper-specs.js';
 
 /**
@@ -249,7 +250,9 @@ function otherRunners(words: readonly ShellWord[], name: string): WrapperSplit |
       assignments: [],
     };
   }
-  return undefined;
+  // Ordinary programs that run a command when an option or their script says so (`sort --compress-program`, `sed 'e …'`).
+  const risk = programOptionRisk(words, name);
+  return risk === undefined ? undefined : { checked: true, inner: [], assignments: [], uncertain: risk };
 }
 
 /** `su -c CODE`, `runuser -u USER -- cmd`, `sg GROUP CMD`, `flock FILE -c CODE` / `flock FILE cmd…`. */

@@ -22,9 +22,29 @@ export interface RuntimeCode {
  * starts), `PS4` (expanded by `set -x`), `PROMPT_COMMAND` and the prompts,
  * `SHELLOPTS`/`BASHOPTS`/`BASH_COMPAT` (options such as extglob or xtrace,
  * or older parsing rules, for every child bash), exported functions (`BASH_FUNC_name%%`) and the dynamic loader's.
+ * Then other programs' settings that run code: git's configuration given in
+ * the environment (`GIT_CONFIG_COUNT`/`KEY_n`/`VALUE_n` can set
+ * `alias.x='!cmd'`) and where its commands come from, tar's default options
+ * (`--to-command`), less's input filters, and the interpreters' start-up
+ * options (`PERL5OPT`/`PERL5DB`, `RUBYOPT`, `NODE_OPTIONS`).
  */
 const CODE_VARIABLES =
-  /^(?:BASH_ENV|ENV|PROMPT_COMMAND|PS[0-4]|SHELLOPTS|BASHOPTS|BASH_COMPAT|BASH_LOADABLES_PATH|LD_PRELOAD|LD_AUDIT|LD_LIBRARY_PATH|GCONV_PATH|BASH_FUNC_.*)$/u;
+  /^(?:BASH_ENV|ENV|PROMPT_COMMAND|PS[0-4]|SHELLOPTS|BASHOPTS|BASH_COMPAT|BASH_LOADABLES_PATH|LD_PRELOAD|LD_AUDIT|LD_LIBRARY_PATH|GCONV_PATH|BASH_FUNC_.*|GIT_CONFIG.*|GIT_EXEC_PATH|GIT_TEMPLATE_DIR|TAR_OPTIONS|LESSOPEN|LESSCLOSE|PERL5OPT|PERL5DB|RUBYOPT|NODE_OPTIONS)$/u;
+
+/**
+ * Variables whose value is a command that programs run, most through
+ * `sh -c` (git's pager and editors, `GIT_EXTERNAL_DIFF`, man's pager, the
+ * ask-pass helpers, rsync's remote shell): the value is judged as a
+ * command line, so `GIT_PAGER=cat git log` stays as allowed as `cat` and
+ * `GIT_PAGER='rm x' git log` is judged as `rm x`.
+ */
+const COMMAND_VARIABLES =
+  /^(?:PAGER|GIT_PAGER|MANPAGER|SYSTEMD_PAGER|EDITOR|VISUAL|GIT_EDITOR|GIT_SEQUENCE_EDITOR|GIT_SSH|GIT_SSH_COMMAND|GIT_EXTERNAL_DIFF|GIT_ASKPASS|GIT_PROXY_COMMAND|SSH_ASKPASS|SUDO_ASKPASS|RSYNC_RSH|RSYNC_CONNECT_PROG|BROWSER)$/u;
+
+/** Whether `name` holds a command other programs run (see COMMAND_VARIABLES). */
+export function isCommandVariable(name: string): boolean {
+  return COMMAND_VARIABLES.test(name);
+}
 
 /** The reason an assignment cannot be judged (`BASH_ENV=x`, `env 'BASH_FUNC_ls%%=() { …; }'`), if any. */
 export function assignmentRisk(assignment: string): string | undefined {

@@ -1,7 +1,7 @@
 import { parseProgram } from './bash/parser.js';
 import type { Assignment, Command, Program, Redirect, Word } from './bash/syntax.js';
 import { splitWrapper } from './command-wrappers.js';
-import { arithRisk, assignmentRisk, runtimeCode, type Arg } from './runtime-code.js';
+import { arithRisk, assignmentRisk, isCommandVariable, runtimeCode, type Arg } from './runtime-code.js';
 import { shellRedirect, shellWord, type ShellRedirect, type ShellWord } from './shell-words.js';
 import { VariableTaint } from './variable-taint.js';
 
@@ -95,6 +95,7 @@ function emitUnwrapped(ctx: Context, words: Arg[], carried: Carried, depth: numb
   const split = words.length > 0 ? splitWrapper(words) : undefined;
   if (!split) return emit(ctx, words, carried, depth);
   const inner: Carried = { redirects: carried.redirects, assignments: [...carried.assignments, ...split.assignments] };
+  walkWrapperAssignments(ctx, split.assignments, depth);
   if (split.checked || (split.inner.length === 0 && split.code === undefined) || split.uncertain) emit(ctx, words, carried, depth, split.uncertain);
   for (const command of split.inner) {
     if (
@@ -157,6 +158,27 @@ function walkAssignment(ctx: Context, assignment: Assignment, depth: number): vo
   for (const part of [assignment.value, assignment.subscript, ...(assignment.elements ?? [])]) if (part) walkWord(ctx, part, depth);
   const risk = assignmentRisk(assignment.raw);
   if (risk) cannotJudge(ctx, assignment.raw, risk);
+  if (isCommandVariable(assignment.name)) {
+    const value = assignment.value;
+    if (assignment.append || assignment.elements || (value && !value.literal))
+      cannotJudge(ctx, assignment.raw, `${assignment.name} holds a command that programs run, and its value is not a fixed string`);
+    else if (value) walkVariableCommand(ctx, assignment.name, value.value, depth);
+  }
+}
+
+/** The command a variable such as GIT_PAGER holds, judged as the shell that runs it would read it. */
+function walkVariableCommand(ctx: Context, name: string, value: string, depth: number): void {
+  if (value.trim() === '') return;
+  walkCode(ctx, [{ text: name, literal: true }], value, FRESH, depth, 'sh');
+}
+
+/** `env NAME=VALUE …`, `sudo NAME=VALUE …`: the wrapper's assignments that hold commands. */
+function walkWrapperAssignments(ctx: Context, assignments: readonly string[], depth: number): void {
+  for (const assignment of assignments) {
+    const at = assignment.indexOf('=');
+    const name = assignment.slice(0, at);
+    if (isCommandVariable(name)) walkVariableCommand(ctx, name, assignment.slice(at + 1), depth);
+  }
 }
 
 function walkRedirects(ctx: Context, redirects: readonly Redirect[], depth: number): ShellRedirect[] {
