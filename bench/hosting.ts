@@ -22,7 +22,7 @@
  *
  * Knobs for comparing runs (each off unless set): BENCH_SERVER_CPU (every tenant's serverCpu, e.g. 1024 for no
  * share), BENCH_TOTAL_CPUS (A's totalCpus, e.g. 1024 for no cap), BENCH_ATTACKER_CPM (A's callsPerMinute; default
- * the product's), BENCH_AUTOGROUP_NICE (this process's
+ * the product's), BENCH_ATTACKER_SPM (A's sessionsPerMinute; default the product's), BENCH_AUTOGROUP_NICE (this process's
  * session at that nice, where the kernel groups by session), BENCH_TOOL_THREAD_NICE (the file-tool threads'
  * nice), BENCH_ATTACKER_NICE (the attackers' own sessions' nice, default 19), BENCH_NOISY_SKIP (a regex: attacks
  * left out of the all-at-once figure), BENCH_SANDBOX_CPUS (the sandboxes' CPUs, as `serve --sandbox-cpus`; default
@@ -184,6 +184,7 @@ file.tenants['t00']!.limits = {
   callsPerMinute: Number(process.env['BENCH_ATTACKER_CPM'] ?? DEFAULT_TENANT_LIMITS.callsPerMinute),
   // BENCH_TOTAL_CPUS: A's sandboxes' CPUs together (totalCpus; default the product's, its cpus), e.g. 1024 for no cap.
   ...(process.env['BENCH_TOTAL_CPUS'] !== undefined ? { totalCpus: Number(process.env['BENCH_TOTAL_CPUS']) } : {}),
+  ...(process.env['BENCH_ATTACKER_SPM'] !== undefined ? { sessionsPerMinute: Number(process.env['BENCH_ATTACKER_SPM']) } : {}),
 };
 file.tenants['t00']!.policies = [attackerPolicy];
 await writeTenantsFile(tenantsFile, file);
