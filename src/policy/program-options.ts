@@ -7,7 +7,7 @@ import type { ShellWord } from './shell-words.js';
  * Options with which an ordinary program runs another program or shell
  * code: `sort --compress-program=sh` feeds sort's data to sh, `tar
  * --to-command`/`--checkpoint-action=exec=`, `rsync -e`, `man -P`, `make
- * --eval`, `zip -TT`, `ssh -o ProxyCommand=`. Long options count in every
+ * --eval`, `zip -TT`, `wget --use-askpass`, `ssh -o ProxyCommand=`. Long options count in every
  * abbreviation getopt accepts (`--compress-prog`); an exact match of a
  * harmless option that starts the same way does not (`tar --checkpoint=1`).
  */
@@ -39,6 +39,8 @@ const OPTION_RUNNERS: Readonly<Record<string, OptionRunner>> = {
   man: { long: ['--pager', '--html'], short: 'PH' },
   make: { long: ['--eval'], short: 'E' },
   zip: { long: ['--unzip-command'], words: ['-TT'] },
+  // wget -e runs a wgetrc command, and `use_askpass` names a program.
+  wget: { long: ['--use-askpass', '--execute'], short: 'e' },
   ssh: { long: [], short: 'I', settings: SSH_SETTINGS },
   scp: { long: [], short: 'S', settings: SSH_SETTINGS },
   sftp: { long: [], short: 'SD', settings: SSH_SETTINGS },
