@@ -25,7 +25,7 @@ interface OptionRunner {
   bundled?: true;
 }
 
-const SSH_SETTINGS = /^-?o?\s*(?:ProxyCommand|LocalCommand|KnownHostsCommand|PermitLocalCommand|Match|PKCS11Provider|SecurityKeyProvider)\b/iu;
+const SSH_SETTINGS = /^\s*(?:ProxyCommand|LocalCommand|KnownHostsCommand|PermitLocalCommand|Match|PKCS11Provider|SecurityKeyProvider)\b/iu;
 
 const OPTION_RUNNERS: Readonly<Record<string, OptionRunner>> = {
   sort: { long: ['--compress-program'] },
@@ -67,10 +67,13 @@ function optionRisk(words: readonly ShellWord[], name: string, runner: OptionRun
       continue;
     }
     const cluster = text.startsWith('-') ? text.slice(1) : runner.bundled && i === 1 ? text : '';
-    if (runner.settings && /^-o/u.test(text)) {
-      const setting = text === '-o' ? words[i + 1] : { text: text.slice(2), literal: true };
-      if (setting && (!setting.literal || runner.settings.test(setting.text))) return `${name} -o ${setting.text} runs a command or loads code`;
-      if (text === '-o') i++;
+    // `-o KEY=VALUE` anywhere in a cluster (`-vo ProxyCommand=…`): the rest of the word, or the next one.
+    const o = runner.settings && text.startsWith('-') ? cluster.indexOf('o') : -1;
+    if (o >= 0) {
+      const attached = cluster.slice(o + 1);
+      const setting = attached !== '' ? { text: attached, literal: true } : words[i + 1];
+      if (setting && (!setting.literal || runner.settings!.test(setting.text))) return `${name} -o ${setting.text} runs a command or loads code`;
+      if (attached === '') i++;
       continue;
     }
     const letter = [...cluster].find((c) => runner.short?.includes(c));
