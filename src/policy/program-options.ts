@@ -17,7 +17,7 @@ interface OptionRunner {
   short?: string;
   /** Harmless long options that abbreviate nothing here (`--checkpoint`). */
   exact?: readonly string[];
-  /** Whole words that do (`zip -TT`). */
+  /** Words that do, their value attached or not (`zip -TT cmd`, `-TTcmd`). */
   words?: readonly string[];
   /** `-o KEY=VALUE` settings (ssh) whose key runs a command or loads code. */
   settings?: RegExp;
@@ -61,7 +61,7 @@ function optionRisk(words: readonly ShellWord[], name: string, runner: OptionRun
     if (!word.literal) return `an argument of ${name} is not a fixed word (it may be an option that runs a command)`;
     const text = word.text;
     if (text === '--') return undefined;
-    if (runner.words?.includes(text)) return `${name} ${text} runs a command`;
+    if (runner.words?.some((start) => text.startsWith(start))) return `${name} ${text} runs a command`;
     if (text.startsWith('--')) {
       if (abbreviates(text, runner)) return `${name} ${text.split('=')[0]} runs a command or a program it names`;
       continue;

@@ -24,12 +24,12 @@ export interface RuntimeCode {
  * or older parsing rules, for every child bash), exported functions (`BASH_FUNC_name%%`) and the dynamic loader's.
  * Then other programs' settings that run code: git's configuration given in
  * the environment (`GIT_CONFIG_COUNT`/`KEY_n`/`VALUE_n` can set
- * `alias.x='!cmd'`) and where its commands come from, tar's default options
- * (`--to-command`), less's input filters, and the interpreters' start-up
+ * `alias.x='!cmd'`) and where its commands come from, the default options of
+ * tar (`--to-command`), man (`-P`) and make (`--eval`), less's input filters, and the interpreters' start-up
  * options (`PERL5OPT`/`PERL5DB`, `RUBYOPT`, `NODE_OPTIONS`).
  */
 const CODE_VARIABLES =
-  /^(?:BASH_ENV|ENV|PROMPT_COMMAND|PS[0-4]|SHELLOPTS|BASHOPTS|BASH_COMPAT|BASH_LOADABLES_PATH|LD_PRELOAD|LD_AUDIT|LD_LIBRARY_PATH|GCONV_PATH|BASH_FUNC_.*|GIT_CONFIG.*|GIT_EXEC_PATH|GIT_TEMPLATE_DIR|TAR_OPTIONS|LESSOPEN|LESSCLOSE|PERL5OPT|PERL5DB|RUBYOPT|NODE_OPTIONS)$/u;
+  /^(?:BASH_ENV|ENV|PROMPT_COMMAND|PS[0-4]|SHELLOPTS|BASHOPTS|BASH_COMPAT|BASH_LOADABLES_PATH|LD_PRELOAD|LD_AUDIT|LD_LIBRARY_PATH|GCONV_PATH|BASH_FUNC_.*|GIT_CONFIG.*|GIT_EXEC_PATH|GIT_TEMPLATE_DIR|TAR_OPTIONS|MANOPT|MAKEFLAGS|MFLAGS|LESSOPEN|LESSCLOSE|PERL5OPT|PERL5DB|RUBYOPT|NODE_OPTIONS)$/u;
 
 /**
  * Variables whose value is a command that programs run, most through

@@ -23,6 +23,7 @@ const RUNS: string[][] = [
   ['man', '-Psh', 'ls'],
   ['make', '-E', '$(shell rm x)'],
   ['zip', '-TT', 'sh', 'a.zip', 'f'],
+  ['zip', '-TTsh', 'a.zip', 'f'],
   ['ssh', '-o', 'ProxyCommand=sh', 'host'],
   ['ssh', '-oLocalCommand=sh', 'host'],
   ['ssh', '-vo', 'proxycommand sh', 'host'],
