@@ -249,5 +249,12 @@ function walkArithWord(ctx: Context, word: Word, depth: number): void {
 export function splitCommand(command: string): SimpleCommand[] {
   const ctx: Context = { out: [], taint: new VariableTaint() };
   walkSource(ctx, command, FRESH, 0);
+  // A variable such as GIT_PAGER set by `read`, a loop or `${x:=…}` holds a command the line does not show.
+  const setOtherwise = ctx.taint.setOtherwise();
+  if (setOtherwise === 'all')
+    cannotJudge(ctx, command, 'a variable whose name is data is set, and it may hold a command that programs run (GIT_PAGER, EDITOR…)');
+  else
+    for (const name of setOtherwise)
+      if (isCommandVariable(name)) cannotJudge(ctx, name, `${name} holds a command that programs run, and it is set from a value the line does not show`);
   return ctx.out;
 }

@@ -11,6 +11,8 @@ import type { Assignment, Command, Program, Word } from './bash/syntax.js';
  */
 export class VariableTaint {
   readonly #names = new Set<string>(ALWAYS);
+  /** Variables set other than by an assignment (a loop, `read`, `printf -v`, `${x:=…}`): their value is not written in the line. */
+  readonly #setOtherwise = new Set<string>();
   #all = false;
 
   has(name: string): boolean {
@@ -19,6 +21,11 @@ export class VariableTaint {
 
   add(name: string): void {
     this.#names.add(name);
+  }
+
+  /** The variables the line sets other than by an assignment, or `all` when it sets one whose name is data (`read "$name"`). */
+  setOtherwise(): ReadonlySet<string> | 'all' {
+    return this.#all ? 'all' : this.#setOtherwise;
   }
 
   /** A variable of unknown name is set from data (`read "$name"`): every variable is tainted. */
@@ -44,6 +51,7 @@ export class VariableTaint {
         return;
       case 'compound':
         for (const word of command.words) this.#word(word);
+        if (command.loopVar !== undefined) this.#setOtherwise.add(command.loopVar);
         if (command.loopVar !== undefined && command.words.some(tainting)) this.add(command.loopVar);
         if (command.loopVar !== undefined && command.kind === 'select') this.add(command.loopVar);
         for (const body of command.bodies) this.collect(body);
@@ -55,7 +63,11 @@ export class VariableTaint {
   }
 
   #word(word: Word): void {
-    for (const ref of word.vars) if (ref.assigns) this.add(ref.name);
+    for (const ref of word.vars)
+      if (ref.assigns) {
+        this.add(ref.name);
+        this.#setOtherwise.add(ref.name);
+      }
     for (const program of word.programs) this.collect(program);
     if (word.assignment) this.#assignment(word.assignment);
   }
@@ -71,7 +83,12 @@ export class VariableTaint {
     if (name === undefined || !SETTERS.has(name)) return;
     for (const word of words.slice(1)) {
       if (!word.literal) this.addAll();
-      else for (const part of word.value.split(/[[=]/u)) if (/^[A-Za-z_][A-Za-z0-9_]*$/u.test(part)) this.add(part);
+      else
+        for (const part of word.value.split(/[[=]/u))
+          if (/^[A-Za-z_][A-Za-z0-9_]*$/u.test(part)) {
+            this.add(part);
+            this.#setOtherwise.add(part);
+          }
     }
   }
 }
