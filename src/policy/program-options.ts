@@ -69,15 +69,14 @@ function optionRisk(words: readonly ShellWord[], name: string, runner: OptionRun
     const cluster = text.startsWith('-') ? text.slice(1) : runner.bundled && i === 1 ? text : '';
     // `-o KEY=VALUE` anywhere in a cluster (`-vo ProxyCommand=…`): the rest of the word, or the next one.
     const o = runner.settings && text.startsWith('-') ? cluster.indexOf('o') : -1;
+    const letter = [...cluster].find((c, at) => runner.short?.includes(c) && (o < 0 || at < o));
+    if (letter !== undefined) return `${name} -${letter} runs a command or a program it names`;
     if (o >= 0) {
       const attached = cluster.slice(o + 1);
       const setting = attached !== '' ? { text: attached, literal: true } : words[i + 1];
       if (setting && (!setting.literal || runner.settings!.test(setting.text))) return `${name} -o ${setting.text} runs a command or loads code`;
       if (attached === '') i++;
-      continue;
     }
-    const letter = [...cluster].find((c) => runner.short?.includes(c));
-    if (letter !== undefined) return `${name} -${letter} runs a command or a program it names`;
   }
   return undefined;
 }

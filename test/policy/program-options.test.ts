@@ -28,6 +28,7 @@ const RUNS: string[][] = [
   ['ssh', '-oLocalCommand=sh', 'host'],
   ['ssh', '-vo', 'proxycommand sh', 'host'],
   ['ssh', '-4vo', 'Match exec "sh"', 'host'],
+  ['ssh', '-Io', 'host'],
   ['scp', '-S', 'sh', 'a', 'host:b'],
   ['git', '-c', 'core.pager=sh', 'log'],
   ['git', 'rebase', '-ix', 'sh', 'HEAD~2'],
