@@ -16,9 +16,9 @@ function abbreviates(long: string, names: readonly string[]): boolean {
  * `|&`), or loads code (`-f`, `@include`, `@load`). A `|` anywhere in the
  * program counts (a regular expression's alternation too): reading awk's
  * grammar to tell them apart is not worth a wrong guess. gawk's `--sandbox`
- * turns all of them off. Undefined when the program runs nothing.
+ * turns all of them off (named as gawk: `awk` may be another awk). Undefined when the program runs nothing.
  */
-export function awkRisk(words: readonly ShellWord[]): string | undefined {
+export function awkRisk(words: readonly ShellWord[], name: string): string | undefined {
   const programs: string[] = [];
   let sandbox = false;
   let i = 1;
@@ -33,7 +33,8 @@ export function awkRisk(words: readonly ShellWord[]): string | undefined {
     if (!text.startsWith('-') || text === '-') break;
     if (text.startsWith('--')) {
       if (abbreviates(text, LOADS_CODE)) return `${text} makes ${words[0]!.text} run code from a file`;
-      if (abbreviates(text, ['--sandbox'])) sandbox = true;
+      // Only gawk has --sandbox; the one true awk warns about an option it does not know and runs on.
+      if (abbreviates(text, ['--sandbox'])) sandbox = name === 'gawk';
       else if (abbreviates(text, ['--source'])) {
         const source = text.includes('=') ? text.slice(text.indexOf('=') + 1) : words[++i];
         if (source === undefined) break;

@@ -142,7 +142,7 @@ function sedRisk(words: readonly ShellWord[]): string | undefined {
 export function programOptionRisk(words: readonly ShellWord[], name: string): string | undefined {
   if (name === 'git') return gitRisk(words);
   if (name === 'sed') return sedRisk(words);
-  if (AWKS.has(name)) return awkRisk(words);
+  if (AWKS.has(name)) return awkRisk(words, name);
   const runner = OPTION_RUNNERS[name];
   return runner ? optionRisk(words, name, runner) : undefined;
 }

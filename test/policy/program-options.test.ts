@@ -37,6 +37,8 @@ const RUNS: string[][] = [
   ['awk', 'BEGIN { system("sh") }'],
   ['awk', '-v', 'x=1', '--', '{ print | "sh" }'],
   ['gawk', '--load=ext', 'BEGIN { }'],
+  ['nawk', '--sandbox', 'BEGIN { system("sh") }'],
+  ['awk', '--sandbox', 'BEGIN { system("sh") }'],
 ];
 
 const ORDINARY: string[][] = [
