@@ -1,3 +1,4 @@
+import { abbreviates as abbreviatesOption, attachedValue } from './long-options.js';
 import type { ShellWord } from './shell-words.js';
 
 /** Options of awk (gawk, mawk) that load code from elsewhere: a program file, an include, an extension. */
@@ -5,10 +6,7 @@ const LOADS_CODE = ['--file', '--exec', '--include', '--load'];
 const SHORT_LOADS_CODE = 'fEilW';
 
 /** Whether `long` (`--fi`, `--file=x`) is an abbreviation getopt may take for one of `names`. */
-function abbreviates(long: string, names: readonly string[]): boolean {
-  const bare = long.split('=')[0]!;
-  return bare.length > 2 && names.some((name) => name.startsWith(bare));
-}
+const abbreviates = (long: string, names: readonly string[]): boolean => abbreviatesOption(long, names, 3);
 
 /**
  * Why an awk command may run other commands: its program calls `system()`,
@@ -36,10 +34,11 @@ export function awkRisk(words: readonly ShellWord[], name: string): string | und
       // Only gawk has --sandbox; the one true awk warns about an option it does not know and runs on.
       if (abbreviates(text, ['--sandbox'])) sandbox = name === 'gawk';
       else if (abbreviates(text, ['--source'])) {
-        const source = text.includes('=') ? text.slice(text.indexOf('=') + 1) : words[++i];
+        const attached = attachedValue(text);
+        const source = attached !== undefined ? { text: attached, literal: true } : words[++i];
         if (source === undefined) break;
-        if (typeof source !== 'string' && !source.literal) return `the program of ${words[0]!.text} is not a fixed word`;
-        programs.push(typeof source === 'string' ? source : source.text);
+        if (!source.literal) return `the program of ${words[0]!.text} is not a fixed word`;
+        programs.push(source.text);
       } else if (!text.includes('=') && abbreviates(text, ['--assign', '--field-separator'])) i++;
       continue;
     }
@@ -48,9 +47,9 @@ export function awkRisk(words: readonly ShellWord[], name: string): string | und
       const letter = text[c]!;
       if (SHORT_LOADS_CODE.includes(letter)) return `-${letter} makes ${words[0]!.text} run code from a file or an extension`;
       if (letter === 'e' || letter === 'v' || letter === 'F') {
-        const argument = text.slice(c + 1) || words[++i]?.text;
-        if (letter === 'e' && c === text.length - 1 && words[i] && !words[i]!.literal) return `the program of ${words[0]!.text} is not a fixed word`;
-        if (letter === 'e' && argument !== undefined) programs.push(argument);
+        const argument = c < text.length - 1 ? { text: text.slice(c + 1), literal: true } : words[++i];
+        if (letter === 'e' && argument && !argument.literal) return `the program of ${words[0]!.text} is not a fixed word`;
+        if (letter === 'e' && argument) programs.push(argument.text);
         break;
       }
     }

@@ -1,3 +1,4 @@
+import { abbreviates, optionName } from './long-options.js';
 import type { ShellWord } from './shell-words.js';
 
 /** git's own options that take the next word (`git -C dir log`). */
@@ -26,11 +27,6 @@ const SUBCOMMAND_RUNNERS: Readonly<Record<string, { long: readonly string[]; sho
   instaweb: { long: [], always: true },
 };
 
-function abbreviates(text: string, names: readonly string[]): boolean {
-  const bare = text.split('=')[0]!;
-  return bare.length > 3 && names.some((name) => name.startsWith(bare));
-}
-
 /**
  * Why a git command may run a command of the caller's choosing: `-c` and
  * `--config-env` set configuration, and many settings run programs
@@ -47,7 +43,7 @@ export function gitRisk(words: readonly ShellWord[]): string | undefined {
     const word = words[i]!;
     if (!word.literal) return 'an option or the subcommand of git is not a fixed word';
     const text = word.text;
-    if (text === '-c' || text === '--config-env' || text.startsWith('--config-env=') || text.startsWith('-c'))
+    if (text.startsWith('-c') || optionName(text) === '--config-env')
       return `git ${text} sets configuration, and many of git's settings run programs (alias.*, core.pager, core.fsmonitor, diff.external…)`;
     if (text.startsWith('--exec-path=')) return 'git --exec-path= makes git run its commands from another folder';
     if (GLOBAL_WITH_VALUE.has(text)) {
@@ -65,8 +61,8 @@ export function gitRisk(words: readonly ShellWord[]): string | undefined {
     const text = word.text;
     if (text === '--') break;
     if (spec.words?.includes(text)) return `git ${subcommand} ${text} runs a command`;
-    if (text.startsWith('--') ? abbreviates(text, spec.long) : text.startsWith('-') && [...text.slice(1)].some((c) => spec.short?.includes(c)))
-      return `git ${subcommand} ${text.split('=')[0]} runs a command given to it (or one its new configuration names)`;
+    if (text.startsWith('--') ? abbreviates(text, spec.long, 4) : text.startsWith('-') && [...text.slice(1)].some((c) => spec.short?.includes(c)))
+      return `git ${subcommand} ${optionName(text)} runs a command given to it (or one its new configuration names)`;
   }
   return undefined;
 }

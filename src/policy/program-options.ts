@@ -1,5 +1,6 @@
 import { awkRisk } from './awk-program.js';
 import { gitRisk } from './git-runners.js';
+import { abbreviates, attachedValue, optionName } from './long-options.js';
 import { sedScriptRisk } from './sed-script.js';
 import type { ShellWord } from './shell-words.js';
 
@@ -48,10 +49,8 @@ const OPTION_RUNNERS: Readonly<Record<string, OptionRunner>> = {
 
 const AWKS = new Set(['awk', 'gawk', 'mawk', 'nawk', 'original-awk']);
 
-function abbreviates(text: string, runner: OptionRunner): boolean {
-  const bare = text.split('=')[0]!;
-  if (runner.exact?.includes(bare)) return false;
-  return bare.length > 3 && runner.long.some((name) => name.startsWith(bare));
+function namesRunner(text: string, runner: OptionRunner): boolean {
+  return !runner.exact?.includes(optionName(text)) && abbreviates(text, runner.long, 4);
 }
 
 function optionRisk(words: readonly ShellWord[], name: string, runner: OptionRunner): string | undefined {
@@ -63,7 +62,7 @@ function optionRisk(words: readonly ShellWord[], name: string, runner: OptionRun
     if (text === '--') return undefined;
     if (runner.words?.some((start) => text.startsWith(start))) return `${name} ${text} runs a command`;
     if (text.startsWith('--')) {
-      if (abbreviates(text, runner)) return `${name} ${text.split('=')[0]} runs a command or a program it names`;
+      if (namesRunner(text, runner)) return `${name} ${optionName(text)} runs a command or a program it names`;
       continue;
     }
     const cluster = text.startsWith('-') ? text.slice(1) : runner.bundled && i === 1 ? text : '';
@@ -102,24 +101,23 @@ function sedRisk(words: readonly ShellWord[]): string | undefined {
       continue;
     }
     if (text.startsWith('--')) {
-      const bare = text.split('=')[0]!;
-      const value = text.includes('=') ? text.slice(text.indexOf('=') + 1) : undefined;
-      if (bare.length > 2 && '--file'.startsWith(bare)) return 'sed --file runs a script from a file';
-      if (bare.length > 2 && '--expression'.startsWith(bare)) {
-        const script = value ?? words[++i];
-        if (typeof script === 'object' && !script.literal) return 'the script of sed is not a fixed word';
-        if (script !== undefined) scripts.push(typeof script === 'string' ? script : script.text);
-      } else if (bare.length > 3 && '--sandbox'.startsWith(bare)) sandbox = true;
-      else if (value === undefined && bare.length > 2 && '--line-length'.startsWith(bare)) i++;
+      const value = attachedValue(text);
+      if (abbreviates(text, ['--file'], 3)) return 'sed --file runs a script from a file';
+      if (abbreviates(text, ['--expression'], 3)) {
+        const script = value !== undefined ? { text: value, literal: true } : words[++i];
+        if (script && !script.literal) return 'the script of sed is not a fixed word';
+        if (script) scripts.push(script.text);
+      } else if (abbreviates(text, ['--sandbox'], 4)) sandbox = true;
+      else if (value === undefined && abbreviates(text, ['--line-length'], 3)) i++;
       continue;
     }
     for (let c = 1; c < text.length; c++) {
       const letter = text[c]!;
       if (letter === 'f') return 'sed -f runs a script from a file';
       if (letter === 'e' || letter === 'l') {
-        const argument = text.slice(c + 1) || words[++i];
-        if (letter === 'e' && typeof argument === 'object' && !argument.literal) return 'the script of sed is not a fixed word';
-        if (letter === 'e' && argument !== undefined) scripts.push(typeof argument === 'string' ? argument : argument.text);
+        const argument = c < text.length - 1 ? { text: text.slice(c + 1), literal: true } : words[++i];
+        if (letter === 'e' && argument && !argument.literal) return 'the script of sed is not a fixed word';
+        if (letter === 'e' && argument) scripts.push(argument.text);
         break;
       }
       // -i takes the rest of the word as its suffix (`-ie` is the suffix "e", not -e).

@@ -28,6 +28,12 @@ export class VariableTaint {
     return this.#all ? 'all' : this.#setOtherwise;
   }
 
+  /** A variable set by other means than an assignment: tainted, and its value not in the line. */
+  #setFromData(name: string): void {
+    this.add(name);
+    this.#setOtherwise.add(name);
+  }
+
   /** A variable of unknown name is set from data (`read "$name"`): every variable is tainted. */
   addAll(): void {
     this.#all = true;
@@ -63,11 +69,7 @@ export class VariableTaint {
   }
 
   #word(word: Word): void {
-    for (const ref of word.vars)
-      if (ref.assigns) {
-        this.add(ref.name);
-        this.#setOtherwise.add(ref.name);
-      }
+    for (const ref of word.vars) if (ref.assigns) this.#setFromData(ref.name);
     for (const program of word.programs) this.collect(program);
     if (word.assignment) this.#assignment(word.assignment);
   }
@@ -83,12 +85,7 @@ export class VariableTaint {
     if (name === undefined || !SETTERS.has(name)) return;
     for (const word of words.slice(1)) {
       if (!word.literal) this.addAll();
-      else
-        for (const part of word.value.split(/[[=]/u))
-          if (/^[A-Za-z_][A-Za-z0-9_]*$/u.test(part)) {
-            this.add(part);
-            this.#setOtherwise.add(part);
-          }
+      else for (const part of word.value.split(/[[=]/u)) if (/^[A-Za-z_][A-Za-z0-9_]*$/u.test(part)) this.#setFromData(part);
     }
   }
 }
