@@ -5,10 +5,11 @@
  * workspace that meets another tenant's, the default ones included, either
  * way round, equal, or through a symlink.
  */
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { once } from 'node:events';
 import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { generateApiKey } from '../../src/hosting/auth/api-key.js';
 import { TenantStore } from '../../src/hosting/tenants/tenant-store.js';
 import { defaultWorkspacePath } from '../../src/hosting/tenants/tenant-workspace.js';
@@ -49,19 +50,40 @@ test('tenant add --limit memory=2048g is a usage error and writes nothing', asyn
   t.is(await readFile(file, 'utf8'), before);
 });
 
-test('a hand edit with a limit the containers refuse keeps the last good state, and the log says why', async (t) => {
+/** A store over a file with acme at 512m, its log lines, and the same file with the limit the containers refuse. */
+async function acmeStore(t: ExecutionContext, options: { pollMs: number; settleMs?: number }) {
   const file = join(await hostingFolder(t), 'tenants.json');
   const content = emptyTenantsFile();
   content.tenants['acme'] = { keys: [validKey()], limits: { memory: '512m' } };
   await writeTenantsFile(file, content);
   const lines: string[] = [];
-  const store = await TenantStore.open({ file, pollMs: 50, onLog: (line) => lines.push(line) });
+  const store = await TenantStore.open({ file, ...options, onLog: (line) => lines.push(line) });
   t.teardown(() => store.close());
-  await writeFile(file, JSON.stringify({ ...content, tenants: { acme: { ...content.tenants['acme'], limits: { memory: '2048g' } } } }));
+  const edited = JSON.stringify({ ...content, tenants: { acme: { ...content.tenants['acme'], limits: { memory: '2048g' } } } });
+  return { file, store, lines, edited };
+}
+
+test('a hand edit with a limit the containers refuse keeps the last good state, and the log says why', async (t) => {
+  const { file, store, lines, edited } = await acmeStore(t, { pollMs: 50 });
+  await writeFile(file, edited);
   await store.reload();
   t.is(store.tenant('acme')?.limits.memory, 512 * 1024 ** 2, 'the last good limits stay');
   t.is(lines.length, 1);
   t.regex(lines[0]!, /tenants\.acme\.limits\.memory must be a size from 16m to 1024g.*keeping the tenants as they were/);
+});
+
+test("a file caught half-written is read again, not logged: only the finished edit's problem is", async (t) => {
+  // A long settle time, so that the finished write surely lands within it on a busy machine.
+  const { file, store, lines, edited } = await acmeStore(t, { pollMs: 60_000, settleMs: 3000 });
+  await writeFile(file, edited.slice(0, edited.length / 2));
+  const reading = store.reload();
+  // Long enough for the half-written file to be read and found wrong (not a bound on anything).
+  await delay(300);
+  await writeFile(file, edited);
+  await reading;
+  t.is(store.tenant('acme')?.limits.memory, 512 * 1024 ** 2, 'the last good limits stay');
+  t.deepEqual(lines.length, 1, lines.join('\n'));
+  t.regex(lines[0]!, /tenants\.acme\.limits\.memory must be a size from 16m to 1024g/);
 });
 
 /** A folder with a tenants file holding `bar` (default workspace) and `own` (a workspace of its own), and the server's data dir. */

@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { watch, type FSWatcher } from 'node:fs';
 import { stat } from 'node:fs/promises';
+import { setTimeout as delay } from 'node:timers/promises';
 import { basename, dirname } from 'node:path';
 import { errorMessage, ToolcellError, ToolErrorType } from '../../errors.js';
 import type { KeyDirectory, StoredKey } from '../auth/api-key.js';
@@ -51,6 +52,8 @@ export interface TenantStoreOptions {
   pollMs?: number;
   /** One line per problem (a bad edit), never per poll. */
   onLog?: (message: string) => void;
+  /** How long a file that fails to read must stay unchanged before its problem counts: a file caught half-written is read again. Default 250 ms. */
+  settleMs?: number;
   /**
    * The server's data directory: a tenant's own workspace that lies in it
    * (where the default workspaces are) or contains it is refused, as is one
@@ -63,11 +66,12 @@ export interface TenantStoreOptions {
  * The tenants file, loaded and kept current: fs.watch on its folder (the
  * file is replaced by rename, so its own inode changes) and a poll as a
  * fallback, so a revoked key is refused within about a second. A bad edit
- * keeps the last good state and is logged once.
+ * keeps the last good state and is logged once, when the file has settled.
  */
 export class TenantStore extends EventEmitter<TenantStoreEvents> implements KeyDirectory {
   readonly file: string;
   readonly #pollMs: number;
+  readonly #settleMs: number;
   readonly #log: (message: string) => void;
   readonly #dataDir: string | undefined;
   #tenants = new Map<string, TenantView>();
@@ -93,6 +97,7 @@ export class TenantStore extends EventEmitter<TenantStoreEvents> implements KeyD
     super();
     this.file = options.file;
     this.#pollMs = options.pollMs ?? 1000;
+    this.#settleMs = options.settleMs ?? 250;
     this.#log = options.onLog ?? (() => {});
     this.#dataDir = options.dataDir;
   }
@@ -144,6 +149,14 @@ export class TenantStore extends EventEmitter<TenantStoreEvents> implements KeyD
       this.#apply(content!);
       this.emit('reloaded');
     } catch (error) {
+      // A file caught half-written (an editor or `>` truncates, then writes)
+      // is not a bad edit: the problem stands only if the file is still the
+      // same a moment later; otherwise it is read again.
+      await delay(this.#settleMs);
+      if ((await signature(this.file)) !== now) {
+        this.#again = true;
+        return;
+      }
       const problem = errorMessage(error);
       // Once per distinct problem: the poll must not repeat it every second.
       if (problem !== this.#lastProblem) this.#log(`${problem}; keeping the tenants as they were`);
