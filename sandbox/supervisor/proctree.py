@@ -14,6 +14,16 @@ A tree is ended by freezing it first (SIGSTOP until no new process appears
 and every member is stopped), so a process that forks while we walk the tree
 cannot outrun us; then SIGTERM + SIGCONT, a grace period, and SIGKILL rounds
 until nothing is left. The container's pids limit bounds every loop here.
+
+Each signal goes to the process groups of the processes found as well as to
+each of them. A command starts in a session of its own, so its groups hold
+only its call's processes, and a group signal reaches every member, those
+born after the scan included: the kernel delivers it atomically with fork.
+A fork bomb (one group) is stopped by one call, where a scan of its members
+would race its births; this matters most where the reaper competes with the
+bomb for the CPU and every system call is slow (gVisor). Our own group is
+never signalled (tests run calls in it; a command cannot join it, being in
+another session).
 """
 
 import os
@@ -62,7 +72,7 @@ def _has_group(pid, started, group):
 
 
 def _scan():
-    """{pid: (ppid, state, start time)} for every process in this pid namespace."""
+    """{pid: (ppid, state, start time, process group)} for every process in this pid namespace."""
     table = {}
     for name in os.listdir("/proc"):
         if not name.isdigit():
@@ -75,7 +85,7 @@ def _scan():
         # The command name may hold spaces and parentheses: split after the last ')'.
         try:
             fields = data[data.rindex(b")") + 2:].split()
-            table[int(name)] = (int(fields[1]), fields[0], fields[19])
+            table[int(name)] = (int(fields[1]), fields[0], fields[19], int(fields[2]))
         except (ValueError, IndexError):
             continue  # a task gone between open and read: nothing to scan
     return table
@@ -84,22 +94,27 @@ def _scan():
 def descendants(root, group=None):
     """{pid: state} of the living (non-zombie) descendants of `root`, and of
     the living processes in `group` when one is given."""
+    return {pid: state for pid, (state, _) in _members(root, group).items()}
+
+
+def _members(root, group):
+    """{pid: (state, process group)} of what `descendants` finds."""
     table = _scan()
     children = {}
-    for pid, (ppid, _, _) in table.items():
+    for pid, (ppid, _, _, _) in table.items():
         children.setdefault(ppid, []).append(pid)
     found = {}
     stack = [root]
     while stack:
         for child in children.get(stack.pop(), ()):
             stack.append(child)
-            state = table[child][1]
+            _, state, _, pgrp = table[child]
             if state not in _DEAD:
-                found[child] = state
+                found[child] = (state, pgrp)
     if group is not None:
-        for pid, (_, state, started) in table.items():
+        for pid, (_, state, started, pgrp) in table.items():
             if pid not in found and pid != root and state not in _DEAD and _has_group(pid, started, group):
-                found[pid] = state
+                found[pid] = (state, pgrp)
     return found
 
 
@@ -143,22 +158,39 @@ def _signal(pid, sig):
         pass
 
 
+def _signal_group(pgrp, sig):
+    if pgrp is None or pgrp <= 1 or pgrp == os.getpgrp():
+        return
+    try:
+        os.killpg(pgrp, sig)
+    except (ProcessLookupError, PermissionError):
+        pass  # the group emptied since it was seen
+
+
+def _signal_all(members, sig):
+    """Sends `sig` to the process groups of `members` ({pid: (state, pgrp)}),
+    then to each of them (see the module's doc)."""
+    for pgrp in {pgrp for _, pgrp in members.values()}:
+        _signal_group(pgrp, sig)
+    for pid in members:
+        _signal(pid, sig)
+
+
 def freeze(root, group=None):
-    """Stops every descendant (and member of `group`); returns their pids once
-    the tree holds still."""
+    """Stops every descendant (and member of `group`); returns them once the
+    tree holds still, as {pid: (state, process group)}."""
     stopped = set()
     procs = {}
     for _ in range(_FREEZE_ROUNDS):
-        procs = descendants(root, group)
-        new = [pid for pid in procs if pid not in stopped]
-        for pid in new:
-            _signal(pid, signal.SIGSTOP)
-            stopped.add(pid)
-        if not new and all(state in _STOPPED for state in procs.values()):
+        procs = _members(root, group)
+        new = {pid: member for pid, member in procs.items() if pid not in stopped}
+        _signal_all(new, signal.SIGSTOP)
+        stopped.update(new)
+        if not new and all(state in _STOPPED for state, _ in procs.values()):
             break
         if not new:
             time.sleep(0.0005)  # a SIGSTOP is still being delivered
-    return list(procs)
+    return procs
 
 
 def thaw(pids):
@@ -167,18 +199,52 @@ def thaw(pids):
         _signal(pid, signal.SIGCONT)
 
 
-def end_tree(root, grace_seconds, reap, group=None):
+def end_tree(root, grace_seconds, reap, group=None, leader=None):
     """Ends every descendant of `root` (and member of `group`): SIGTERM,
     `grace_seconds`, then SIGKILL until none is left. `reap` collects exited
-    children of `root`."""
+    children of `root`. `leader` is the command's pid: it started a session,
+    so its process group holds the call's processes that did not leave it.
+
+    That group is ended first, by group signals alone, before any scan: under
+    a fork bomb where system calls are slow (gVisor), a scan of /proc took
+    tens of seconds and missed most of the bomb (its entries come and go, or
+    cannot be read, while it is listed), so a bomb found only by scans ran on
+    until the call's time limit or its container's end. The scans then look
+    for what left the group (setsid), in a tree that has gone quiet. (The
+    group id comes from no scan: like any pid we signal, it could only name
+    another group after the pid space wrapped around meanwhile.)"""
+    if _group_exists(leader):
+        _signal_group(leader, signal.SIGSTOP)
+        if grace_seconds > 0:
+            _signal_group(leader, signal.SIGTERM)
+            _signal_group(leader, signal.SIGCONT)
+            deadline = time.monotonic() + grace_seconds
+            while time.monotonic() < deadline and _group_exists(leader):
+                reap()
+                time.sleep(0.005)
+        _signal_group(leader, signal.SIGKILL)
+    _end_tree(root, grace_seconds, reap, group)
+
+
+def _group_exists(pgrp):
+    if pgrp is None or pgrp <= 1 or pgrp == os.getpgrp():
+        return False
+    try:
+        os.killpg(pgrp, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # it exists (a reaper has CAP_KILL, so this is not expected)
+    return True
+
+
+def _end_tree(root, grace_seconds, reap, group):
     procs = freeze(root, group)
     if not procs and nothing_left(root, group):
         return
     if procs and grace_seconds > 0:
-        for pid in procs:
-            _signal(pid, signal.SIGTERM)
-        for pid in procs:
-            _signal(pid, signal.SIGCONT)
+        _signal_all(procs, signal.SIGTERM)
+        _signal_all(procs, signal.SIGCONT)
         deadline = time.monotonic() + grace_seconds
         while time.monotonic() < deadline:
             reap()
@@ -192,8 +258,7 @@ def end_tree(root, grace_seconds, reap, group=None):
             if nothing_left(root, group):
                 return
             continue
-        for pid in procs:
-            _signal(pid, signal.SIGKILL)
+        _signal_all(procs, signal.SIGKILL)
         time.sleep(0.001)
 
 
@@ -209,24 +274,25 @@ def kill_strays(root, keep, group=None):
         listed = _pids()
         table = _scan()
         children = {}
-        for pid, (ppid, _, _) in table.items():
+        for pid, (ppid, _, _, _) in table.items():
             children.setdefault(ppid, []).append(pid)
-        strays = []
+        strays = {}
         stack = [pid for pid in children.get(root, ()) if pid not in keep]
         while stack:
             pid = stack.pop()
-            if table[pid][1] not in _DEAD:
-                strays.append(pid)
+            _, state, _, pgrp = table[pid]
+            if state not in _DEAD:
+                strays[pid] = (state, pgrp)
             stack.extend(children.get(pid, ()))
         if group is not None:
-            strays.extend(pid for pid, (_, state, started) in table.items() if state not in _DEAD and pid not in strays and _has_group(pid, started, group))
+            for pid, (_, state, started, pgrp) in table.items():
+                if state not in _DEAD and pid not in strays and _has_group(pid, started, group):
+                    strays[pid] = (state, pgrp)
         if not strays:
             # Where strays are found by group, only a scan no birth overlapped is a true picture (see nothing_left).
             if group is None or _pids() <= listed:
                 return
             continue
-        for pid in strays:
-            _signal(pid, signal.SIGSTOP)
-        for pid in strays:
-            _signal(pid, signal.SIGKILL)
+        _signal_all(strays, signal.SIGSTOP)
+        _signal_all(strays, signal.SIGKILL)
         time.sleep(0.001)

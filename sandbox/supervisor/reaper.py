@@ -171,15 +171,17 @@ class _CallTree:
         while True:
             self.reap()
             if self.kill_grace is not None:
-                proctree.end_tree(me, self.kill_grace / 1000.0, self.reap, group)
+                proctree.end_tree(me, self.kill_grace / 1000.0, self.reap, group, self.main_pid)
                 break
             if self.main_exited:
-                # Without a subreaper, no child left does not mean nothing is left: orphans went to init.
-                if self.childless and (group is None or proctree.nothing_left(me, group)):
+                # A subreaper with no child left has nothing left (see reap).
+                if self.childless and group is None:
                     break
                 if not self.background:
-                    # A finished call leaves nothing behind (`cmd &` included).
-                    proctree.end_tree(me, DEFAULT_GRACE_MS / 1000.0, self.reap, group)
+                    # A finished call leaves nothing behind (`cmd &` included). Without a subreaper
+                    # orphans went to init: end_tree finds them, its group signal first (no /proc
+                    # scan before it: under a fork bomb on gVisor one took seconds and saw none of it).
+                    proctree.end_tree(me, DEFAULT_GRACE_MS / 1000.0, self.reap, group, self.main_pid)
                     break
                 if proctree.nothing_left(me, group):
                     break

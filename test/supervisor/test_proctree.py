@@ -139,3 +139,68 @@ def test_nothing_left_is_true_when_no_process_of_the_group_lives():
         assert proctree.nothing_left(os.getpid(), GROUP)
     finally:
         _kill_all([stranger])
+
+
+def _session_with_orphan():
+    """A child in a session (and process group) of its own, and an orphan of
+    it in the same group that left the tree; returns (child, orphan)."""
+    read_end, write_end = os.pipe()
+    child = os.fork()
+    if child == 0:
+        os.setsid()
+        if os.fork() == 0:
+            if os.fork() == 0:
+                os.write(write_end, str(os.getpid()).encode())
+                time.sleep(60)
+            os._exit(0)
+        time.sleep(60)
+        os._exit(0)
+    os.close(write_end)
+    orphan = int(os.read(read_end, 32))
+    os.close(read_end)
+    return child, orphan
+
+
+def test_a_signal_reaches_the_whole_process_group_of_what_the_scan_found():
+    """A process the scan never saw (here: out of the tree; under a fork bomb:
+    born after the listing) is ended through the group of one it did see."""
+    child, orphan = _session_with_orphan()
+    try:
+        deadline = time.monotonic() + 10
+        while orphan in proctree.descendants(os.getpid()) and time.monotonic() < deadline:
+            time.sleep(0.01)  # its parent is exiting
+        assert orphan not in proctree.descendants(os.getpid()), "the scan cannot see the orphan"
+        proctree.end_tree(os.getpid(), 0, lambda: _reap(child))
+        deadline = time.monotonic() + 10
+        while _alive(orphan) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert not _alive(orphan), "the orphan shared the group of the child the scan found"
+    finally:
+        _kill_all([child, orphan])
+        _reap(child)
+
+
+@needs_root
+def test_our_own_process_group_is_never_signalled():
+    """Commands run in sessions of their own: a process in the reaper's group
+    is no call's, and a group signal there would reach the reaper itself."""
+    stranger = _orphan(None)
+    child = os.fork()
+    if child == 0:
+        time.sleep(60)
+        os._exit(0)
+    try:
+        assert os.getpgid(child) == os.getpgrp() == os.getpgid(stranger)
+        proctree.end_tree(os.getpid(), 0, lambda: _reap(child))
+        assert not _alive(child)
+        assert _alive(stranger), "a process of our group outside the tree is left alone"
+    finally:
+        _kill_all([child, stranger])
+        _reap(child)
+
+
+def _reap(pid):
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass
