@@ -37,6 +37,7 @@
 import { connect as connectSocket } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { fetchWithOwnSignal } from '../src/mcp/fetch-own-signal.js';
 
 const [mode, url, key, shellCommand] = process.argv.slice(2) as [string, string, string, string | undefined];
 const MiB = 1024 * 1024;
@@ -71,7 +72,10 @@ function ready(): void {
 
 async function openSession(): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
   const client = new Client({ name: 'bench-attacker', version: '1.0.0' });
-  const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${key}` } } });
+  const transport = new StreamableHTTPClientTransport(new URL(url), {
+    requestInit: { headers: { Authorization: `Bearer ${key}` } },
+    fetch: fetchWithOwnSignal(),
+  });
   await client.connect(transport);
   sessions.add(transport);
   return { client, transport };

@@ -54,6 +54,7 @@ import { emptyTenantsFile, writeTenantsFile } from '../src/hosting/tenants/tenan
 import { createRuntime } from '../src/runtime/runtime.js';
 import { allowedCpus, keepServerOffCpus } from '../src/cli/server-cpus.js';
 import { raiseEventLoopPriority } from '../src/cli/server-priority.js';
+import { fetchWithOwnSignal } from '../src/mcp/fetch-own-signal.js';
 import { formatCpuList } from '../src/contracts/cpu-list.js';
 import { cpuPhase, describeShares, type CpuShares } from './hosting-cpu.js';
 import { fmt, percentile, sortNumbers } from './stats.js';
@@ -86,7 +87,10 @@ interface Session {
 
 async function connect(url: string, key: string): Promise<Session> {
   const client = new Client({ name: 'bench-hosting', version: '1.0.0' });
-  const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${key}` } } });
+  const transport = new StreamableHTTPClientTransport(new URL(url), {
+    requestInit: { headers: { Authorization: `Bearer ${key}` } },
+    fetch: fetchWithOwnSignal(),
+  });
   await client.connect(transport);
   return { client, transport };
 }

@@ -3,6 +3,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { McpServerSettings } from '../config/settings-schema.js';
+import { fetchWithOwnSignal } from './fetch-own-signal.js';
 import { expandVariables, serverEnvironment } from './server-environment.js';
 
 /** A transport plus what it can tell about a dead server. */
@@ -43,6 +44,7 @@ export function createClientTransport(settings: McpServerSettings, options: { wo
   for (const [name, value] of Object.entries(settings.headers ?? {})) headers[name] = expandVariables(value);
   const transport = new StreamableHTTPClientTransport(new URL(url), {
     requestInit: { headers },
+    fetch: fetchWithOwnSignal(),
     // A dead server should fail the call now, not after minutes of SSE reconnection attempts.
     reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 1000, maxReconnectionDelay: 1000, reconnectionDelayGrowFactor: 1 },
   });

@@ -1,4 +1,7 @@
 import test from 'ava';
+import { getEventListeners } from 'node:events';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { createClientTransport } from '../../src/mcp/create-transport.js';
 import { McpClientManager } from '../../src/mcp/mcp-client-manager.js';
 import type { McpTool } from '../../src/mcp/mcp-tool.js';
 import { startFixtureHttpServer, tempWorkspace } from '../helpers/mcp.js';
@@ -97,4 +100,20 @@ test('a dead HTTP server fails calls clearly; a restarted one is reconnected on 
   t.is(again.error, undefined);
   t.is(Number(again.llmContent), second.child.pid ?? -1);
   t.not(Number(again.llmContent), firstPid);
+});
+
+test("a long-lived HTTP client's calls leave no abort listener each on its transport's signal", async (t) => {
+  const server = await startFixtureHttpServer();
+  t.teardown(server.stop);
+  const workspace = await tempWorkspace();
+  t.teardown(workspace.cleanup);
+  const { transport } = createClientTransport({ url: server.url }, { workspace: workspace.dir });
+  const client = new Client({ name: 'listener-count', version: '1.0.0' });
+  await client.connect(transport);
+  t.teardown(() => client.close());
+  for (let i = 0; i < 150; i++) await client.callTool({ name: 'echo', arguments: { text: `call ${i}` } });
+  // The SDK's own field: the one signal it hands every request (Node's fetch kept a listener a request on it until GC).
+  const signal = (transport as unknown as { _abortController?: AbortController })._abortController?.signal;
+  t.truthy(signal, "the SDK's transport still keeps its signal there");
+  t.true(getEventListeners(signal!, 'abort').length <= 2, `listeners: ${getEventListeners(signal!, 'abort').length}`);
 });
