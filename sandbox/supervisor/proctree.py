@@ -193,10 +193,10 @@ def freeze(root, group=None):
     return procs
 
 
-def thaw(pids):
-    """Resumes processes stopped by `freeze`."""
-    for pid in pids:
-        _signal(pid, signal.SIGCONT)
+def thaw(frozen):
+    """Resumes what `freeze` stopped (its result): their groups too, since a
+    group signal may have stopped a member that no scan then read."""
+    _signal_all(frozen, signal.SIGCONT)
 
 
 def end_tree(root, grace_seconds, reap, group=None, leader=None):

@@ -204,3 +204,32 @@ def _reap(pid):
         os.waitpid(pid, os.WNOHANG)
     except ChildProcessError:
         pass
+
+
+def _state(pid):
+    with open(f"/proc/{pid}/stat", "rb") as f:
+        return f.read().rsplit(b")", 1)[1].split()[0]
+
+
+def test_thaw_resumes_what_a_group_signal_stopped_unseen():
+    """A quota check freezes a call and may thaw it: a member of a frozen
+    group that no scan read must not stay stopped."""
+    child, orphan = _session_with_orphan()
+    try:
+        deadline = time.monotonic() + 10
+        while orphan in proctree.descendants(os.getpid()) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        frozen = proctree.freeze(os.getpid())
+        assert orphan not in frozen and child in frozen
+        deadline = time.monotonic() + 10
+        while _state(orphan) not in (b"T", b"t") and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert _state(orphan) in (b"T", b"t"), "the group signal stopped it"
+        proctree.thaw(frozen)
+        deadline = time.monotonic() + 10
+        while _state(orphan) in (b"T", b"t") and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert _state(orphan) not in (b"T", b"t"), "thawed with its group"
+    finally:
+        _kill_all([child, orphan])
+        _reap(child)
