@@ -158,8 +158,13 @@ def _signal(pid, sig):
         pass
 
 
+def _is_call_group(pgrp):
+    """Whether a group may be signalled: a real one, and not ours (see the module's doc)."""
+    return pgrp is not None and pgrp > 1 and pgrp != os.getpgrp()
+
+
 def _signal_group(pgrp, sig):
-    if pgrp is None or pgrp <= 1 or pgrp == os.getpgrp():
+    if not _is_call_group(pgrp):
         return
     try:
         os.killpg(pgrp, sig)
@@ -218,16 +223,13 @@ def end_tree(root, grace_seconds, reap, group=None, leader=None):
         if grace_seconds > 0:
             _signal_group(leader, signal.SIGTERM)
             _signal_group(leader, signal.SIGCONT)
-            deadline = time.monotonic() + grace_seconds
-            while time.monotonic() < deadline and _group_exists(leader):
-                reap()
-                time.sleep(0.005)
+            _wait_grace(grace_seconds, reap, lambda: not _group_exists(leader))
         _signal_group(leader, signal.SIGKILL)
     _end_tree(root, grace_seconds, reap, group)
 
 
 def _group_exists(pgrp):
-    if pgrp is None or pgrp <= 1 or pgrp == os.getpgrp():
+    if not _is_call_group(pgrp):
         return False
     try:
         os.killpg(pgrp, 0)
@@ -238,6 +240,17 @@ def _group_exists(pgrp):
     return True
 
 
+def _wait_grace(grace_seconds, reap, ended):
+    """Reaps until `ended()` or the grace period is over; whether it ended."""
+    deadline = time.monotonic() + grace_seconds
+    while time.monotonic() < deadline:
+        reap()
+        if ended():
+            return True
+        time.sleep(0.005)
+    return False
+
+
 def _end_tree(root, grace_seconds, reap, group):
     procs = freeze(root, group)
     if not procs and nothing_left(root, group):
@@ -245,12 +258,8 @@ def _end_tree(root, grace_seconds, reap, group):
     if procs and grace_seconds > 0:
         _signal_all(procs, signal.SIGTERM)
         _signal_all(procs, signal.SIGCONT)
-        deadline = time.monotonic() + grace_seconds
-        while time.monotonic() < deadline:
-            reap()
-            if nothing_left(root, group):
-                return
-            time.sleep(0.005)
+        if _wait_grace(grace_seconds, reap, lambda: nothing_left(root, group)):
+            return
     while True:
         reap()
         procs = freeze(root, group)

@@ -47,6 +47,13 @@ def _alive(pid):
         return False
 
 
+def _wait_while(condition, seconds=10):
+    """Polls until `condition()` is false or `seconds` pass; the caller asserts."""
+    deadline = time.monotonic() + seconds
+    while condition() and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
 def _kill_all(pids):
     for pid in pids:
         try:
@@ -72,9 +79,7 @@ def test_end_tree_ends_an_orphan_of_the_call_group_and_leaves_others_alone():
     stranger = _orphan(GROUP + 1)
     try:
         proctree.end_tree(os.getpid(), 0.05, lambda: None, GROUP)
-        deadline = time.monotonic() + 10
-        while _alive(member) and time.monotonic() < deadline:
-            time.sleep(0.01)
+        _wait_while(lambda: _alive(member))
         assert not _alive(member), "the call's orphan is gone"
         assert _alive(stranger), "another call's process is not touched"
     finally:
@@ -86,9 +91,7 @@ def test_kill_strays_ends_the_call_group_of_a_dead_reaper():
     member = _orphan(GROUP)
     try:
         proctree.kill_strays(os.getpid(), set(), GROUP)
-        deadline = time.monotonic() + 10
-        while _alive(member) and time.monotonic() < deadline:
-            time.sleep(0.01)
+        _wait_while(lambda: _alive(member))
         assert not _alive(member)
     finally:
         _kill_all([member])
@@ -166,14 +169,10 @@ def test_a_signal_reaches_the_whole_process_group_of_what_the_scan_found():
     born after the listing) is ended through the group of one it did see."""
     child, orphan = _session_with_orphan()
     try:
-        deadline = time.monotonic() + 10
-        while orphan in proctree.descendants(os.getpid()) and time.monotonic() < deadline:
-            time.sleep(0.01)  # its parent is exiting
+        _wait_while(lambda: orphan in proctree.descendants(os.getpid()))  # its parent is exiting
         assert orphan not in proctree.descendants(os.getpid()), "the scan cannot see the orphan"
         proctree.end_tree(os.getpid(), 0, lambda: _reap(child))
-        deadline = time.monotonic() + 10
-        while _alive(orphan) and time.monotonic() < deadline:
-            time.sleep(0.01)
+        _wait_while(lambda: _alive(orphan))
         assert not _alive(orphan), "the orphan shared the group of the child the scan found"
     finally:
         _kill_all([child, orphan])
@@ -216,19 +215,13 @@ def test_thaw_resumes_what_a_group_signal_stopped_unseen():
     group that no scan read must not stay stopped."""
     child, orphan = _session_with_orphan()
     try:
-        deadline = time.monotonic() + 10
-        while orphan in proctree.descendants(os.getpid()) and time.monotonic() < deadline:
-            time.sleep(0.01)
+        _wait_while(lambda: orphan in proctree.descendants(os.getpid()))
         frozen = proctree.freeze(os.getpid())
         assert orphan not in frozen and child in frozen
-        deadline = time.monotonic() + 10
-        while _state(orphan) not in (b"T", b"t") and time.monotonic() < deadline:
-            time.sleep(0.01)
+        _wait_while(lambda: _state(orphan) not in (b"T", b"t"))
         assert _state(orphan) in (b"T", b"t"), "the group signal stopped it"
         proctree.thaw(frozen)
-        deadline = time.monotonic() + 10
-        while _state(orphan) in (b"T", b"t") and time.monotonic() < deadline:
-            time.sleep(0.01)
+        _wait_while(lambda: _state(orphan) in (b"T", b"t"))
         assert _state(orphan) not in (b"T", b"t"), "thawed with its group"
     finally:
         _kill_all([child, orphan])
