@@ -27,7 +27,8 @@
  * nice), BENCH_ATTACKER_NICE (the attackers' own sessions' nice, default 19), BENCH_NOISY_SKIP (a regex: attacks
  * left out of the all-at-once figure), BENCH_SANDBOX_CPUS (the sandboxes' CPUs, as `serve --sandbox-cpus`; default
  * this process's last CPU, the server and the attackers' clients keeping the rest; `none` for no split), BENCH_MAIN_NICE
- * (the event loop's thread's nice; default the server's, -5; 0 for none).
+ * (the event loop's thread's nice; default the server's, -5; 0 for none), BENCH_ENGINE_NICE (the local Docker
+ * engine's nice, as `serve --engine-nice`; default the server's, 10; 0 for as it is; put back at the end).
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -54,6 +55,8 @@ import { emptyTenantsFile, writeTenantsFile } from '../src/hosting/tenants/tenan
 import { createRuntime } from '../src/runtime/runtime.js';
 import { allowedCpus, keepServerOffCpus } from '../src/cli/server-cpus.js';
 import { raiseEventLoopPriority } from '../src/cli/server-priority.js';
+import { HOSTING_ENGINE_NICE, lowerLocalEngine } from '../src/cli/engine-priority.js';
+import { rememberEnginePriority } from '../test/helpers/engine-priority.js';
 import { fetchWithOwnSignal } from '../src/mcp/fetch-own-signal.js';
 import { formatCpuList } from '../src/contracts/cpu-list.js';
 import { cpuPhase, describeShares, type CpuShares } from './hosting-cpu.js';
@@ -208,6 +211,12 @@ if (split !== undefined && 'problem' in split) throw new Error(`BENCH_SANDBOX_CP
 const mainNice = process.env['BENCH_MAIN_NICE'];
 const priority = mainNice === undefined ? raiseEventLoopPriority() : (setPriority(Number(mainNice)), { nice: Number(mainNice) });
 if ('problem' in priority) throw new Error(priority.problem);
+// The engine's priority `serve --tenants` gives it (lowerLocalEngine, --engine-nice); BENCH_ENGINE_NICE sets another
+// (0: as it is). Put back when the bench ends.
+const engineNice = Number(process.env['BENCH_ENGINE_NICE'] ?? HOSTING_ENGINE_NICE);
+const restoreEngine = await rememberEnginePriority();
+const lowered = engineNice > 0 ? await lowerLocalEngine(engineNice) : undefined;
+if (lowered !== undefined && 'problem' in lowered) throw new Error(`BENCH_ENGINE_NICE: ${lowered.problem}`);
 const runtime = await createRuntime({
   workspace: root,
   approvalMode: 'yolo',
@@ -464,7 +473,7 @@ try {
   const load = (run: Phase & { requests?: number; errors?: number }): string =>
     `${run.requests !== undefined ? `${run.requests} attacker requests (${run.errors} refused or failed); ` : ''}CPU s/s: ${describeShares(run.shares)}`;
   console.log(
-    `\nnoisy neighbour (B runs \`echo hello\`, ${NOISY_SAMPLES} calls a figure; A, under a policy, attacks with every attack below at once: in its sandbox a fork bomb, a CPU spin, a 1 GB output flood and a fill of its 256 MB disk cap; at the server huge commands, catastrophic regexes, stalled bodies, bad keys, pings, answers it never reads and session churn; A's clients at nice ${ATTACKER_NICE}; file-tool threads at nice ${toolThreadNice})`,
+    `\nnoisy neighbour (B runs \`echo hello\`, ${NOISY_SAMPLES} calls a figure; A, under a policy, attacks with every attack below at once: in its sandbox a fork bomb, a CPU spin, a 1 GB output flood and a fill of its 256 MB disk cap; at the server huge commands, catastrophic regexes, stalled bodies, bad keys, pings, answers it never reads and session churn; A's clients at nice ${ATTACKER_NICE}; file-tool threads at nice ${toolThreadNice}; the engine ${engineNice > 0 ? `at nice ${engineNice}` : 'as it was'})`,
   );
   line('B alone', figures(idle));
   line('', load(idle));
@@ -484,4 +493,5 @@ try {
   await runtime.close();
   await disks.releaseAll();
   await rm(root, { recursive: true, force: true });
+  await restoreEngine();
 }

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { packageRoot } from '../../src/paths.js';
 import { withTestRuntimeArgs } from './test-runtime.js';
+import { withSuiteEngineArgs } from './engine-priority.js';
 
 /** The compiled CLI entry. */
 export const cliPath = join(packageRoot, 'dist', 'src', 'cli', 'bin.js');
@@ -28,7 +29,7 @@ export function runCli(
   } = {},
 ): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cliPath, ...withTestRuntimeArgs(args)], {
+    const child = spawn(process.execPath, [cliPath, ...withSuiteEngineArgs(withTestRuntimeArgs(args))], {
       cwd: options.cwd ?? packageRoot,
       env: { ...process.env, NO_COLOR: '1', ...options.env },
       stdio: ['pipe', 'pipe', 'pipe'],

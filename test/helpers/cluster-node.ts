@@ -20,6 +20,7 @@ import { cliPath } from './cli.js';
 import type { TestEtcd } from './etcd.js';
 import { freePort } from './free-port.js';
 import { releaseLeftDisks } from './hosting-cli.js';
+import { withSuiteEngineArgs } from './engine-priority.js';
 
 interface Teardown {
   teardown(fn: () => Promise<void>): void;
@@ -94,7 +95,7 @@ export async function startClusterNode(
       '5',
       ...extra,
     ];
-    const started = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+    const started = spawn(process.execPath, withSuiteEngineArgs(args), { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
     child = started;
     exited = once(started, 'exit');
     started.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));

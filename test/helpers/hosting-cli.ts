@@ -9,6 +9,7 @@ import { once } from 'node:events';
 import { mountsAt } from '../../src/backends/docker/disk-cap/mount-table.js';
 import { TenantDisks } from '../../src/hosting/tenants/disk/tenant-disks.js';
 import { cliPath } from './cli.js';
+import { withSuiteEngineArgs } from './engine-priority.js';
 import { eventually } from './docker.js';
 
 export interface CliServer {
@@ -37,7 +38,7 @@ interface Teardown {
  * through a command that execs it (e.g. `nice -n 3`).
  */
 export async function startCliServer(t: Teardown, args: string[], timeoutMs = 120_000, wrapper: readonly string[] = []): Promise<CliServer> {
-  const command = [...wrapper, process.execPath, cliPath, 'serve', '--http', '127.0.0.1:0', '--approval', 'yolo', ...args];
+  const command = [...wrapper, process.execPath, cliPath, ...withSuiteEngineArgs(['serve', '--http', '127.0.0.1:0', '--approval', 'yolo', ...args])];
   const child = spawn(command[0]!, command.slice(1), {
     stdio: ['ignore', 'ignore', 'pipe'],
     env: { ...process.env, NO_COLOR: '1' },

@@ -123,6 +123,9 @@ test('toolcell serve --tenants with --audit, --metrics, --admin and --admin-key-
       '127.0.0.1:0',
       '--admin',
       '127.0.0.1:0',
+      // The suite's engine serves every test at once (helpers/engine-priority.ts).
+      '--engine-nice',
+      '0',
       '--admin-key-file',
       adminKeyFile,
     ],

@@ -21,6 +21,7 @@ import type { EtcdCliOptions } from './cluster-options.js';
 import { joinClusterFromFlags } from './cluster-node.js';
 import { keepServerOffCpus } from '../server-cpus.js';
 import { raiseEventLoopPriority } from '../server-priority.js';
+import { HOSTING_ENGINE_NICE, lowerLocalEngine } from '../engine-priority.js';
 
 /** The flags of `toolcell serve` that hosting mode reads. */
 export interface HostingCliOptions extends RunnerCliOptions, HostingOperationsFlagValues, EtcdCliOptions {
@@ -36,6 +37,8 @@ export interface HostingCliOptions extends RunnerCliOptions, HostingOperationsFl
   allowedHost?: string[];
   /** Where the server's pid goes once it listens (logrotate's postrotate sends SIGHUP to it). */
   pidFile?: string;
+  /** The local engine's nice (engine-priority.ts; default HOSTING_ENGINE_NICE, 0 leaves it). */
+  engineNice?: number;
 }
 
 /** Where tenants' workspaces go without --data-dir. */
@@ -123,6 +126,12 @@ export async function runHostingServe(options: HostingCliOptions): Promise<numbe
       say(`--pid-file ${options.pidFile}: ${errorMessage(error)}`);
       await hosted.server.close({ drainMs: 0 });
       return EXIT_FAILURE;
+    }
+    // Once serving: a start that fails leaves the host as it was.
+    const engineNice = options.engineNice ?? HOSTING_ENGINE_NICE;
+    if (engineNice > 0) {
+      const engine = await lowerLocalEngine(engineNice);
+      say('problem' in engine ? engine.problem : engine.summary);
     }
     say(
       `hosting ${hosted.store.tenants().length} tenant(s) over MCP Streamable HTTP at ${hosted.url} (tenants ${hosted.store.file}, data ${dataDir}, approval ${options.approval})`,

@@ -26,6 +26,7 @@ interface ServeOptions extends RunnerCliOptions, HostingOperationsFlagValues, Et
   drainSeconds: number;
   maxConcurrentCalls: number;
   pidFile?: string;
+  engineNice?: number;
 }
 
 /** The hosting-only flags: each needs --tenants. */
@@ -41,6 +42,7 @@ const HOSTING_FLAGS = [
   ['tlsKey', '--tls-key'],
   ['publicUrl', '--public-url'],
   ['pidFile', '--pid-file'],
+  ['engineNice', '--engine-nice'],
   ['etcd', '--etcd'],
   ['nodeUrl', '--node-url'],
 ] as const;
@@ -106,6 +108,11 @@ export function registerServeCommand(program: Command): void {
         .option('--tenant-claim <name>', 'with --oidc-issuer: the token claim that names the tenant (default sub)')
         .option('--tls-cert <file>', 'with --tenants: serve HTTPS with this PEM certificate (with --tls-key); reloaded on SIGHUP if valid now')
         .option('--tls-key <file>', 'with --tenants: the PEM private key of --tls-cert')
+        .option(
+          '--engine-nice <n>',
+          "with --tenants: the local Docker engine's nice, 0-19 (default 10): container starts for new sessions wait for the CPU behind running calls; 0 leaves the engine as it is",
+          parseNice,
+        )
         .option('--pid-file <file>', "with --tenants: write the server's pid here once it listens, removed when it stops (for kill -HUP after log rotation)")
         .addOption(
           new Option(
@@ -135,8 +142,10 @@ own workspace under --data-dir, its own containers and its limits. Changes
 to the tenants file apply within about a second. --workspace, --token and
 --stdio do not apply; commands always run in the Docker sandbox. Run as
 root, each tenant's workspace is a filesystem of its own capped at its
-diskBytes limit, and the server's event loop runs at nice -5 (unless started
-at another nice); --sandbox-cpus gives the server CPUs of its own. /healthz
+diskBytes limit, the server's event loop runs at nice -5 (unless started
+at another nice) and the local Docker engine at nice 10 (--engine-nice), so
+that starting tenants' containers waits behind running calls for the CPU;
+--sandbox-cpus gives the server CPUs of its own. /healthz
 and /readyz answer on the same port (/readyz is 503 from SIGTERM on, while
 running calls drain). The admin API answers only on
 its own --admin listener, and metrics only on --metrics. A request body
@@ -303,6 +312,12 @@ function parseHostPort(value: string): { host: string; port: number } {
 function parseNonNegativeInteger(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('must be a whole number of seconds, 0 or more');
+  return n;
+}
+
+function parseNice(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 19) throw new InvalidArgumentError('must be a whole number from 0 to 19');
   return n;
 }
 
