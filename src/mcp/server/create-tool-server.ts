@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { CallToolResult, ListToolsResult } from '@modelcontextprotocol/sdk/types.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolRegistry } from '../../registry/tool-registry.js';
@@ -93,7 +94,11 @@ export function createToolServer(options: ToolServerOptions): Server {
     };
   });
 
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+  // Protocol's own registration, not Server's: Server wraps a tools/call handler to check its result against
+  // CallToolResultSchema, whose base64 check runs `atob` over every image, audio and blob on the main thread
+  // (25 MB of a tenant's image: ~0.5 s in which no other tenant's call moved). Our results are made by
+  // completedCallToResult, base64 from Buffer.toString; the request itself is still parsed by its schema.
+  Protocol.prototype.setRequestHandler.call(server, CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const geminiName = names().toGemini(request.params.name);
     if (geminiName === undefined || !registry.has(geminiName)) {
       throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
