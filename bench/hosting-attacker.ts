@@ -82,10 +82,18 @@ async function openSession(): Promise<{ client: Client; transport: StreamableHTT
 }
 
 /** A session, opened again and again until the server gives one (sessionsPerMinute answers 429 meanwhile): an attacker does not give up. */
-async function session(): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
+function session(): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
+  return persist(openSession);
+}
+
+/**
+ * `attempt` again every second until it succeeds: a set-up step refused by a limit another attack of the same
+ * tenant holds (its unread answers' bytes answer every request 429 meanwhile) waits, as a real attacker would.
+ */
+async function persist<T>(attempt: () => Promise<T>): Promise<T> {
   for (;;) {
     try {
-      return await openSession();
+      return await attempt();
     } catch (error) {
       if (stopping) throw error;
       await new Promise((resolve) => setTimeout(resolve, 1000));
@@ -118,8 +126,8 @@ const BACKTRACKING_GLOB = '*a*a*a*a*a*a*a*a*a*a*b';
 async function regexes(): Promise<void> {
   const setup = await session();
   const lines = `${'a'.repeat(44)}!\n${'a'.repeat(5000)}!\n`.repeat(50);
-  await setup.client.callTool({ name: 'write_file', arguments: { file_path: 'aaaa.txt', content: lines } });
-  await setup.client.callTool({ name: 'write_file', arguments: { file_path: `${'a'.repeat(200)}.txt`, content: 'x' } });
+  await persist(() => setup.client.callTool({ name: 'write_file', arguments: { file_path: 'aaaa.txt', content: lines } }));
+  await persist(() => setup.client.callTool({ name: 'write_file', arguments: { file_path: `${'a'.repeat(200)}.txt`, content: 'x' } }));
   await setup.transport.terminateSession().catch(() => undefined);
   sessions.delete(setup.transport);
   await setup.client.close();
@@ -223,10 +231,12 @@ async function pings(): Promise<void> {
 async function unreadAnswers(): Promise<void> {
   const { client, transport } = await session();
   // A PNG's signature, then zeros: read_file answers it whole, base64.
-  await client.callTool({
-    name: 'run_shell_command',
-    arguments: { command: "printf '\\211PNG\\r\\n\\032\\n' > big.png && head -c 19000000 /dev/zero >> big.png" },
-  });
+  await persist(() =>
+    client.callTool({
+      name: 'run_shell_command',
+      arguments: { command: "printf '\\211PNG\\r\\n\\032\\n' > big.png && head -c 19000000 /dev/zero >> big.png" },
+    }),
+  );
   const target = new URL(url);
   const held: Array<ReturnType<typeof connectSocket>> = [];
   ready();
