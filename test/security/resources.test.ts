@@ -82,7 +82,7 @@ test('a fork bomb hits the pids limit and leaves nothing behind when its call en
     const outcome = await patient.shell(`{ :(){ :|:& };: ; } 2>&1 | grep -m1 -o 'Resource temporarily unavailable'`);
     t.regex(outcome.output, /Resource temporarily unavailable/, 'fork failed at the limit');
     // The call usually ends when its command does: the bomb's process group is stopped and killed before any /proc scan
-    // (a scan under the bomb took tens of seconds and missed most of it). Not always: in one CI run of three (2026-11-30)
+    // (a scan under the bomb took tens of seconds and missed most of it). Not always: in two CI runs of four (2026-11-30)
     // it ran to its time limit. Either way it ends with the container kept and nothing of it left (assertContained).
     t.true(outcome.status === 'success' || /ran longer than the time limit/.test(outcome.text), outcome.text.slice(-300));
     await assertContained(t, 'fork bomb', patient);
