@@ -110,8 +110,8 @@ function autogroupName(line: string): string {
   return line.trim().split(/\s+/)[0] ?? '';
 }
 
-/** `/autogroup-33141 nice 0` → 0. */
-function autogroupNice(line: string): number {
+/** `/autogroup-33141 nice 0` (a `/proc/<pid>/autogroup` line) → 0. */
+export function autogroupNice(line: string): number {
   const match = /\bnice\s+(-?\d+)/.exec(line);
   return match ? Number(match[1]) : 0;
 }

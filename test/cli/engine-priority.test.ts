@@ -13,7 +13,7 @@ import { copyFile, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { getPriority } from 'node:os';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { findEngineProcesses, lowerEnginePriority, type EngineProcess } from '../../src/cli/engine-priority.js';
+import { autogroupNice, findEngineProcesses, lowerEnginePriority, type EngineProcess } from '../../src/cli/engine-priority.js';
 import { requireDocker } from '../helpers/docker.js';
 import { rememberEnginePriority } from '../helpers/engine-priority.js';
 import { startCliServer } from '../helpers/hosting-cli.js';
@@ -31,7 +31,7 @@ async function child(t: ExecutionContext, command: string, args: string[], optio
   return started;
 }
 
-const groupNice = async (pid: number | 'self'): Promise<number> => Number(/\bnice\s+(-?\d+)/.exec(await readFile(`/proc/${pid}/autogroup`, 'utf8'))?.[1]);
+const groupNice = async (pid: number | 'self'): Promise<number> => autogroupNice(await readFile(`/proc/${pid}/autogroup`, 'utf8'));
 const threadNices = async (pid: number): Promise<number[]> => (await readdir(`/proc/${pid}/task`)).map((tid) => getPriority(Number(tid)));
 
 test('every thread of an engine process and its own session group go to the nice asked for', async (t) => {

@@ -1,6 +1,6 @@
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { getPriority, setPriority } from 'node:os';
-import { findEngineProcesses } from '../../src/cli/engine-priority.js';
+import { autogroupNice, findEngineProcesses } from '../../src/cli/engine-priority.js';
 
 /**
  * `serve --tenants` lowers the local engine's priority (--engine-nice,
@@ -29,8 +29,7 @@ export async function rememberEnginePriority(): Promise<() => Promise<void>> {
     const kind = name.startsWith('containerd-shim') ? 'containerd' : name;
     if (!threadNice.has(kind)) threadNice.set(kind, safely(() => getPriority(pid)) ?? 0);
     const line = await readFile(`/proc/${pid}/autogroup`, 'utf8').catch(() => '');
-    const nice = /\bnice\s+(-?\d+)/.exec(line)?.[1];
-    if (nice !== undefined) groupNice.set(pid, nice);
+    if (line !== '') groupNice.set(pid, String(autogroupNice(line)));
   }
   return async () => {
     for (const { pid, name } of await findEngineProcesses()) {
