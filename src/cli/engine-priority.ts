@@ -1,6 +1,7 @@
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { getPriority, setPriority } from 'node:os';
 import { join } from 'node:path';
+import { engineAddress } from '../backends/docker/engine.js';
 import { errorMessage } from '../errors.js';
 
 /**
@@ -72,8 +73,7 @@ export async function lowerEnginePriority(options: { nice: number; processes: re
         lowered.add(process.name);
       } catch (error) {
         // ESRCH: a thread that ended meanwhile; anything else (EPERM without root) is said.
-        if ((error as NodeJS.ErrnoException).code !== 'ESRCH' && !/ESRCH|no such process/i.test(errorMessage(error)))
-          failures.push(`${process.name} (${process.pid}): ${errorMessage(error)}`);
+        if (!isNoSuchProcess(error)) failures.push(`${process.name} (${process.pid}): ${errorMessage(error)}`);
       }
     }
     if (!groupsOn) continue;
@@ -92,7 +92,9 @@ export async function lowerEnginePriority(options: { nice: number; processes: re
   if (failures.length > 0) return { problem: `the Docker engine keeps its priority: ${failures.slice(0, 3).join('; ')}` };
   const names = [...lowered].sort().join(', ');
   const shared = sharedGroup ? ` (its session is this server's, so only its threads' nice changed: start the engine in a session of its own)` : '';
-  return { summary: `the Docker engine (${names}) runs at nice ${nice}, below tenants' calls: new sessions wait for the CPU, running calls do not${shared}` };
+  return {
+    summary: `the Docker engine (${names}) runs at nice ${nice}, below tenants' calls: starting tenants' containers waits for the CPU behind their running calls${shared}`,
+  };
 }
 
 /**
@@ -100,9 +102,15 @@ export async function lowerEnginePriority(options: { nice: number; processes: re
  * is on this host (a unix socket, the default), else says why not.
  */
 export async function lowerLocalEngine(nice: number): Promise<EngineLowering> {
-  const host = process.env['DOCKER_HOST'];
-  if (host && !host.startsWith('unix://')) return { problem: `the Docker engine keeps its priority: DOCKER_HOST (${host}) is not a socket on this host` };
+  const address = engineAddress();
+  if (!address.startsWith('unix://')) return { problem: `the Docker engine keeps its priority: DOCKER_HOST (${address}) is not a socket on this host` };
   return lowerEnginePriority({ nice, processes: await findEngineProcesses() });
+}
+
+/** os.setPriority's error for a thread or process that is gone: a SystemError whose `info.code` is ESRCH. */
+function isNoSuchProcess(error: unknown): boolean {
+  const { code, info } = error as NodeJS.ErrnoException & { info?: { code?: string } };
+  return code === 'ESRCH' || info?.code === 'ESRCH';
 }
 
 /** `/autogroup-33141 nice 0` → `/autogroup-33141`. */
