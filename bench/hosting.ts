@@ -28,8 +28,7 @@
  * left out of the all-at-once figure), BENCH_SANDBOX_CPUS (the sandboxes' CPUs, as `serve --sandbox-cpus`; default
  * this process's last CPU, the server and the attackers' clients keeping the rest; `none` for no split), BENCH_MAIN_NICE
  * (the event loop's thread's nice; default the server's, -5; 0 for none), BENCH_ENGINE_NICE (the local Docker
- * engine's nice, as `serve --engine-nice`; default the server's, 10; 0 for as it is; put back at the end),
- * BENCH_CPU_WEIGHTS (the tenants' CPU weights, HostingServerOptions.tenantCpuWeights: `recent-use`, the default, or `equal`).
+ * engine's nice, as `serve --engine-nice`; default the server's, 10; 0 for as it is; put back at the end).
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -227,8 +226,6 @@ const runtime = await createRuntime({
   onWarning: () => {},
 });
 const disks = await TenantDisks.open({ dataDir });
-// BENCH_CPU_WEIGHTS: `equal` for every tenant at the kernel's default weight, against the product's weights by recent use.
-const cpuWeights = process.env['BENCH_CPU_WEIGHTS'] === 'equal' ? 'equal' : 'recent-use';
 const server = await HostingServer.start({
   store,
   runtime,
@@ -240,7 +237,6 @@ const server = await HostingServer.start({
   createListener: (handler) => createHostingHttpServer({ handler }) as ReturnType<NonNullable<HostingServerOptions['createListener']>>,
   maxSessions: 128,
   maxConcurrentCalls: 64,
-  tenantCpuWeights: cpuWeights,
   observer: {
     record: (event) => {
       if (event.event === 'tool_call' && event.tenant === 't01') victimServerMs.push(event.durationMs);
@@ -477,7 +473,7 @@ try {
   const load = (run: Phase & { requests?: number; errors?: number }): string =>
     `${run.requests !== undefined ? `${run.requests} attacker requests (${run.errors} refused or failed); ` : ''}CPU s/s: ${describeShares(run.shares)}`;
   console.log(
-    `\nnoisy neighbour (B runs \`echo hello\`, ${NOISY_SAMPLES} calls a figure; A, under a policy, attacks with every attack below at once: in its sandbox a fork bomb, a CPU spin, a 1 GB output flood and a fill of its 256 MB disk cap; at the server huge commands, catastrophic regexes, stalled bodies, bad keys, pings, answers it never reads and session churn; A's clients at nice ${ATTACKER_NICE}; file-tool threads at nice ${toolThreadNice}; the engine ${engineNice > 0 ? `at nice ${engineNice}` : 'as it was'}; tenants' CPU weights ${cpuWeights})`,
+    `\nnoisy neighbour (B runs \`echo hello\`, ${NOISY_SAMPLES} calls a figure; A, under a policy, attacks with every attack below at once: in its sandbox a fork bomb, a CPU spin, a 1 GB output flood and a fill of its 256 MB disk cap; at the server huge commands, catastrophic regexes, stalled bodies, bad keys, pings, answers it never reads and session churn; A's clients at nice ${ATTACKER_NICE}; file-tool threads at nice ${toolThreadNice}; the engine ${engineNice > 0 ? `at nice ${engineNice}` : 'as it was'})`,
   );
   line('B alone', figures(idle));
   line('', load(idle));

@@ -2,13 +2,14 @@ import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { cpuGroupCgroup } from '../session-limits.js';
-import { cgroupMount, isV1Controller, isV2 } from './cgroup-mounts.js';
 import { processCgroup } from './process-cgroup.js';
 
 /** The CFS period the quota is given in: the kernel's default, 100 ms. */
 const PERIOD_US = 100_000;
 
-const isV1Cpu = isV1Controller('cpu');
+/** A cgroup v1 hierarchy holding the cpu controller, and the unified (v2) hierarchy, as mountinfo names them. */
+const isV1Cpu = (type: string, superOptions: string) => type === 'cgroup' && superOptions.split(',').includes('cpu');
+const isV2 = (type: string) => type === 'cgroup2';
 
 /**
  * Caps what a CPU group's containers may use together: the CFS quota of
@@ -69,4 +70,15 @@ async function groupByName(group: string): Promise<GroupDir | string> {
   if (root === undefined) return 'no cpu cgroup is mounted here';
   const dir = join(root, cpuGroupCgroup(group));
   return existsSync(dir) ? { dir, v1: v1 !== undefined } : 'the group has no container yet';
+}
+
+/** The mount point of the first cgroup filesystem `matches` accepts (mountinfo: fields, " - ", type, source, super options). */
+function cgroupMount(mountinfo: string, matches: (type: string, superOptions: string) => boolean): string | undefined {
+  for (const line of mountinfo.split('\n')) {
+    const [before, after] = line.split(' - ');
+    if (before === undefined || after === undefined) continue;
+    const [type, , superOptions] = after.split(' ');
+    if (type !== undefined && matches(type, superOptions ?? '')) return before.split(' ')[4];
+  }
+  return undefined;
 }

@@ -1,7 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { z } from 'zod';
 import { parseOptions } from '../../contracts/parse-options.js';
-import type { TenantCpuWeight } from '../admission/tenant-cpu-weights.js';
 import type { ServerCpuUsage } from '../admission/server-cpu.js';
 import type { HostingEvent, HostingObserver } from '../operations/hosting-events.js';
 import { sendMethodNotAllowed, type RequestHandler } from '../http/request-handler.js';
@@ -32,8 +31,6 @@ const HostingMetricsOptionsSchema = z.strictObject({
   serverCpuWaiting: reading.optional(),
   /** What each tenant has had of the server's shared threads (admission/server-cpu.ts), as counters. */
   serverCpu: z.custom<() => ServerCpuUsage[]>((value) => typeof value === 'function', { error: 'must be a function' }).optional(),
-  /** Each tenant's CPU weight in the sandboxes and its recent use (admission/tenant-cpu-weights.ts), as gauges. */
-  tenantCpuWeights: z.custom<() => TenantCpuWeight[]>((value) => typeof value === 'function', { error: 'must be a function' }).optional(),
   /** Each log's volume by name (`audit`, `egress`): lines, bytes and counted events, as counters. */
   logVolumes: z.custom<LogVolumes>((value) => typeof value === 'function', { error: 'must be a function' }).optional(),
   /** Also the process's own metrics (RSS, CPU, event-loop lag, GC), prefixed `toolcell_process_`… as prom-client names them. */
@@ -112,7 +109,6 @@ export class HostingMetrics implements HostingObserver {
       parsed.serverCpuWaiting,
     );
     if (parsed.serverCpu) serverCpuCounters(this.registry, parsed.serverCpu);
-    if (parsed.tenantCpuWeights) tenantCpuWeightGauges(this.registry, parsed.tenantCpuWeights);
     if (parsed.processMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'toolcell_' });
   }
 
@@ -161,17 +157,23 @@ export class HostingMetrics implements HostingObserver {
  * records instead.
  */
 function logVolumeCounters(registry: Registry, read: LogVolumes): void {
-  scrapedSeries<LogVolumeReading>(
-    registry,
-    Counter,
-    'log',
-    [
-      ['toolcell_log_lines_total', 'Lines written, by log', 'lines'],
-      ['toolcell_log_bytes_total', 'Bytes written, by log', 'bytes'],
-      ['toolcell_log_counted_events_total', 'Events folded into count records instead of lines of their own, by log', 'counted'],
-    ],
-    () => Object.entries(read()),
-  );
+  const series: Array<[string, string, keyof LogVolumeReading]> = [
+    ['toolcell_log_lines_total', 'Lines written, by log', 'lines'],
+    ['toolcell_log_bytes_total', 'Bytes written, by log', 'bytes'],
+    ['toolcell_log_counted_events_total', 'Events folded into count records instead of lines of their own, by log', 'counted'],
+  ];
+  for (const [name, help, field] of series) {
+    new Counter({
+      name,
+      help,
+      labelNames: ['log'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const [log, volume] of Object.entries(read())) this.inc({ log }, volume[field]);
+      },
+    });
+  }
 }
 
 /**
@@ -182,77 +184,27 @@ function logVolumeCounters(registry: Registry, read: LogVolumes): void {
  * `serverCpu` is too small for its work, or one flooding the server).
  */
 function serverCpuCounters(registry: Registry, read: () => ServerCpuUsage[]): void {
-  scrapedSeries<ServerCpuUsage>(
-    registry,
-    Counter,
-    'tenant',
+  const series: Array<[string, string, 'cpuSeconds' | 'waitedSeconds']> = [
     [
-      [
-        'toolcell_tenant_server_cpu_seconds_total',
-        "CPU seconds the server's shared threads and converters (file tools, long commands' parsing, web pages) spent on a tenant's calls",
-        'cpuSeconds',
-      ],
-      [
-        'toolcell_tenant_server_cpu_wait_seconds_total',
-        "Seconds a tenant's calls waited for their share of the server's shared threads (serverCpu)",
-        'waitedSeconds',
-      ],
+      'toolcell_tenant_server_cpu_seconds_total',
+      "CPU seconds the server's shared threads and converters (file tools, long commands' parsing, web pages) spent on a tenant's calls",
+      'cpuSeconds',
     ],
-    () => read().map((usage) => [usage.tenant, usage]),
-  );
-}
-
-/**
- * `toolcell_tenant_cpu_weight{tenant}` and `toolcell_tenant_cpu_recent_use{tenant}`,
- * read at scrape time: each tenant with sessions, its weight in the sandboxes'
- * CPUs (1 the default, lower for a tenant that kept them busy) and the part
- * of them it used of late.
- */
-function tenantCpuWeightGauges(registry: Registry, read: () => TenantCpuWeight[]): void {
-  scrapedSeries<TenantCpuWeight>(
-    registry,
-    Gauge,
-    'tenant',
     [
-      [
-        'toolcell_tenant_cpu_weight',
-        "A tenant's weight in the sandboxes' CPUs under contention, 1 the kernel's default (lower after it kept them busy)",
-        'weight',
-      ],
-      ['toolcell_tenant_cpu_recent_use', "The part of the sandboxes' CPUs a tenant used of late (fading by half every 2 s)", 'recentUse'],
+      'toolcell_tenant_server_cpu_wait_seconds_total',
+      "Seconds a tenant's calls waited for their share of the server's shared threads (serverCpu)",
+      'waitedSeconds',
     ],
-    () => read().map((weight) => [weight.tenant, weight]),
-  );
-}
-
-/** The numeric fields of a reading. */
-type NumberField<R> = { [K in keyof R]: R[K] extends number ? K : never }[keyof R];
-
-/**
- * Series read at scrape time, one per `[name, help, field]`: counters or
- * gauges of one label, whose values are that field of each labelled
- * reading `read` returns then (a label no longer read is left out).
- */
-function scrapedSeries<R>(
-  registry: Registry,
-  Metric: typeof Counter | typeof Gauge,
-  label: string,
-  series: Array<[name: string, help: string, field: NumberField<R>]>,
-  read: () => Array<[string, R]>,
-): void {
+  ];
   for (const [name, help, field] of series) {
-    new Metric({
+    new Counter({
       name,
       help,
-      labelNames: [label],
+      labelNames: ['tenant'],
       registers: [registry],
-      collect(this: Counter | Gauge) {
+      collect() {
         this.reset();
-        for (const [value, reading] of read()) {
-          const number = reading[field] as number;
-          if (this instanceof Counter) this.inc({ [label]: value }, number);
-          else this.set({ [label]: value }, number);
-        }
+        for (const usage of read()) this.inc({ tenant: usage.tenant }, usage[field]);
       },
     });
   }

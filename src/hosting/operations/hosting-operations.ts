@@ -109,7 +109,6 @@ export async function openHostingOperations(flags: HostingOperationsFlags, store
         bufferedBodyBytes: () => server?.bufferedBodyBytes ?? 0,
         serverCpu: () => server?.serverCpuUsage() ?? [],
         serverCpuWaiting: () => server?.serverCpuWaiting ?? 0,
-        tenantCpuWeights: () => server?.tenantCpuWeights() ?? [],
         logVolumes: () => ({
           ...(auditLog ? { audit: auditLog.volume } : {}),
           egress: server?.egressLogVolume ?? { lines: 0, bytes: 0, counted: 0 },

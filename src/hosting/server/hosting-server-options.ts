@@ -60,13 +60,6 @@ export const hostingServerOptionsSchema = z.object({
    * each within 30 s (408).
    */
   requestBodies: bodyBudgetOptionsSchema.prefault({}),
-  /**
-   * How tenants share the sandboxes' CPUs when they contend: `recent-use`
-   * weighs each tenant by what it used of the last seconds, so a busy
-   * tenant yields to a quiet one's burst (admission/tenant-cpu-weights.ts);
-   * `equal` leaves every tenant the kernel's default weight. Default `recent-use`.
-   */
-  tenantCpuWeights: z.enum(['recent-use', 'equal']).default('recent-use'),
   /** Names the tenants' egress proxies resolve from this map instead of DNS (tests; an operator pinning names). */
   egressHosts: z.record(z.string().min(1), z.union([z.string().min(1), z.array(z.string().min(1))])).optional(),
   onLog: fn<(message: string) => void>().optional(),

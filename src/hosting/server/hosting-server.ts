@@ -22,11 +22,6 @@ import { toolCallEvent, toolErrorResult } from '../operations/call-record.js';
 import { FairGate } from '../admission/fair-gate.js';
 import { quotaRefusal } from '../admission/quota-refusal.js';
 import { ServerCpuLedger, type ServerCpuUsage } from '../admission/server-cpu.js';
-import { TenantCpuWeights, type TenantCpuWeight } from '../admission/tenant-cpu-weights.js';
-import { hostCpuGroupControl } from '../../backends/docker/cpu-group-weight.js';
-import { parseCpuList } from '../../contracts/cpu-list.js';
-import { tenantSlug } from '../tenants/disk/tenant-slug.js';
-import { availableParallelism } from 'node:os';
 import { BodyBudget } from '../http/body-budget.js';
 import { OpenResponses } from '../http/open-responses.js';
 import type { HostingEvent, SessionCloseReason } from '../operations/hosting-events.js';
@@ -90,8 +85,6 @@ export class HostingServer {
   /** The runtime each live session's container runs on, for the admin API. */
   readonly #sessionRuntimes = new Map<string, string>();
   #runtimes!: RuntimeCatalog;
-  /** The tenants' CPU weights by recent use (`tenantCpuWeights`), where this host's cgroups are at hand. */
-  #cpuWeights: TenantCpuWeights | undefined;
   /** What the tenants' egress proxies wrote to their event files, read as they came (the log-volume metric). */
   readonly #egressVolume: LogVolume = { lines: 0, bytes: 0, counted: 0 };
   #http!: RunningHttpServer<Principal>;
@@ -109,7 +102,6 @@ export class HostingServer {
       await server.#start();
     } catch (error) {
       await server.#shell?.close().catch(() => {});
-      await server.#cpuWeights?.close();
       throw error;
     }
     return server;
@@ -158,11 +150,6 @@ export class HostingServer {
   /** What each tenant has had of the server's shared threads (for metrics). */
   serverCpuUsage(): ServerCpuUsage[] {
     return this.#serverCpu.usage();
-  }
-
-  /** Each tenant's CPU weight in the sandboxes now, and its recent use (for metrics; empty with `tenantCpuWeights: 'equal'`). */
-  tenantCpuWeights(): TenantCpuWeight[] {
-    return this.#cpuWeights?.weights() ?? [];
   }
 
   /** Request-body bytes held now, all tenants together (for metrics; never more than `requestBodies.serverBytes`). */
@@ -229,7 +216,6 @@ export class HostingServer {
     this.#resources.clear();
     await Promise.all(all.map(async (settled) => (settled.status === 'fulfilled' ? settled.value.close() : undefined)));
     await this.#shell.close();
-    await this.#cpuWeights?.close();
   }
 
   async #start(): Promise<void> {
@@ -255,7 +241,6 @@ export class HostingServer {
         removeLeftovers: false,
       },
     });
-    if (options.tenantCpuWeights === 'recent-use') await this.#weighTenants();
     options.store.on('tenant-removed', this.#onTenantRemoved);
     options.store.on('keys-revoked', this.#onKeysRevoked);
     const authenticated = requestAuthenticator({
@@ -316,24 +301,6 @@ export class HostingServer {
         this.#note({ event: 'session_open', tenant: session.caller!.tenant, subject: session.caller!.subject, via: session.caller!.via, session: session.id }),
       onSessionClose: (session, reason) =>
         this.#note({ event: 'session_close', tenant: session.caller!.tenant, session: session.id, reason: reason as SessionCloseReason }),
-    });
-  }
-
-  /** Starts weighing the tenants with resources by their recent use of the sandboxes' CPUs, or says why it cannot. */
-  async #weighTenants(): Promise<void> {
-    const control = await hostCpuGroupControl().catch((error: unknown) => errorMessage(error));
-    if (typeof control === 'string') return this.#log(`tenants' CPU weights stay equal: ${control}`);
-    const sandboxCpus = this.#options.runtime.sandboxCpus;
-    const listed = sandboxCpus !== undefined ? parseCpuList(sandboxCpus) : [];
-    this.#cpuWeights = new TenantCpuWeights({
-      control,
-      cpus: typeof listed !== 'string' && listed.length > 0 ? listed.length : availableParallelism(),
-      // The tenants with sessions now: only they have containers (an idle tenant's weight goes back to the default).
-      tenants: () => {
-        const tenants = new Set((this.#http?.listSessions() ?? []).flatMap((session) => (session.caller ? [session.caller.tenant] : [])));
-        return [...tenants].map((tenant) => [tenant, tenantSlug(tenant)] as const);
-      },
-      onLog: (message) => this.#log(message),
     });
   }
 
