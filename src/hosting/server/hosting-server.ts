@@ -438,6 +438,7 @@ export class HostingServer {
         idleMs: limits.idleSeconds * 1000,
         abandonedMs: limits.abandonedSeconds * 1000,
         maxLifetimeMs: limits.maxSessionSeconds * 1000,
+        budget: this.#serverCpu.budgetFor(tenant),
         aroundCall: this.#aroundCall(tenant, id, { redactor, workspace: resources.workspace }),
         close: async () => {
           await base.close().catch(() => {});

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Server as McpServer } from '@modelcontextprotocol/sdk/server/index.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { functionOption, parseOptions } from '../../contracts/parse-options.js';
@@ -14,6 +14,8 @@ import { readJsonBody, sendError, sendRefusal, type HttpRefusal } from './http-r
 import { requestIds, RunningRequests } from './running-requests.js';
 import { DEFAULT_MAX_BODY_DEPTH, DEFAULT_MAX_BODY_VALUES } from './json-shape.js';
 import type { ServeSession, ServeSessionFactory } from './session.js';
+import { sharedJsonEncodeThread } from './json-encode-thread.js';
+import { OffThreadSseTransport } from './off-thread-sse-transport.js';
 
 export type { HttpRefusal } from './http-replies.js';
 
@@ -457,12 +459,17 @@ class McpHttpServer<Caller> implements RunningHttpServer<Caller> {
       running: new RunningRequests(),
     };
     entry = opened;
-    const transport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: () => id,
-      onsessioninitialized: (sessionId) => {
-        this.#sessions.set(sessionId, opened);
-        this.#options.onSessionOpen?.(live(sessionId, opened));
+    // Large answers (an image read_file gives) are encoded off the event loop, which serves every session.
+    const transport = new OffThreadSseTransport({
+      transport: {
+        sessionIdGenerator: () => id,
+        onsessioninitialized: (sessionId) => {
+          this.#sessions.set(sessionId, opened);
+          this.#options.onSessionOpen?.(live(sessionId, opened));
+        },
       },
+      encodeThread: sharedJsonEncodeThread(),
+      budget: session.budget,
     });
     opened.transport = transport;
     transport.onclose = () => void this.#closeSession(id, 'client');

@@ -1,3 +1,4 @@
+import type { WorkBudget } from '../../contracts/work-budget.js';
 import type { ToolRegistry } from '../../registry/tool-registry.js';
 import type { AroundToolCall, SessionSchedulerSettings } from './create-tool-server.js';
 
@@ -20,6 +21,8 @@ export interface ServeSession {
   abandonedMs?: number;
   /** Closes the session this long after it opened, busy or not (over HTTP). */
   maxLifetimeMs?: number;
+  /** What encoding its large answers on the server's shared thread is charged to (a hosting tenant's serverCpu share; over HTTP). */
+  budget?: WorkBudget;
 }
 
 /**
