@@ -370,7 +370,7 @@ try {
     return {
       p50: percentile(samples, 50),
       p99: percentile(samples, 99),
-      max: samples[samples.length - 1] ?? Number.NaN,
+      max: percentile(samples, 100),
       failed,
       serverP99: percentile(server, 99),
       loopP99: eventLoop.percentile(99) / 1e6,

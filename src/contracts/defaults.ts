@@ -19,3 +19,12 @@ export const DEFAULT_TERMINAL = Object.freeze({ cols: 120, rows: 30, scrollback:
  * also bounds what the policy engine parses for one call.
  */
 export const MAX_COMMAND_BYTES = 131_071;
+
+/**
+ * The OS priority (nice) of the server's threads that do work a caller
+ * chose: long commands' policy parsing, a hosting server's file tools, the
+ * encoding of large answers. Below the event loop and the shell thread,
+ * which every tenant's calls go through, so that on a busy host that work
+ * waits for them, never the other way round.
+ */
+export const CHOSEN_WORK_THREAD_NICE = 10;

@@ -4,6 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { errorMessage } from '../errors.js';
 import { objectWithMethods, parseOptions } from '../contracts/parse-options.js';
+import { CHOSEN_WORK_THREAD_NICE } from '../contracts/defaults.js';
 import { createRuntime, type RuntimeOptions } from '../runtime/runtime.js';
 import { ApiKeyAuthenticator } from './auth/api-key.js';
 import type { Authenticator } from './auth/principal.js';
@@ -19,8 +20,8 @@ import { folderWorkspace, type PrepareWorkspace } from './tenants/tenant-workspa
 const absolute = z.string().refine((path) => path.startsWith('/'), { error: 'must be an absolute path' });
 const optionalString = z.string().min(1).optional();
 
-/** The file-tool threads' nice on a hosting server: below the event loop and the shell thread, as the long-command parse thread. */
-export const HOSTING_TOOL_THREAD_NICE = 10;
+/** The file-tool threads' nice on a hosting server: that of every thread doing work a tenant chose. */
+export const HOSTING_TOOL_THREAD_NICE = CHOSEN_WORK_THREAD_NICE;
 
 /** The options of createHostingServer: what `toolcell serve --http … --tenants FILE` is made of, as one object. */
 export const createHostingServerOptionsSchema = z.strictObject({

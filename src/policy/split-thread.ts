@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
-import { MAX_COMMAND_BYTES } from '../contracts/defaults.js';
+import { CHOSEN_WORK_THREAD_NICE, MAX_COMMAND_BYTES } from '../contracts/defaults.js';
 import { z } from 'zod';
 import { parseOptions } from '../contracts/parse-options.js';
 import type { WorkBudget } from '../contracts/work-budget.js';
@@ -177,9 +177,6 @@ export class SplitThread {
   }
 }
 
-/** The OS priority of the long-command thread: below the server's own threads, above nothing a tenant runs. */
-const LONG_COMMAND_NICE = 10;
-
 /** Commands up to this many characters go to their own thread: an ordinary command never waits behind a 128 KiB one. */
 export const SMALL_COMMAND_CHARS = 4_096;
 
@@ -195,7 +192,7 @@ export class CommandSplitter {
   constructor(options: { budgetMs?: number } = {}) {
     this.#small = new SplitThread(options);
     // Lower than the process: only long commands wait for it, and it must not starve the event loop or the shell thread.
-    this.#large = new SplitThread({ ...options, nice: LONG_COMMAND_NICE });
+    this.#large = new SplitThread({ ...options, nice: CHOSEN_WORK_THREAD_NICE });
   }
 
   #thread(command: string): SplitThread {

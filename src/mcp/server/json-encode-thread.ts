@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import { CHOSEN_WORK_THREAD_NICE } from '../../contracts/defaults.js';
 import type { WorkBudget } from '../../contracts/work-budget.js';
 import { workerEntry } from '../../paths.js';
 
@@ -20,9 +21,6 @@ interface Pending {
   budget: WorkBudget | undefined;
   resolve(bytes: Uint8Array | undefined): void;
 }
-
-/** The encoding thread's OS priority: below the server's own threads, as the long-command parse thread. */
-const ENCODE_THREAD_NICE = 10;
 
 /**
  * Encodes large messages as JSON in a worker thread: the main thread only
@@ -67,7 +65,7 @@ export class JsonEncodeThread {
 
   #ensureWorker(): Worker {
     if (this.#worker) return this.#worker;
-    const worker = new Worker(workerEntry('json-encode.js'), { workerData: { nice: ENCODE_THREAD_NICE } });
+    const worker = new Worker(workerEntry('json-encode.js'), { workerData: { nice: CHOSEN_WORK_THREAD_NICE } });
     // Held only while it has messages to encode (encode refs it): idle, it does not keep the process alive.
     worker.unref();
     worker.on('message', (response: EncodeResponse) => {
